@@ -1,0 +1,151 @@
+//! Configuration: command-line flags, then `FRONTDESK_*` environment variables, then an optional TOML file
+//! (`--config` / `FRONTDESK_CONFIG`), then defaults. Flags and variables are read by clap ([`ConfigArgs`]); the
+//! file fills in whatever they leave unset.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+/// The settings a flag or an environment variable can give.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ConfigArgs {
+    /// A TOML file with settings (keys as in [`FileConfig`]: listen, database_url, …).
+    #[arg(long = "config", env = "FRONTDESK_CONFIG", global = true)]
+    pub config_file: Option<PathBuf>,
+    /// Database URL: `sqlite://frontdesk.db` (default) or `postgres://user@host/db`.
+    #[arg(long, env = "FRONTDESK_DATABASE_URL", global = true)]
+    pub database_url: Option<String>,
+    /// Maximum database connections of this process.
+    #[arg(long, env = "FRONTDESK_DATABASE_MAX_CONNECTIONS", global = true)]
+    pub database_max_connections: Option<u32>,
+    /// Address to listen on (serve).
+    #[arg(long, env = "FRONTDESK_LISTEN", global = true)]
+    pub listen: Option<SocketAddr>,
+    /// Log format: text or json.
+    #[arg(long, env = "FRONTDESK_LOG_FORMAT", global = true)]
+    pub log_format: Option<LogFormat>,
+    /// Lifetime of operator access tokens, in days.
+    #[arg(long, env = "FRONTDESK_TOKEN_TTL_DAYS", global = true)]
+    pub token_ttl_days: Option<i64>,
+    /// Largest accepted request body, in bytes.
+    #[arg(long, env = "FRONTDESK_BODY_LIMIT_BYTES", global = true)]
+    pub body_limit_bytes: Option<usize>,
+    /// Longest a request may take, in seconds.
+    #[arg(long, env = "FRONTDESK_REQUEST_TIMEOUT_SECS", global = true)]
+    pub request_timeout_secs: Option<u64>,
+    /// The service's public base URL (used in links it hands out).
+    #[arg(long, env = "FRONTDESK_PUBLIC_URL", global = true)]
+    pub public_url: Option<String>,
+}
+
+/// The optional TOML file: the same settings as the flags, snake_case.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub database_url: Option<String>,
+    pub database_max_connections: Option<u32>,
+    pub listen: Option<SocketAddr>,
+    pub log_format: Option<LogFormat>,
+    pub token_ttl_days: Option<i64>,
+    pub body_limit_bytes: Option<usize>,
+    pub request_timeout_secs: Option<u64>,
+    pub public_url: Option<String>,
+}
+
+/// The resolved configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub database_url: String,
+    pub database_max_connections: u32,
+    pub listen: SocketAddr,
+    pub log_format: LogFormat,
+    pub token_ttl_days: i64,
+    pub body_limit_bytes: usize,
+    pub request_timeout_secs: u64,
+    pub public_url: Option<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            database_url: "sqlite://frontdesk.db".into(),
+            database_max_connections: 16,
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            log_format: LogFormat::Text,
+            token_ttl_days: 14,
+            body_limit_bytes: 2 * 1024 * 1024,
+            request_timeout_secs: 30,
+            public_url: None,
+        }
+    }
+}
+
+impl Config {
+    pub fn resolve(args: &ConfigArgs) -> anyhow::Result<Config> {
+        let file = match &args.config_file {
+            Some(path) => read_file(path)?,
+            None => FileConfig::default(),
+        };
+        let d = Config::default();
+        let config = Config {
+            database_url: args.database_url.clone().or(file.database_url).unwrap_or(d.database_url),
+            database_max_connections: args
+                .database_max_connections
+                .or(file.database_max_connections)
+                .unwrap_or(d.database_max_connections),
+            listen: args.listen.or(file.listen).unwrap_or(d.listen),
+            log_format: args.log_format.or(file.log_format).unwrap_or(d.log_format),
+            token_ttl_days: args.token_ttl_days.or(file.token_ttl_days).unwrap_or(d.token_ttl_days),
+            body_limit_bytes: args.body_limit_bytes.or(file.body_limit_bytes).unwrap_or(d.body_limit_bytes),
+            request_timeout_secs: args
+                .request_timeout_secs
+                .or(file.request_timeout_secs)
+                .unwrap_or(d.request_timeout_secs),
+            public_url: args.public_url.clone().or(file.public_url),
+        };
+        anyhow::ensure!(config.token_ttl_days >= 1, "token_ttl_days must be at least 1");
+        anyhow::ensure!(config.database_max_connections >= 1, "database_max_connections must be at least 1");
+        Ok(config)
+    }
+}
+
+fn read_file(path: &Path) -> anyhow::Result<FileConfig> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_beat_file_and_file_beats_defaults() {
+        let dir = std::env::temp_dir().join(format!("frontdesk-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("frontdesk.toml");
+        std::fs::write(&path, "listen = \"127.0.0.1:9999\"\ntoken_ttl_days = 3\n").unwrap();
+        let args = ConfigArgs {
+            config_file: Some(path.clone()),
+            token_ttl_days: Some(7),
+            ..Default::default()
+        };
+        let config = Config::resolve(&args).unwrap();
+        assert_eq!(config.listen.port(), 9999);
+        assert_eq!(config.token_ttl_days, 7);
+        assert_eq!(config.database_url, "sqlite://frontdesk.db");
+        std::fs::write(&path, "lisen = \"x\"\n").unwrap();
+        assert!(Config::resolve(&args).is_err(), "an unknown key in the file is refused");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,104 @@
+//! Demo data for `frontdesk serve --demo`: seeded once into an empty database, never duplicated.
+
+use crate::domain::api_keys::{self, ApiKeyIn};
+use crate::domain::hotels::{self, HotelIn};
+use crate::domain::{identity, Scope};
+use crate::store::Db;
+
+pub const DEMO_ORGANIZATION: &str = "Demo Hotels";
+pub const DEMO_EMAIL: &str = "demo@frontdesk.local";
+pub const DEMO_PASSWORD: &str = "frontdesk-demo";
+
+/// What `--demo` did.
+pub struct Seeded {
+    pub organization_id: String,
+    pub hotel_id: Option<String>,
+    /// The key secret, when this run created the key (it cannot be shown again later).
+    pub api_key_secret: Option<String>,
+}
+
+/// Seeds the demo organization unless it exists; the database must otherwise be empty.
+pub async fn seed(db: &Db) -> anyhow::Result<Seeded> {
+    let orgs = identity::list_organizations(db).await?;
+    if let Some(org) = orgs.iter().find(|o| o.name == DEMO_ORGANIZATION) {
+        return Ok(Seeded {
+            organization_id: org.id.clone(),
+            hotel_id: None,
+            api_key_secret: None,
+        });
+    }
+    anyhow::ensure!(
+        orgs.is_empty(),
+        "--demo seeds only an empty database, and this one already has organizations"
+    );
+    let org = identity::create_organization(db, DEMO_ORGANIZATION).await?;
+    identity::create_operator(
+        db,
+        identity::OperatorIn {
+            organization_id: &org.id,
+            email: DEMO_EMAIL,
+            name: "Demo Operator",
+            password: DEMO_PASSWORD,
+        },
+    )
+    .await?;
+    let hotel = hotels::create_for_organization(
+        db,
+        &org.id,
+        HotelIn {
+            name: "Harbour View Hotel".into(),
+            timezone: "Europe/Lisbon".into(),
+            currency: "EUR".into(),
+            check_in_time: None,
+            check_out_time: None,
+            address_line1: Some("Rua do Porto 1".into()),
+            address_line2: None,
+            city: Some("Lisbon".into()),
+            postal_code: Some("1100-001".into()),
+            region: None,
+            country: Some("PT".into()),
+            public_booking: Some(true),
+        },
+    )
+    .await?;
+    let key = api_keys::create_for_organization(
+        db,
+        &org.id,
+        ApiKeyIn {
+            name: "Demo key (every scope)".into(),
+            scopes: Scope::ALL.to_vec(),
+            hotel_id: None,
+        },
+    )
+    .await?;
+    Ok(Seeded {
+        organization_id: org.id,
+        hotel_id: Some(hotel.id),
+        api_key_secret: Some(key.secret),
+    })
+}
+
+impl Seeded {
+    pub fn instructions(&self, base: &str) -> String {
+        let login = format!(
+            "curl -s -X POST {base}/api/auth/login -H 'Content-Type: application/json' \
+             -d '{{\"email\":\"{DEMO_EMAIL}\",\"password\":\"{DEMO_PASSWORD}\"}}'"
+        );
+        let key = match &self.api_key_secret {
+            Some(secret) => {
+                use base64::Engine as _;
+                let basic = base64::engine::general_purpose::STANDARD.encode(secret);
+                format!(
+                    "API key (every scope; shown only now): {secret}\n  try: curl -s {base}/api/hotels -H 'Authorization: Basic {basic}'"
+                )
+            }
+            None => "API key: the demo key's secret was shown when it was created; sign in and create another \
+                     with POST /api/apiKeys"
+                .to_string(),
+        };
+        format!(
+            "== Frontdesk demo ==\n  organization: {DEMO_ORGANIZATION} ({org})\n  operator login: {DEMO_EMAIL} / {DEMO_PASSWORD}\n  sign in: {login}\n  {key}\n  API description: {base}/api/openapi.json",
+            org = self.organization_id
+        )
+    }
+}

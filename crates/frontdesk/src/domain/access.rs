@@ -1,0 +1,153 @@
+//! Who is asking, and what they may do: scopes, organization tenancy and hotel pins.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::{Error, Result};
+
+/// A per-resource permission carried by an API key. Operators hold every scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
+pub enum Scope {
+    #[serde(rename = "reservations:read")]
+    ReservationsRead,
+    #[serde(rename = "reservations:write")]
+    ReservationsWrite,
+    #[serde(rename = "guests:read")]
+    GuestsRead,
+    #[serde(rename = "guests:write")]
+    GuestsWrite,
+    #[serde(rename = "rates:read")]
+    RatesRead,
+    #[serde(rename = "rates:write")]
+    RatesWrite,
+    #[serde(rename = "rooms:read")]
+    RoomsRead,
+    #[serde(rename = "rooms:write")]
+    RoomsWrite,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 8] = [
+        Scope::ReservationsRead,
+        Scope::ReservationsWrite,
+        Scope::GuestsRead,
+        Scope::GuestsWrite,
+        Scope::RatesRead,
+        Scope::RatesWrite,
+        Scope::RoomsRead,
+        Scope::RoomsWrite,
+    ];
+
+    /// What a new key gets when it is created without scopes: read-only access to everything.
+    pub const DEFAULT: [Scope; 4] = [
+        Scope::ReservationsRead,
+        Scope::GuestsRead,
+        Scope::RatesRead,
+        Scope::RoomsRead,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::ReservationsRead => "reservations:read",
+            Scope::ReservationsWrite => "reservations:write",
+            Scope::GuestsRead => "guests:read",
+            Scope::GuestsWrite => "guests:write",
+            Scope::RatesRead => "rates:read",
+            Scope::RatesWrite => "rates:write",
+            Scope::RoomsRead => "rooms:read",
+            Scope::RoomsWrite => "rooms:write",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|scope| scope.as_str() == s)
+    }
+}
+
+/// The stored form of a scope list: scope names joined by spaces, sorted.
+pub fn scopes_to_text(scopes: &[Scope]) -> String {
+    let mut names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.join(" ")
+}
+
+pub fn scopes_from_text(text: &str) -> Vec<Scope> {
+    text.split_whitespace().filter_map(Scope::parse).collect()
+}
+
+/// How the caller authenticated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// An operator's dashboard session token.
+    Operator { operator_id: String, token_id: String },
+    /// An API key with its scopes.
+    ApiKey { key_id: String, scopes: Vec<Scope> },
+}
+
+/// An authenticated caller. Every domain operation takes one and confines itself to `organization_id` (and to
+/// `hotel_pin` when set).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    pub organization_id: String,
+    pub hotel_pin: Option<String>,
+    pub credential: Credential,
+}
+
+impl Actor {
+    pub fn is_operator(&self) -> bool {
+        matches!(self.credential, Credential::Operator { .. })
+    }
+
+    /// 403 unless the caller holds `scope` (operators hold all).
+    pub fn require_scope(&self, scope: Scope) -> Result<()> {
+        match &self.credential {
+            Credential::Operator { .. } => Ok(()),
+            Credential::ApiKey { scopes, .. } if scopes.contains(&scope) => Ok(()),
+            Credential::ApiKey { .. } => Err(Error::Forbidden(format!(
+                "this API key lacks the scope {}",
+                scope.as_str()
+            ))),
+        }
+    }
+
+    /// 403 unless the caller is an operator (signed in with an access token).
+    pub fn require_operator(&self) -> Result<()> {
+        if self.is_operator() {
+            Ok(())
+        } else {
+            Err(Error::Forbidden(
+                "this endpoint requires an operator access token (Authorization: Token …); API keys are not accepted"
+                    .into(),
+            ))
+        }
+    }
+
+    /// The hotel a request is about. A pinned key may leave it out (its pin is used) and may not name another
+    /// hotel (403). An unpinned caller gets what it asked for.
+    pub fn resolve_hotel(&self, requested: Option<&str>) -> Result<Option<String>> {
+        match (&self.hotel_pin, requested) {
+            (Some(pin), Some(asked)) if pin != asked => Err(Error::Forbidden(
+                "this API key is pinned to another hotel".into(),
+            )),
+            (Some(pin), _) => Ok(Some(pin.clone())),
+            (None, asked) => Ok(asked.map(str::to_owned)),
+        }
+    }
+
+    /// Like [`Actor::resolve_hotel`], for endpoints where the hotel is required.
+    pub fn require_hotel(&self, requested: Option<&str>) -> Result<String> {
+        self.resolve_hotel(requested)?.ok_or_else(|| {
+            Error::Validation(vec![super::FieldError::field("hotelId", "hotelId is required")])
+        })
+    }
+
+    /// Whether a record of `hotel_id` is visible to this caller (records outside a pin answer 404).
+    pub fn sees_hotel(&self, hotel_id: Option<&str>) -> bool {
+        match (&self.hotel_pin, hotel_id) {
+            (None, _) => true,
+            (Some(pin), Some(hotel)) => pin == hotel,
+            (Some(_), None) => false,
+        }
+    }
+}

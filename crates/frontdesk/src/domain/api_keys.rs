@@ -1,0 +1,139 @@
+//! API keys, managed by operators. The secret is shown once, in the create answer.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::access::{Actor, Scope};
+use super::validate::Checks;
+use super::{new_id, now, secrets, Error, FieldError, Result};
+use crate::store::{self, Db};
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKey {
+    pub id: String,
+    pub name: String,
+    pub scopes: Vec<Scope>,
+    /// The hotel this key is pinned to; every request it makes is confined to that hotel.
+    pub hotel_id: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApiKeyIn {
+    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
+    pub name: String,
+    /// Scopes to grant. Left out or empty: every `:read` scope.
+    #[serde(default)]
+    pub scopes: Vec<Scope>,
+    /// Pins the key to one hotel of the organization. Immutable.
+    #[serde(default)]
+    pub hotel_id: Option<String>,
+}
+
+/// Changes to a key; fields left out keep their value. The pin and the secret cannot change.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ApiKeyPatch {
+    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
+    pub name: Option<String>,
+    /// Replaces the scopes. Empty: every `:read` scope.
+    pub scopes: Option<Vec<Scope>>,
+}
+
+/// The create answer: the key and, this once, its secret.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKeyCreated {
+    #[serde(flatten)]
+    pub key: ApiKey,
+    /// Send as `Authorization: Basic <base64 of this secret>`. Never shown again.
+    pub secret: String,
+}
+
+fn effective_scopes(mut scopes: Vec<Scope>) -> Vec<Scope> {
+    if scopes.is_empty() {
+        scopes = Scope::DEFAULT.to_vec();
+    }
+    scopes.sort_unstable();
+    scopes.dedup();
+    scopes
+}
+
+pub async fn list(db: &Db, actor: &Actor) -> Result<Vec<ApiKey>> {
+    actor.require_operator()?;
+    Ok(store::api_keys::list(&mut *db.read().await?, &actor.organization_id).await?)
+}
+
+/// Creates a key for the actor's organization. Also used by the admin command, with an operator-less actor.
+pub async fn create_for_organization(db: &Db, organization_id: &str, input: ApiKeyIn) -> Result<ApiKeyCreated> {
+    let mut checks = Checks::new();
+    checks.text("name", &input.name, 200);
+    checks.finish()?;
+    let mut tx = db.begin_write().await?;
+    if let Some(hotel_id) = &input.hotel_id {
+        if store::hotels::get(tx.conn(), organization_id, hotel_id)
+            .await?
+            .is_none()
+        {
+            return Err(Error::Validation(vec![FieldError::field(
+                "hotelId",
+                "no hotel with this id in the organization",
+            )]));
+        }
+    }
+    let secret = secrets::generate(secrets::API_KEY_PREFIX);
+    let key = ApiKey {
+        id: new_id(),
+        name: input.name.trim().to_string(),
+        scopes: effective_scopes(input.scopes),
+        hotel_id: input.hotel_id,
+        created_at: now(),
+        last_used_at: None,
+    };
+    store::api_keys::insert(tx.conn(), organization_id, &key, &secrets::digest(&secret)).await?;
+    tx.commit().await?;
+    Ok(ApiKeyCreated { key, secret })
+}
+
+pub async fn create(db: &Db, actor: &Actor, input: ApiKeyIn) -> Result<ApiKeyCreated> {
+    actor.require_operator()?;
+    create_for_organization(db, &actor.organization_id, input).await
+}
+
+pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ApiKeyPatch) -> Result<ApiKey> {
+    actor.require_operator()?;
+    let mut checks = Checks::new();
+    if let Some(name) = &patch.name {
+        checks.text("name", name, 200);
+    }
+    checks.finish()?;
+    let mut tx = db.begin_write().await?;
+    let mut key = store::api_keys::get(tx.conn(), &actor.organization_id, id)
+        .await?
+        .ok_or(Error::NotFound("API key"))?;
+    if let Some(name) = patch.name {
+        key.name = name.trim().to_string();
+    }
+    if let Some(scopes) = patch.scopes {
+        key.scopes = effective_scopes(scopes);
+    }
+    store::api_keys::update(tx.conn(), &actor.organization_id, &key).await?;
+    tx.commit().await?;
+    Ok(key)
+}
+
+/// Deletes (revokes) a key: its secret stops working at once.
+pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<ApiKey> {
+    actor.require_operator()?;
+    let mut tx = db.begin_write().await?;
+    let key = store::api_keys::get(tx.conn(), &actor.organization_id, id)
+        .await?
+        .ok_or(Error::NotFound("API key"))?;
+    store::api_keys::delete(tx.conn(), &actor.organization_id, id).await?;
+    tx.commit().await?;
+    Ok(key)
+}

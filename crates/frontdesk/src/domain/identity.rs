@@ -1,0 +1,264 @@
+//! Organizations, operators, sign-in and authentication of both credential kinds.
+
+use chrono::{DateTime, TimeDelta, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::access::{scopes_from_text, Actor, Credential};
+use super::validate::Checks;
+use super::{new_id, now, secrets, Error, Result};
+use crate::store::{self, identity as rows, Db};
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Organization {
+    pub id: String,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A dashboard user of one organization.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Operator {
+    pub id: String,
+    pub organization_id: String,
+    pub email: String,
+    pub name: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LoginIn {
+    pub email: String,
+    pub password: String,
+}
+
+/// An operator access token, shown once.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionOut {
+    /// Send as `Authorization: Token <token>`. Shown only in this response.
+    pub token: String,
+    pub expires_at: DateTime<Utc>,
+    pub operator: Operator,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MeOut {
+    pub operator: Operator,
+    pub organization: Organization,
+}
+
+pub async fn create_organization(db: &Db, name: &str) -> Result<Organization> {
+    let mut checks = Checks::new();
+    checks.text("name", name, 200);
+    checks.finish()?;
+    let org = Organization {
+        id: new_id(),
+        name: name.trim().to_string(),
+        created_at: now(),
+    };
+    let mut tx = db.begin_write().await?;
+    rows::insert_organization(tx.conn(), &org).await?;
+    tx.commit().await?;
+    Ok(org)
+}
+
+pub async fn list_organizations(db: &Db) -> Result<Vec<Organization>> {
+    Ok(rows::list_organizations(&mut *db.read().await?).await?)
+}
+
+pub struct OperatorIn<'a> {
+    pub organization_id: &'a str,
+    pub email: &'a str,
+    pub name: &'a str,
+    pub password: &'a str,
+}
+
+pub async fn create_operator(db: &Db, input: OperatorIn<'_>) -> Result<Operator> {
+    let mut checks = Checks::new();
+    checks.email("email", input.email);
+    checks.text("name", input.name, 200);
+    if input.password.chars().count() < 8 {
+        checks.fail("password", "must be at least 8 characters");
+    }
+    checks.finish()?;
+    let password = input.password.to_string();
+    let password_hash = tokio::task::spawn_blocking(move || secrets::hash_password(&password))
+        .await
+        .map_err(anyhow::Error::from)??;
+    let op = Operator {
+        id: new_id(),
+        organization_id: input.organization_id.to_string(),
+        email: input.email.trim().to_string(),
+        name: input.name.trim().to_string(),
+        created_at: now(),
+    };
+    let mut tx = db.begin_write().await?;
+    if rows::get_organization(tx.conn(), &op.organization_id).await?.is_none() {
+        return Err(Error::NotFound("organization"));
+    }
+    match rows::insert_operator(tx.conn(), &op, &password_hash).await {
+        Err(e) if store::is_unique_violation(&e) => {
+            return Err(Error::Conflict("an operator with this e-mail already exists".into()))
+        }
+        other => other?,
+    }
+    tx.commit().await?;
+    Ok(op)
+}
+
+/// Issues a new access token for an operator.
+pub async fn issue_token(db: &Db, operator: Operator, ttl: TimeDelta) -> Result<SessionOut> {
+    let token = secrets::generate(secrets::ACCESS_TOKEN_PREFIX);
+    let created_at = now();
+    let expires_at = created_at + ttl;
+    let mut tx = db.begin_write().await?;
+    rows::insert_access_token(
+        tx.conn(),
+        &rows::NewAccessToken {
+            id: &new_id(),
+            operator_id: &operator.id,
+            organization_id: &operator.organization_id,
+            token_hash: &secrets::digest(&token),
+            created_at,
+            expires_at,
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(SessionOut {
+        token,
+        expires_at,
+        operator,
+    })
+}
+
+pub async fn find_operator_by_email(db: &Db, email: &str) -> Result<Operator> {
+    rows::find_operator_by_email(&mut *db.read().await?, email.trim())
+        .await?
+        .map(|(op, _)| op)
+        .ok_or(Error::NotFound("operator"))
+}
+
+/// Signs an operator in. A wrong e-mail and a wrong password answer alike, and take alike long.
+pub async fn login(db: &Db, input: LoginIn, ttl: TimeDelta) -> Result<SessionOut> {
+    let found = rows::find_operator_by_email(&mut *db.read().await?, input.email.trim()).await?;
+    let (operator, hash) = match found {
+        Some((op, hash)) => (Some(op), hash),
+        None => (None, secrets::dummy_password_hash().to_string()),
+    };
+    let password = input.password;
+    let verified = tokio::task::spawn_blocking(move || secrets::verify_password(&password, &hash))
+        .await
+        .map_err(anyhow::Error::from)?;
+    match operator {
+        Some(op) if verified => issue_token(db, op, ttl).await,
+        _ => Err(Error::Unauthorized("invalid e-mail or password".into())),
+    }
+}
+
+/// Revokes the access token the operator used for this request.
+pub async fn logout(db: &Db, actor: &Actor) -> Result<()> {
+    let Credential::Operator { token_id, .. } = &actor.credential else {
+        return Err(Error::Forbidden("only an operator access token can be logged out".into()));
+    };
+    let mut tx = db.begin_write().await?;
+    rows::revoke_access_token(tx.conn(), token_id, now()).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+pub async fn me(db: &Db, actor: &Actor) -> Result<MeOut> {
+    let Credential::Operator { operator_id, .. } = &actor.credential else {
+        return Err(Error::Forbidden("this endpoint requires an operator access token".into()));
+    };
+    let mut conn = db.read().await?;
+    let operator = rows::get_operator(&mut conn, operator_id)
+        .await?
+        .ok_or(Error::NotFound("operator"))?;
+    let organization = rows::get_organization(&mut conn, &operator.organization_id)
+        .await?
+        .ok_or(Error::NotFound("organization"))?;
+    Ok(MeOut {
+        operator,
+        organization,
+    })
+}
+
+fn invalid_credentials() -> Error {
+    Error::Unauthorized("invalid credentials".into())
+}
+
+/// Authenticates an operator access token.
+pub async fn authenticate_token(db: &Db, token: &str) -> Result<Actor> {
+    if !token.starts_with(secrets::ACCESS_TOKEN_PREFIX) {
+        return Err(invalid_credentials());
+    }
+    let digest = secrets::digest(token);
+    let stored = rows::find_access_token(&mut *db.read().await?, &digest)
+        .await?
+        .ok_or_else(invalid_credentials)?;
+    if !secrets::digests_match(&stored.token_hash, &digest) || stored.revoked {
+        return Err(invalid_credentials());
+    }
+    if stored.expires_at <= Utc::now() {
+        return Err(Error::Unauthorized("the access token has expired".into()));
+    }
+    Ok(Actor {
+        organization_id: stored.organization_id,
+        hotel_pin: None,
+        credential: Credential::Operator {
+            operator_id: stored.operator_id,
+            token_id: stored.id,
+        },
+    })
+}
+
+/// How stale `lastUsedAt` may get: recording every use would turn each read into a write.
+const LAST_USED_GRANULARITY: TimeDelta = TimeDelta::seconds(60);
+
+/// Authenticates an API key secret.
+pub async fn authenticate_api_key(db: &Db, secret: &str) -> Result<Actor> {
+    if !secret.starts_with(secrets::API_KEY_PREFIX) {
+        return Err(invalid_credentials());
+    }
+    let digest = secrets::digest(secret);
+    let key = store::api_keys::find_by_digest(&mut *db.read().await?, &digest)
+        .await?
+        .ok_or_else(invalid_credentials)?;
+    if !secrets::digests_match(&key.secret_hash, &digest) {
+        return Err(invalid_credentials());
+    }
+    let now = now();
+    if key
+        .last_used_at
+        .is_none_or(|t| now - t >= LAST_USED_GRANULARITY)
+    {
+        let db = db.clone();
+        let id = key.id.clone();
+        tokio::spawn(async move {
+            if let Err(err) = touch_api_key(&db, &id, now).await {
+                tracing::warn!(error = %err, "could not record an API key's last use");
+            }
+        });
+    }
+    Ok(Actor {
+        organization_id: key.organization_id,
+        hotel_pin: key.hotel_id,
+        credential: Credential::ApiKey {
+            key_id: key.id,
+            scopes: scopes_from_text(&key.scopes),
+        },
+    })
+}
+
+async fn touch_api_key(db: &Db, id: &str, at: DateTime<Utc>) -> Result<()> {
+    let mut tx = db.begin_write().await?;
+    store::api_keys::touch(tx.conn(), id, at, at - LAST_USED_GRANULARITY).await?;
+    tx.commit().await?;
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! Business rules, independent of HTTP and of the database engine.
+//!
+//! Each module owns one area: its input (`XIn`, `XPatch`) and output (`X`) types, validation, tenancy rules and
+//! the transactions it runs through [`crate::store`]. Errors are [`Error`], which the HTTP layer turns into
+//! RFC 9457 problem documents.
+
+pub mod access;
+pub mod api_keys;
+pub mod hotels;
+pub mod identity;
+pub mod secrets;
+pub mod validate;
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+pub use access::{Actor, Scope};
+
+/// One reason an input was refused: the field (a JSON pointer-like path) or batch index, and a message.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldError {
+    /// The offending field, e.g. `name` or `values[3].price`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// The offending entry of a batch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
+        FieldError {
+            field: Some(field.into()),
+            index: None,
+            message: message.into(),
+        }
+    }
+}
+
+/// Everything that can go wrong in the domain, by kind; each kind has exactly one HTTP status.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(String),
+    /// The record does not exist for this caller (missing, another organization's, or outside the key's hotel).
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("{0}")]
+    Conflict(String),
+    /// The input is well-formed JSON but breaks a rule; each offending field is listed.
+    #[error("the request is invalid")]
+    Validation(Vec<FieldError>),
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("internal error")]
+    Internal(#[from] anyhow::Error),
+}
+
+impl From<sqlx::Error> for Error {
+    fn from(err: sqlx::Error) -> Self {
+        Error::Internal(anyhow::Error::new(err).context("database error"))
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A new opaque identifier: UUIDv7, so ids sort by creation time and index well.
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// The current instant, truncated to the microsecond precision that is stored.
+pub fn now() -> chrono::DateTime<chrono::Utc> {
+    use chrono::{DurationRound, TimeDelta};
+    let now = chrono::Utc::now();
+    now.duration_trunc(TimeDelta::microseconds(1)).unwrap_or(now)
+}
+
+/// Deserializes a field of a partial update that may be set to `null`: left out is `None`, `null` is
+/// `Some(None)`. Use with `#[serde(default, deserialize_with = "nullable")]`.
+pub fn nullable<'de, D, T>(deserializer: D) -> std::result::Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    use serde::Deserialize;
+    Ok(Some(Option::<T>::deserialize(deserializer)?))
+}

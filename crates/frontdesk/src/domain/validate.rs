@@ -1,0 +1,110 @@
+//! Field validation shared by the domain modules. Each check pushes a [`FieldError`] so that one answer lists
+//! every problem of a request.
+
+use super::{Error, FieldError, Result};
+
+#[derive(Default)]
+pub struct Checks {
+    errors: Vec<FieldError>,
+}
+
+impl Checks {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn fail(&mut self, field: &str, message: impl Into<String>) {
+        self.errors.push(FieldError::field(field, message));
+    }
+
+    /// A required text: trimmed, non-empty, at most `max` characters.
+    pub fn text(&mut self, field: &str, value: &str, max: usize) {
+        if value.trim().is_empty() {
+            self.fail(field, "must not be empty");
+        } else if value.chars().count() > max {
+            self.fail(field, format!("must be at most {max} characters"));
+        }
+    }
+
+    pub fn opt_text(&mut self, field: &str, value: Option<&str>, max: usize) {
+        if let Some(v) = value {
+            if v.chars().count() > max {
+                self.fail(field, format!("must be at most {max} characters"));
+            }
+        }
+    }
+
+    pub fn email(&mut self, field: &str, value: &str) {
+        if !is_email(value) {
+            self.fail(field, "must be an e-mail address");
+        }
+    }
+
+    pub fn timezone(&mut self, field: &str, value: &str) {
+        if value.parse::<chrono_tz::Tz>().is_err() {
+            self.fail(field, "must be an IANA time zone such as Europe/Paris");
+        }
+    }
+
+    pub fn currency(&mut self, field: &str, value: &str) {
+        if iso_currency::Currency::from_code(value).is_none() {
+            self.fail(field, "must be an ISO 4217 currency code such as EUR");
+        }
+    }
+
+    /// A wall-clock time `HH:MM`.
+    pub fn clock_time(&mut self, field: &str, value: &str) {
+        if value.len() != 5 || chrono::NaiveTime::parse_from_str(value, "%H:%M").is_err() {
+            self.fail(field, "must be a time HH:MM");
+        }
+    }
+
+    pub fn finish(self) -> Result<()> {
+        if self.errors.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Validation(self.errors))
+        }
+    }
+}
+
+/// A pragmatic e-mail check: one `@`, a non-empty local part, a dotted domain, no spaces, at most 254 characters.
+pub fn is_email(value: &str) -> bool {
+    let Some((local, domain)) = value.split_once('@') else {
+        return false;
+    };
+    value.len() <= 254
+        && !local.is_empty()
+        && !domain.contains('@')
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !value.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emails() {
+        assert!(is_email("ana@example.com"));
+        assert!(!is_email("ana@example"));
+        assert!(!is_email("ana example@x.com"));
+        assert!(!is_email("@x.com"));
+        assert!(!is_email("a@b@c.com"));
+    }
+
+    #[test]
+    fn checks_collect_every_error() {
+        let mut c = Checks::new();
+        c.text("name", " ", 10);
+        c.timezone("timezone", "Mars/Olympus");
+        c.currency("currency", "EURO");
+        c.clock_time("checkInTime", "25:00");
+        match c.finish() {
+            Err(Error::Validation(errors)) => assert_eq!(errors.len(), 4),
+            other => panic!("expected validation errors, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! Request extractors whose rejections are problem documents: malformed JSON, unknown fields, wrong types,
+//! missing content type, oversized bodies and bad query or path parameters all answer RFC 9457.
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::problem::Problem;
+
+/// A JSON body. Rejections: 400 (syntax, types, unknown or missing fields), 413 (too large), 415 (not JSON).
+pub struct Json<T>(pub T);
+
+impl<S, T> FromRequest<S> for Json<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = Problem;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::Json::<T>::from_request(req, state).await {
+            Ok(axum::Json(value)) => Ok(Json(value)),
+            Err(rejection) => Err(json_problem(rejection)),
+        }
+    }
+}
+
+fn json_problem(rejection: JsonRejection) -> Problem {
+    match rejection {
+        JsonRejection::JsonDataError(e) => Problem::new(StatusCode::BAD_REQUEST, Some(source_text(&e))),
+        JsonRejection::JsonSyntaxError(e) => Problem::new(
+            StatusCode::BAD_REQUEST,
+            Some(format!("the body is not valid JSON: {}", source_text(&e))),
+        ),
+        JsonRejection::MissingJsonContentType(_) => Problem::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Some("the body must be JSON with Content-Type: application/json".into()),
+        ),
+        JsonRejection::BytesRejection(e) => {
+            Problem::new(e.status(), Some("the request body could not be read (too large?)".into()))
+        }
+        other => Problem::new(other.status(), Some(other.body_text())),
+    }
+}
+
+/// The innermost cause of an error, which for serde is the readable part ("unknown field `x`, expected …").
+fn source_text(err: &dyn std::error::Error) -> String {
+    let mut current = err;
+    while let Some(next) = current.source() {
+        current = next;
+    }
+    current.to_string()
+}
+
+impl<T: Serialize> IntoResponse for Json<T> {
+    fn into_response(self) -> Response {
+        axum::Json(self.0).into_response()
+    }
+}
+
+/// Query parameters. Rejection: 400 naming the parameter.
+pub struct Query<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for Query<T>
+where
+    T: DeserializeOwned,
+    S: Send + Sync,
+{
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|q| Query(q.0))
+            .map_err(|rejection: QueryRejection| {
+                Problem::new(
+                    StatusCode::BAD_REQUEST,
+                    Some(format!("invalid query parameters: {}", source_text(&rejection))),
+                )
+            })
+    }
+}
+
+/// Path parameters. Rejection: 400.
+pub struct Path<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for Path<T>
+where
+    T: DeserializeOwned + Send,
+    S: Send + Sync,
+{
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|p| Path(p.0))
+            .map_err(|rejection: PathRejection| {
+                Problem::new(
+                    StatusCode::BAD_REQUEST,
+                    Some(format!("invalid path parameter: {}", source_text(&rejection))),
+                )
+            })
+    }
+}

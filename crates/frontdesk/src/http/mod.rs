@@ -1,0 +1,127 @@
+//! The HTTP surface: router assembly, middleware, and serving with graceful shutdown.
+
+pub mod auth;
+pub mod extract;
+pub mod openapi;
+pub mod problem;
+pub mod routes;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, Request, StatusCode};
+use axum::middleware::map_response;
+use axum::Router;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::config::Config;
+use crate::store::Db;
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub db: Db,
+    pub config: Arc<Config>,
+}
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// The routes of every resource and their OpenAPI description.
+pub fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .merge(routes::health::router())
+        .merge(routes::auth::router())
+        .merge(routes::api_keys::router())
+        .merge(routes::hotels::router())
+}
+
+/// The routes and the finished OpenAPI document.
+fn parts() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    let (router, mut doc) = api().split_for_parts();
+    openapi::finish(&mut doc);
+    (router, doc)
+}
+
+/// The generated OpenAPI document, as served at `/api/openapi.json`.
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    parts().1
+}
+
+/// The complete application: routes, the OpenAPI document and the middleware stack.
+pub fn app(state: AppState) -> Router {
+    let (router, doc) = parts();
+    let doc = Arc::new(doc);
+    let router = router
+        .route(
+            "/api/openapi.json",
+            axum::routing::get(move || {
+                let doc = doc.clone();
+                async move { axum::Json(doc.as_ref().clone()) }
+            }),
+        )
+        .fallback(|| async { problem::Problem::new(StatusCode::NOT_FOUND, Some("no such endpoint".into())) })
+        .with_state(state.clone());
+    // Innermost first. Each `Router::layer` turns the answer back into an axum response, so the problem
+    // mapping sees the bodies of the timeout and panic layers too.
+    router
+        .layer(DefaultBodyLimit::max(state.config.body_limit_bytes))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            Duration::from_secs(state.config.request_timeout_secs),
+        ))
+        .layer(CatchPanicLayer::custom(problem::panic_response))
+        .layer(map_response(problem::ensure_problem))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
+                let request_id = req
+                    .headers()
+                    .get(REQUEST_ID)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default();
+                tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id)
+            }),
+        )
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+}
+
+/// Serves until `shutdown` completes, then stops accepting and lets requests in flight finish.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Completes on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut sig) => {
+                sig.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}

@@ -1,0 +1,118 @@
+//! The OpenAPI 3.1 document, generated from the handlers' annotations.
+//!
+//! Handlers declare their success answers and the errors particular to them (403, 404, 409). The
+//! [`StandardResponses`] modifier adds what every operation shares, so no handler can forget it: `400` for
+//! operations with input, `401` for operations that take credentials, and a `default` problem document.
+
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+use utoipa::{Modify, OpenApi};
+
+use super::problem::{Problem, PROBLEM_JSON};
+use crate::domain::FieldError;
+
+pub const API_KEY: &str = "apiKey";
+pub const ACCESS_TOKEN: &str = "accessToken";
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Frontdesk",
+        version = "1.0.0",
+        description = "Hotel operations REST service: reservations, guests, rooms, rates and inventory (ARI), \
+public availability and booking requests, signed webhooks. Every credential belongs to one organization; a key may \
+be pinned to one hotel. Errors are RFC 9457 problem documents."
+    ),
+    components(schemas(Problem, FieldError)),
+    modifiers(&SecuritySchemes),
+    tags(
+        (name = "auth", description = "Operator sign-in"),
+        (name = "apiKeys", description = "API keys (operator access token only)"),
+        (name = "hotels", description = "Hotels"),
+        (name = "operations", description = "Health and the API description"),
+    )
+)]
+pub struct ApiDoc;
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            API_KEY,
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Basic)
+                    .description(Some(
+                        "API key: `Authorization: Basic <base64 of the key secret>`; the decoded value is the \
+                         secret alone, with no username and no colon.",
+                    ))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
+            ACCESS_TOKEN,
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "Authorization",
+                "Operator access token: `Authorization: Token <ACCESS_TOKEN>` (from POST /api/auth/login).",
+            ))),
+        );
+    }
+}
+
+/// Completes the document once every router is merged in.
+pub fn finish(doc: &mut utoipa::openapi::OpenApi) {
+    StandardResponses.modify(doc);
+}
+
+struct StandardResponses;
+
+fn problem(description: &str) -> utoipa::openapi::Response {
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            PROBLEM_JSON,
+            ContentBuilder::new()
+                .schema(Some(Ref::from_schema_name("Problem")))
+                .build(),
+        )
+        .build()
+}
+
+impl Modify for StandardResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for item in openapi.paths.paths.values_mut() {
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for op in operations.into_iter().flatten() {
+                add_standard_responses(op);
+            }
+        }
+    }
+}
+
+fn add_standard_responses(op: &mut Operation) {
+    let has_input = op.request_body.is_some() || op.parameters.as_ref().is_some_and(|p| !p.is_empty());
+    let secured = op.security.is_some();
+    let responses = &mut op.responses.responses;
+    if has_input {
+        responses
+            .entry("400".into())
+            .or_insert_with(|| problem("The request is malformed or invalid").into());
+    }
+    if secured {
+        responses
+            .entry("401".into())
+            .or_insert_with(|| problem("Missing or invalid credentials").into());
+    }
+    responses
+        .entry("default".into())
+        .or_insert_with(|| problem("Any other error, as a problem document").into());
+}

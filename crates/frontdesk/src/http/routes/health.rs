@@ -1,0 +1,49 @@
+//! Liveness and readiness.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::http::problem::Problem;
+use crate::http::AppState;
+
+#[derive(Serialize, ToSchema)]
+pub struct HealthOut {
+    /// `ok`.
+    status: &'static str,
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(healthz)).routes(routes!(readyz))
+}
+
+/// Liveness: the process serves HTTP.
+#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, body = HealthOut)))]
+async fn healthz() -> axum::Json<HealthOut> {
+    axum::Json(HealthOut { status: "ok" })
+}
+
+/// Readiness: the database answers.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "operations",
+    responses(
+        (status = 200, body = HealthOut),
+        (status = 503, description = "The database does not answer", body = Problem, content_type = "application/problem+json"),
+    )
+)]
+async fn readyz(State(state): State<AppState>) -> Result<axum::Json<HealthOut>, Problem> {
+    match state.db.ping().await {
+        Ok(()) => Ok(axum::Json(HealthOut { status: "ok" })),
+        Err(err) => {
+            tracing::warn!(error = %err, "readiness check failed");
+            Err(Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                Some("the database does not answer".into()),
+            ))
+        }
+    }
+}

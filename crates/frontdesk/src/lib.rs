@@ -1,0 +1,23 @@
+//! Frontdesk: a hotel operations REST service.
+//!
+//! # Architecture
+//!
+//! The crate is layered so that a change has one obvious home:
+//!
+//! * [`http`]: the HTTP surface. One `router()` per resource file under `http/routes`, each handler thin:
+//!   parse (extractors in `http/extract.rs`), authorize ([`http::auth::Principal`]), call the domain, shape the
+//!   answer. Every error leaves through [`domain::Error`]'s `IntoResponse` as RFC 9457 problem JSON.
+//! * [`domain`]: business rules (validation, tenancy, state moves, secrets). It knows nothing of HTTP and is written
+//!   once for both database engines.
+//! * [`store`]: data access. All SQL lives here, written once in the portable subset that SQLite and PostgreSQL share
+//!   (see the module docs for the rules that keep it portable), executed through sqlx's `Any` driver. Every write
+//!   goes through [`store::WriteTx`], which also records webhook events in the same transaction (the outbox).
+//! * [`cli`] and [`config`]: the `frontdesk` command (`serve`, `migrate`, `admin …`) and its configuration.
+//! * [`demo`]: the demo data of `frontdesk serve --demo`.
+
+pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod domain;
+pub mod http;
+pub mod store;

@@ -1,0 +1,138 @@
+//! API keys. Secrets are stored only as digests, found through a unique index.
+
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use super::{format_ts, RowExt, StoreResult};
+use crate::domain::access::{scopes_from_text, scopes_to_text};
+use crate::domain::api_keys::ApiKey;
+
+const COLUMNS: &str = "id, organization_id, hotel_id, name, scopes, created_at, last_used_at";
+
+fn api_key(row: &AnyRow) -> StoreResult<ApiKey> {
+    Ok(ApiKey {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        scopes: scopes_from_text(&row.try_get::<String, _>("scopes")?),
+        hotel_id: row.try_get("hotel_id")?,
+        created_at: row.get_ts("created_at")?,
+        last_used_at: row.get_opt_ts("last_used_at")?,
+    })
+}
+
+pub async fn insert(
+    conn: &mut AnyConnection,
+    organization_id: &str,
+    key: &ApiKey,
+    secret_hash: &str,
+) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO api_keys (id, organization_id, hotel_id, name, scopes, secret_hash, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(&key.id)
+    .bind(organization_id)
+    .bind(&key.hotel_id)
+    .bind(&key.name)
+    .bind(scopes_to_text(&key.scopes))
+    .bind(secret_hash)
+    .bind(format_ts(key.created_at))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn list(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<Vec<ApiKey>> {
+    sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY id"
+    ))
+    .bind(organization_id)
+    .fetch_all(conn)
+    .await?
+    .iter()
+    .map(api_key)
+    .collect()
+}
+
+pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<Option<ApiKey>> {
+    sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM api_keys WHERE organization_id = $1 AND id = $2"
+    ))
+    .bind(organization_id)
+    .bind(id)
+    .fetch_optional(conn)
+    .await?
+    .as_ref()
+    .map(api_key)
+    .transpose()
+}
+
+pub async fn update(conn: &mut AnyConnection, organization_id: &str, key: &ApiKey) -> StoreResult<()> {
+    sqlx::query("UPDATE api_keys SET name = $1, scopes = $2 WHERE organization_id = $3 AND id = $4")
+        .bind(&key.name)
+        .bind(scopes_to_text(&key.scopes))
+        .bind(organization_id)
+        .bind(&key.id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<bool> {
+    let done = sqlx::query("DELETE FROM api_keys WHERE organization_id = $1 AND id = $2")
+        .bind(organization_id)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// What authentication needs of a key.
+pub struct StoredApiKey {
+    pub id: String,
+    pub organization_id: String,
+    pub hotel_id: Option<String>,
+    pub scopes: String,
+    pub secret_hash: String,
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+pub async fn find_by_digest(conn: &mut AnyConnection, secret_hash: &str) -> StoreResult<Option<StoredApiKey>> {
+    let row = sqlx::query(
+        "SELECT id, organization_id, hotel_id, scopes, secret_hash, last_used_at FROM api_keys \
+         WHERE secret_hash = $1",
+    )
+    .bind(secret_hash)
+    .fetch_optional(conn)
+    .await?;
+    row.map(|row| {
+        Ok(StoredApiKey {
+            id: row.try_get("id")?,
+            organization_id: row.try_get("organization_id")?,
+            hotel_id: row.try_get("hotel_id")?,
+            scopes: row.try_get("scopes")?,
+            secret_hash: row.try_get("secret_hash")?,
+            last_used_at: row.get_opt_ts("last_used_at")?,
+        })
+    })
+    .transpose()
+}
+
+/// Records a use, unless one at or after `unless_since` is already recorded (another process got there first).
+pub async fn touch(
+    conn: &mut AnyConnection,
+    id: &str,
+    at: DateTime<Utc>,
+    unless_since: DateTime<Utc>,
+) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE api_keys SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)",
+    )
+    .bind(format_ts(at))
+    .bind(id)
+    .bind(format_ts(unless_since))
+    .execute(conn)
+    .await?;
+    Ok(())
+}

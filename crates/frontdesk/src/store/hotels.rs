@@ -1,0 +1,108 @@
+//! Hotels.
+
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use super::{bool_int, format_ts, RowExt, StoreResult};
+use crate::domain::hotels::{Address, Hotel};
+
+const COLUMNS: &str = "id, organization_id, name, timezone, currency, check_in_time, check_out_time, \
+     address_line1, address_line2, city, postal_code, region, country, public_booking, created_at, updated_at";
+
+fn hotel(row: &AnyRow) -> StoreResult<Hotel> {
+    Ok(Hotel {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        timezone: row.try_get("timezone")?,
+        currency: row.try_get("currency")?,
+        check_in_time: row.try_get("check_in_time")?,
+        check_out_time: row.try_get("check_out_time")?,
+        address: Address {
+            address_line1: row.try_get("address_line1")?,
+            address_line2: row.try_get("address_line2")?,
+            city: row.try_get("city")?,
+            postal_code: row.try_get("postal_code")?,
+            region: row.try_get("region")?,
+            country: row.try_get("country")?,
+        },
+        public_booking: row.get_bool("public_booking")?,
+        created_at: row.get_ts("created_at")?,
+        updated_at: row.get_ts("updated_at")?,
+    })
+}
+
+pub async fn insert(conn: &mut AnyConnection, organization_id: &str, h: &Hotel) -> StoreResult<()> {
+    sqlx::query(&format!(
+        "INSERT INTO hotels ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+    ))
+    .bind(&h.id)
+    .bind(organization_id)
+    .bind(&h.name)
+    .bind(&h.timezone)
+    .bind(&h.currency)
+    .bind(&h.check_in_time)
+    .bind(&h.check_out_time)
+    .bind(&h.address.address_line1)
+    .bind(&h.address.address_line2)
+    .bind(&h.address.city)
+    .bind(&h.address.postal_code)
+    .bind(&h.address.region)
+    .bind(&h.address.country)
+    .bind(bool_int(h.public_booking))
+    .bind(format_ts(h.created_at))
+    .bind(format_ts(h.updated_at))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn update(conn: &mut AnyConnection, organization_id: &str, h: &Hotel) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE hotels SET name = $1, timezone = $2, currency = $3, check_in_time = $4, check_out_time = $5, \
+         address_line1 = $6, address_line2 = $7, city = $8, postal_code = $9, region = $10, country = $11, \
+         public_booking = $12, updated_at = $13 WHERE organization_id = $14 AND id = $15",
+    )
+    .bind(&h.name)
+    .bind(&h.timezone)
+    .bind(&h.currency)
+    .bind(&h.check_in_time)
+    .bind(&h.check_out_time)
+    .bind(&h.address.address_line1)
+    .bind(&h.address.address_line2)
+    .bind(&h.address.city)
+    .bind(&h.address.postal_code)
+    .bind(&h.address.region)
+    .bind(&h.address.country)
+    .bind(bool_int(h.public_booking))
+    .bind(format_ts(h.updated_at))
+    .bind(organization_id)
+    .bind(&h.id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<Option<Hotel>> {
+    sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM hotels WHERE organization_id = $1 AND id = $2"
+    ))
+    .bind(organization_id)
+    .bind(id)
+    .fetch_optional(conn)
+    .await?
+    .as_ref()
+    .map(hotel)
+    .transpose()
+}
+
+pub async fn list(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<Vec<Hotel>> {
+    sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM hotels WHERE organization_id = $1 ORDER BY id"
+    ))
+    .bind(organization_id)
+    .fetch_all(conn)
+    .await?
+    .iter()
+    .map(hotel)
+    .collect()
+}

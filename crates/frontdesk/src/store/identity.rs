@@ -1,0 +1,164 @@
+//! Organizations, operators and their access tokens.
+
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use super::{format_ts, RowExt, StoreResult};
+use crate::domain::identity::{Operator, Organization};
+
+fn organization(row: &AnyRow) -> StoreResult<Organization> {
+    Ok(Organization {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        created_at: row.get_ts("created_at")?,
+    })
+}
+
+pub async fn insert_organization(conn: &mut AnyConnection, org: &Organization) -> StoreResult<()> {
+    sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3)")
+        .bind(&org.id)
+        .bind(&org.name)
+        .bind(format_ts(org.created_at))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+pub async fn get_organization(conn: &mut AnyConnection, id: &str) -> StoreResult<Option<Organization>> {
+    sqlx::query("SELECT id, name, created_at FROM organizations WHERE id = $1")
+        .bind(id)
+        .fetch_optional(conn)
+        .await?
+        .as_ref()
+        .map(organization)
+        .transpose()
+}
+
+pub async fn list_organizations(conn: &mut AnyConnection) -> StoreResult<Vec<Organization>> {
+    sqlx::query("SELECT id, name, created_at FROM organizations ORDER BY id")
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(organization)
+        .collect()
+}
+
+const OPERATOR_COLUMNS: &str = "id, organization_id, email, name, created_at";
+
+fn operator(row: &AnyRow) -> StoreResult<Operator> {
+    Ok(Operator {
+        id: row.try_get("id")?,
+        organization_id: row.try_get("organization_id")?,
+        email: row.try_get("email")?,
+        name: row.try_get("name")?,
+        created_at: row.get_ts("created_at")?,
+    })
+}
+
+pub async fn insert_operator(conn: &mut AnyConnection, op: &Operator, password_hash: &str) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO operators (id, organization_id, email, email_normalized, name, password_hash, created_at, \
+         updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
+    )
+    .bind(&op.id)
+    .bind(&op.organization_id)
+    .bind(&op.email)
+    .bind(op.email.to_lowercase())
+    .bind(&op.name)
+    .bind(password_hash)
+    .bind(format_ts(op.created_at))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The operator with this e-mail (case-insensitive) and the stored password hash.
+pub async fn find_operator_by_email(
+    conn: &mut AnyConnection,
+    email: &str,
+) -> StoreResult<Option<(Operator, String)>> {
+    let row = sqlx::query(&format!(
+        "SELECT {OPERATOR_COLUMNS}, password_hash FROM operators WHERE email_normalized = $1"
+    ))
+    .bind(email.to_lowercase())
+    .fetch_optional(conn)
+    .await?;
+    row.map(|row| Ok((operator(&row)?, row.try_get("password_hash")?)))
+        .transpose()
+}
+
+pub async fn get_operator(conn: &mut AnyConnection, id: &str) -> StoreResult<Option<Operator>> {
+    sqlx::query(&format!("SELECT {OPERATOR_COLUMNS} FROM operators WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(conn)
+        .await?
+        .as_ref()
+        .map(operator)
+        .transpose()
+}
+
+pub struct NewAccessToken<'a> {
+    pub id: &'a str,
+    pub operator_id: &'a str,
+    pub organization_id: &'a str,
+    pub token_hash: &'a str,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+}
+
+pub async fn insert_access_token(conn: &mut AnyConnection, token: &NewAccessToken<'_>) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO access_tokens (id, operator_id, organization_id, token_hash, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(token.id)
+    .bind(token.operator_id)
+    .bind(token.organization_id)
+    .bind(token.token_hash)
+    .bind(format_ts(token.created_at))
+    .bind(format_ts(token.expires_at))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// A stored access token, found by its digest.
+pub struct StoredAccessToken {
+    pub id: String,
+    pub operator_id: String,
+    pub organization_id: String,
+    pub token_hash: String,
+    pub expires_at: DateTime<Utc>,
+    pub revoked: bool,
+}
+
+pub async fn find_access_token(conn: &mut AnyConnection, token_hash: &str) -> StoreResult<Option<StoredAccessToken>> {
+    let row = sqlx::query(
+        "SELECT id, operator_id, organization_id, token_hash, expires_at, revoked_at FROM access_tokens \
+         WHERE token_hash = $1",
+    )
+    .bind(token_hash)
+    .fetch_optional(conn)
+    .await?;
+    row.map(|row| {
+        Ok(StoredAccessToken {
+            id: row.try_get("id")?,
+            operator_id: row.try_get("operator_id")?,
+            organization_id: row.try_get("organization_id")?,
+            token_hash: row.try_get("token_hash")?,
+            expires_at: row.get_ts("expires_at")?,
+            revoked: row.try_get::<Option<String>, _>("revoked_at")?.is_some(),
+        })
+    })
+    .transpose()
+}
+
+pub async fn revoke_access_token(conn: &mut AnyConnection, id: &str, at: DateTime<Utc>) -> StoreResult<()> {
+    sqlx::query("UPDATE access_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+        .bind(format_ts(at))
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,264 @@
+//! Data access for both database engines.
+//!
+//! # One body of SQL for SQLite and PostgreSQL
+//!
+//! Every query in this module runs unchanged on both engines through sqlx's `Any` driver. That keeps the business
+//! rules in [`crate::domain`] written once, and keeps the engines behaving identically. The price is a portable
+//! subset of SQL and of column types, which these rules keep:
+//!
+//! * Placeholders are `$1, $2, …` (SQLite accepts them as numbered parameters).
+//! * Column types are only `TEXT` and `BIGINT`. Booleans are `BIGINT` 0/1 (read with [`RowExt::get_bool`]),
+//!   calendar dates are `TEXT` `YYYY-MM-DD`, instants are `TEXT` in the fixed-width UTC form of [`format_ts`]:
+//!   both sort and compare correctly as text on either engine, so range filters and ORDER BY stay in SQL.
+//! * Aggregates that PostgreSQL would widen to `NUMERIC` (`SUM`) are cast back with `CAST(... AS BIGINT)`.
+//! * Upserts use `INSERT … ON CONFLICT (…) DO UPDATE SET col = excluded.col`, which both engines implement.
+//! * Where the dialects must differ (row locks), the difference is a constant chosen by [`Engine`], never text
+//!   built from input.
+//!
+//! Migrations are kept per engine (`migrations/sqlite`, `migrations/postgres`) so that DDL can use each engine's
+//! strengths without touching the shared queries; they are versioned and an applied migration is never edited.
+//!
+//! # Writes
+//!
+//! All writes go through [`WriteTx`]. On SQLite it takes the write lock up front (`BEGIN IMMEDIATE`) on a
+//! dedicated single-connection pool, so writers queue in order instead of failing with `SQLITE_BUSY`; on PostgreSQL
+//! it is an ordinary transaction and code that checks then takes inventory locks the rows it depends on.
+//! [`WriteTx::record_event`] writes webhook events into the outbox inside the same transaction.
+
+pub mod api_keys;
+pub mod hotels;
+pub mod identity;
+pub mod outbox;
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::Context;
+use chrono::{DateTime, NaiveDate, Utc};
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyConnection, AnyPool, Executor, Row};
+
+/// Which database engine a [`Db`] talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Sqlite,
+    Postgres,
+}
+
+impl Engine {
+    pub fn from_url(url: &str) -> anyhow::Result<Self> {
+        if url.starts_with("sqlite:") {
+            Ok(Engine::Sqlite)
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Ok(Engine::Postgres)
+        } else {
+            anyhow::bail!("unsupported database URL (expected sqlite:… or postgres://…)")
+        }
+    }
+
+    /// Suffix that locks the selected rows until the transaction ends. SQLite needs none: its write transactions
+    /// are already exclusive (see [`WriteTx`]).
+    pub fn lock_rows(self) -> &'static str {
+        match self {
+            Engine::Sqlite => "",
+            Engine::Postgres => " FOR UPDATE",
+        }
+    }
+}
+
+/// A handle on the database: cheap to clone, shared by every request.
+#[derive(Clone, Debug)]
+pub struct Db {
+    engine: Engine,
+    read: AnyPool,
+    write: AnyPool,
+}
+
+pub type StoreResult<T> = Result<T, sqlx::Error>;
+
+impl Db {
+    /// Connects, with per-engine settings. For SQLite the file is created if missing and every connection runs
+    /// in WAL mode with foreign keys on and a busy timeout.
+    pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<Db> {
+        sqlx::any::install_default_drivers();
+        let engine = Engine::from_url(url)?;
+        let url = match engine {
+            Engine::Sqlite if !url.contains("mode=") && !url.contains(":memory:") => {
+                let sep = if url.contains('?') { '&' } else { '?' };
+                format!("{url}{sep}mode=rwc")
+            }
+            _ => url.to_string(),
+        };
+        let options = AnyConnectOptions::from_str(&url).context("parsing the database URL")?;
+        match engine {
+            Engine::Sqlite => {
+                let pool_opts = || {
+                    AnyPoolOptions::new()
+                        .acquire_timeout(Duration::from_secs(30))
+                        .after_connect(|conn, _| {
+                            Box::pin(async move {
+                                conn.execute(
+                                    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                                     PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;",
+                                )
+                                .await?;
+                                Ok(())
+                            })
+                        })
+                };
+                // One writer connection: SQLite allows a single writer at a time anyway, and queueing in the
+                // pool is fair and cheap where lock contention inside SQLite would spin on busy_timeout.
+                let write = pool_opts()
+                    .max_connections(1)
+                    .connect_with(options.clone())
+                    .await
+                    .context("opening the SQLite database")?;
+                let read = pool_opts()
+                    .max_connections(max_connections.max(2))
+                    .connect_with(options)
+                    .await
+                    .context("opening the SQLite database")?;
+                Ok(Db {
+                    engine,
+                    read,
+                    write,
+                })
+            }
+            Engine::Postgres => {
+                let pool = AnyPoolOptions::new()
+                    .max_connections(max_connections)
+                    .acquire_timeout(Duration::from_secs(30))
+                    .connect_with(options)
+                    .await
+                    .context("connecting to PostgreSQL")?;
+                Ok(Db {
+                    engine,
+                    read: pool.clone(),
+                    write: pool,
+                })
+            }
+        }
+    }
+
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+
+    /// Applies the migrations of this engine that are not applied yet.
+    pub async fn migrate(&self) -> anyhow::Result<()> {
+        let migrator = match self.engine {
+            Engine::Sqlite => sqlx::migrate!("migrations/sqlite"),
+            Engine::Postgres => sqlx::migrate!("migrations/postgres"),
+        };
+        migrator
+            .run(&self.write)
+            .await
+            .context("applying database migrations")?;
+        Ok(())
+    }
+
+    /// A connection for reads. Reads never block writers (WAL on SQLite, MVCC on PostgreSQL).
+    pub async fn read(&self) -> StoreResult<PoolConnection<Any>> {
+        self.read.acquire().await
+    }
+
+    /// Starts the one kind of transaction every write goes through.
+    pub async fn begin_write(&self) -> StoreResult<WriteTx> {
+        let tx = match self.engine {
+            Engine::Sqlite => self.write.begin_with("BEGIN IMMEDIATE").await?,
+            Engine::Postgres => self.write.begin().await?,
+        };
+        Ok(WriteTx {
+            tx,
+            engine: self.engine,
+        })
+    }
+
+    /// Answers whether the database can serve a query now.
+    pub async fn ping(&self) -> StoreResult<()> {
+        sqlx::query("SELECT 1").execute(&self.read).await?;
+        Ok(())
+    }
+
+    pub async fn close(&self) {
+        self.read.close().await;
+        self.write.close().await;
+    }
+}
+
+/// A write transaction. Dropping it without [`WriteTx::commit`] rolls everything back, so an error anywhere
+/// leaves nothing half-written.
+pub struct WriteTx {
+    tx: sqlx::Transaction<'static, Any>,
+    engine: Engine,
+}
+
+impl WriteTx {
+    pub fn conn(&mut self) -> &mut AnyConnection {
+        &mut self.tx
+    }
+
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+
+    /// Records a webhook event in the outbox, atomically with the change that caused it.
+    pub async fn record_event(&mut self, event: &outbox::NewEvent<'_>) -> StoreResult<()> {
+        outbox::insert(&mut self.tx, event).await
+    }
+
+    pub async fn commit(self) -> StoreResult<()> {
+        self.tx.commit().await
+    }
+}
+
+/// The stored form of an instant: fixed-width RFC 3339 UTC with microseconds, so text order is time order.
+pub fn format_ts(ts: DateTime<Utc>) -> String {
+    ts.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+}
+
+pub fn parse_ts(s: &str) -> Result<DateTime<Utc>, sqlx::Error> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| sqlx::Error::Decode(Box::new(e)))
+}
+
+/// Decoding helpers for the portable column types.
+pub trait RowExt {
+    fn get_bool(&self, col: &str) -> StoreResult<bool>;
+    fn get_ts(&self, col: &str) -> StoreResult<DateTime<Utc>>;
+    fn get_opt_ts(&self, col: &str) -> StoreResult<Option<DateTime<Utc>>>;
+    fn get_date(&self, col: &str) -> StoreResult<NaiveDate>;
+}
+
+impl RowExt for AnyRow {
+    fn get_bool(&self, col: &str) -> StoreResult<bool> {
+        Ok(self.try_get::<i64, _>(col)? != 0)
+    }
+
+    fn get_ts(&self, col: &str) -> StoreResult<DateTime<Utc>> {
+        parse_ts(&self.try_get::<String, _>(col)?)
+    }
+
+    fn get_opt_ts(&self, col: &str) -> StoreResult<Option<DateTime<Utc>>> {
+        self.try_get::<Option<String>, _>(col)?
+            .map(|s| parse_ts(&s))
+            .transpose()
+    }
+
+    fn get_date(&self, col: &str) -> StoreResult<NaiveDate> {
+        let s: String = self.try_get(col)?;
+        NaiveDate::parse_from_str(&s, "%Y-%m-%d").map_err(|e| sqlx::Error::Decode(Box::new(e)))
+    }
+}
+
+/// The stored form of a boolean.
+pub fn bool_int(b: bool) -> i64 {
+    i64::from(b)
+}
+
+/// Whether an error is a unique-constraint violation (on either engine).
+pub fn is_unique_violation(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())
+}
