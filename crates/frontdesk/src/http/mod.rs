@@ -56,25 +56,37 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
 
 /// The complete application: routes, the OpenAPI document and the middleware stack.
 pub fn app(state: AppState) -> Router {
+    let config = state.config.clone();
+    with_middleware(routes(state), &config)
+}
+
+/// Every route, with its state, before the middleware.
+pub fn routes(state: AppState) -> Router {
     let (router, doc) = parts();
-    let doc = Arc::new(doc);
-    let router = router
+    // Serialized once: the document never changes while the process runs.
+    let doc = axum::body::Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
+    router
         .route(
             "/api/openapi.json",
             axum::routing::get(move || {
                 let doc = doc.clone();
-                async move { axum::Json(doc.as_ref().clone()) }
+                async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], doc) }
             }),
         )
         .fallback(|| async { problem::Problem::new(StatusCode::NOT_FOUND, Some("no such endpoint".into())) })
-        .with_state(state.clone());
+        .with_state(state)
+}
+
+/// The middleware every answer passes through: body limit, timeout, panic recovery, problem documents for every
+/// error, request ids and tracing.
+pub fn with_middleware(router: Router, config: &Config) -> Router {
     // Innermost first. Each `Router::layer` turns the answer back into an axum response, so the problem
     // mapping sees the bodies of the timeout and panic layers too.
     router
-        .layer(DefaultBodyLimit::max(state.config.body_limit_bytes))
+        .layer(DefaultBodyLimit::max(config.body_limit_bytes))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
-            Duration::from_secs(state.config.request_timeout_secs),
+            Duration::from_secs(config.request_timeout_secs),
         ))
         .layer(CatchPanicLayer::custom(problem::panic_response))
         .layer(map_response(problem::ensure_problem))
