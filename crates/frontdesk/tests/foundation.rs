@@ -165,7 +165,7 @@ async fn other_organizations_records_are_404(s: TestServer) {
     // A key cannot be pinned to another organization's hotel.
     s.post("/api/apiKeys", &mine.auth(), json!({"name": "x", "hotelId": their_hotel}))
         .await
-        .expect(400);
+        .expect(404);
     let theirs_still = s.get(&format!("/api/hotels/{their_hotel}"), &theirs.auth()).await.expect(200);
     assert_eq!(theirs_still.body["name"], json!("Theirs"));
 }
@@ -299,6 +299,11 @@ async fn malformed_requests_answer_problem_json(s: TestServer) {
     s.post("/api/hotels", &org.auth(), json!({"name": 5, "timezone": "UTC", "currency": "EUR"}))
         .await
         .expect(400);
+    // A JSON array where an object belongs (serde alone would read it by position).
+    let id = s.hotel(&org, "Sea").await;
+    s.put(&format!("/api/hotels/{id}"), &org.auth(), json!([null, "Renamed"]))
+        .await
+        .expect(400);
     // Not JSON at all, and no JSON content type.
     let raw = |body: &'static str, content_type: &'static str| {
         s.client
@@ -322,7 +327,9 @@ async fn malformed_requests_answer_problem_json(s: TestServer) {
         .await
         .unwrap();
     TestServer::answer(res).await.expect(413);
-    assert_eq!(s.count("hotels").await, 0);
+    assert_eq!(s.count("hotels").await, 1);
+    let unchanged = s.get(&format!("/api/hotels/{id}"), &org.auth()).await.expect(200);
+    assert_eq!(unchanged.body["name"], json!("Sea"));
     // Every answer carries a request id.
     let answer = s.get("/healthz", &Auth::None).await.expect(200);
     assert!(answer.header("x-request-id").is_some_and(|v| !v.is_empty()));

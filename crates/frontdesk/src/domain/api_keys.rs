@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use super::access::{Actor, Scope};
 use super::validate::Checks;
-use super::{new_id, now, secrets, Error, FieldError, Result};
+use super::{new_id, now, secrets, Error, Result};
 use crate::store::{self, Db};
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
@@ -79,10 +79,7 @@ pub async fn create_for_organization(db: &Db, organization_id: &str, input: ApiK
             .await?
             .is_none()
         {
-            return Err(Error::Validation(vec![FieldError::field(
-                "hotelId",
-                "no hotel with this id in the organization",
-            )]));
+            return Err(Error::NotFound("hotel"));
         }
     }
     let secret = secrets::generate(secrets::API_KEY_PREFIX);

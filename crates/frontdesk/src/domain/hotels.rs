@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::access::Actor;
+use super::codes::{CurrencyCode, TimezoneName};
 use super::validate::Checks;
 use super::{new_id, now, nullable, Error, Result};
 use crate::store::{self, Db};
@@ -28,8 +29,10 @@ pub struct Hotel {
     pub id: String,
     pub name: String,
     /// IANA time zone, e.g. `Europe/Lisbon`.
+    #[schema(value_type = TimezoneName)]
     pub timezone: String,
     /// ISO 4217 code; prices of the hotel are integers in its minor units.
+    #[schema(value_type = CurrencyCode)]
     pub currency: String,
     /// Local check-in time `HH:MM`.
     pub check_in_time: String,
@@ -48,9 +51,9 @@ pub struct Hotel {
 pub struct HotelIn {
     #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
     pub name: String,
-    #[schema(example = "Europe/Lisbon")]
+    #[schema(value_type = TimezoneName)]
     pub timezone: String,
-    #[schema(example = "EUR", pattern = "^[A-Z]{3}$")]
+    #[schema(value_type = CurrencyCode)]
     pub currency: String,
     #[schema(example = "15:00", pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$")]
     pub check_in_time: Option<String>,
@@ -72,8 +75,9 @@ pub struct HotelIn {
 pub struct HotelPatch {
     #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
     pub name: Option<String>,
+    #[schema(value_type = Option<TimezoneName>)]
     pub timezone: Option<String>,
-    #[schema(pattern = "^[A-Z]{3}$")]
+    #[schema(value_type = Option<CurrencyCode>)]
     pub currency: Option<String>,
     #[schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$")]
     pub check_in_time: Option<String>,

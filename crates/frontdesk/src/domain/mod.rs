@@ -6,6 +6,7 @@
 
 pub mod access;
 pub mod api_keys;
+pub mod codes;
 pub mod hotels;
 pub mod identity;
 pub mod secrets;

@@ -41,13 +41,13 @@ impl Checks {
     }
 
     pub fn timezone(&mut self, field: &str, value: &str) {
-        if value.parse::<chrono_tz::Tz>().is_err() {
+        if !super::codes::is_timezone(value) {
             self.fail(field, "must be an IANA time zone such as Europe/Paris");
         }
     }
 
     pub fn currency(&mut self, field: &str, value: &str) {
-        if iso_currency::Currency::from_code(value).is_none() {
+        if !super::codes::is_currency(value) {
             self.fail(field, "must be an ISO 4217 currency code such as EUR");
         }
     }

@@ -4,7 +4,8 @@
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::StatusCode;
+use axum::body::Bytes;
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -22,11 +23,34 @@ where
     type Rejection = Problem;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match axum::Json::<T>::from_request(req, state).await {
-            Ok(axum::Json(value)) => Ok(Json(value)),
-            Err(rejection) => Err(json_problem(rejection)),
+        if !is_json(&req) {
+            return Err(json_problem(JsonRejection::MissingJsonContentType(Default::default())));
         }
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            Problem::new(e.status(), Some("the request body could not be read (too large?)".into()))
+        })?;
+        // Serde would also read a struct from a JSON array (by position); every body of this API is an object.
+        let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+        if first.is_some_and(|b| *b != b'{') {
+            return Err(Problem::new(
+                StatusCode::BAD_REQUEST,
+                Some("the body must be a JSON object".into()),
+            ));
+        }
+        axum::Json::<T>::from_bytes(&bytes)
+            .map(|axum::Json(value)| Json(value))
+            .map_err(json_problem)
     }
+}
+
+fn is_json(req: &Request) -> bool {
+    let Some(content_type) = req.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let Ok(mime) = content_type.parse::<mime::Mime>() else {
+        return false;
+    };
+    mime.type_() == "application" && (mime.subtype() == "json" || mime.suffix().is_some_and(|s| s == "json"))
 }
 
 fn json_problem(rejection: JsonRejection) -> Problem {

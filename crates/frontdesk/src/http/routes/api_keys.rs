@@ -41,6 +41,7 @@ async fn list_api_keys(State(state): State<AppState>, Principal(actor): Principa
     responses(
         (status = 200, body = ApiKeyCreated),
         (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "The hotel to pin to is not in the organization", body = Problem, content_type = "application/problem+json"),
     )
 )]
 async fn create_api_key(
