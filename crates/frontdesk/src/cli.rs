@@ -103,9 +103,7 @@ fn init_tracing(format: LogFormat) {
     let filter = EnvFilter::try_from_env("FRONTDESK_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
         .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     let _ = match format {
         LogFormat::Json => builder.json().try_init(),
         LogFormat::Text => builder.try_init(),
@@ -115,10 +113,7 @@ fn init_tracing(format: LogFormat) {
 async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
     if demo {
         let seeded = crate::demo::seed(&db).await?;
-        let base = config
-            .public_url
-            .clone()
-            .unwrap_or_else(|| format!("http://{}", config.listen));
+        let base = config.public_url.clone().unwrap_or_else(|| format!("http://{}", config.listen));
         println!("{}", seeded.instructions(&base));
     }
     let listener = tokio::net::TcpListener::bind(config.listen)
@@ -126,10 +121,7 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
         .with_context(|| format!("listening on {}", config.listen))?;
     let local = listener.local_addr()?;
     tracing::info!(address = %local, engine = ?db.engine(), "frontdesk is serving");
-    let state = AppState {
-        db,
-        config: Arc::new(config),
-    };
+    let state = AppState { db, config: Arc::new(config) };
     http::serve(listener, state, http::shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())
@@ -138,20 +130,10 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
 async fn admin(db: &Db, config: &Config, cmd: AdminCommand) -> anyhow::Result<()> {
     let out = match cmd {
         AdminCommand::CreateOrg { name } => json!(identity::create_organization(db, &name).await?),
-        AdminCommand::CreateOperator {
-            org,
-            email,
-            name,
-            password,
-        } => json!(
+        AdminCommand::CreateOperator { org, email, name, password } => json!(
             identity::create_operator(
                 db,
-                identity::OperatorIn {
-                    organization_id: &org,
-                    email: &email,
-                    name: &name,
-                    password: &password,
-                },
+                identity::OperatorIn { organization_id: &org, email: &email, name: &name, password: &password },
             )
             .await?
         ),
@@ -159,18 +141,9 @@ async fn admin(db: &Db, config: &Config, cmd: AdminCommand) -> anyhow::Result<()
             let operator = identity::find_operator_by_email(db, &email).await?;
             json!(identity::issue_token(db, operator, TimeDelta::days(config.token_ttl_days)).await?)
         }
-        AdminCommand::CreateApiKey {
-            org,
-            name,
-            scopes,
-            hotel,
-        } => {
+        AdminCommand::CreateApiKey { org, name, scopes, hotel } => {
             let scopes = parse_scopes(&scopes)?;
-            let input = api_keys::ApiKeyIn {
-                name,
-                scopes,
-                hotel_id: hotel,
-            };
+            let input = api_keys::ApiKeyIn { name, scopes, hotel_id: hotel };
             json!(api_keys::create_for_organization(db, &org, input).await?)
         }
         AdminCommand::ListOrgs => json!({ "organizations": identity::list_organizations(db).await? }),

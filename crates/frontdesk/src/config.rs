@@ -135,11 +135,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("frontdesk.toml");
         std::fs::write(&path, "listen = \"127.0.0.1:9999\"\ntoken_ttl_days = 3\n").unwrap();
-        let args = ConfigArgs {
-            config_file: Some(path.clone()),
-            token_ttl_days: Some(7),
-            ..Default::default()
-        };
+        let args = ConfigArgs { config_file: Some(path.clone()), token_ttl_days: Some(7), ..Default::default() };
         let config = Config::resolve(&args).unwrap();
         assert_eq!(config.listen.port(), 9999);
         assert_eq!(config.token_ttl_days, 7);

@@ -21,16 +21,9 @@ pub struct Seeded {
 pub async fn seed(db: &Db) -> anyhow::Result<Seeded> {
     let orgs = identity::list_organizations(db).await?;
     if let Some(org) = orgs.iter().find(|o| o.name == DEMO_ORGANIZATION) {
-        return Ok(Seeded {
-            organization_id: org.id.clone(),
-            hotel_id: None,
-            api_key_secret: None,
-        });
+        return Ok(Seeded { organization_id: org.id.clone(), hotel_id: None, api_key_secret: None });
     }
-    anyhow::ensure!(
-        orgs.is_empty(),
-        "--demo seeds only an empty database, and this one already has organizations"
-    );
+    anyhow::ensure!(orgs.is_empty(), "--demo seeds only an empty database, and this one already has organizations");
     let org = identity::create_organization(db, DEMO_ORGANIZATION).await?;
     identity::create_operator(
         db,
@@ -64,18 +57,10 @@ pub async fn seed(db: &Db) -> anyhow::Result<Seeded> {
     let key = api_keys::create_for_organization(
         db,
         &org.id,
-        ApiKeyIn {
-            name: "Demo key (every scope)".into(),
-            scopes: Scope::ALL.to_vec(),
-            hotel_id: None,
-        },
+        ApiKeyIn { name: "Demo key (every scope)".into(), scopes: Scope::ALL.to_vec(), hotel_id: None },
     )
     .await?;
-    Ok(Seeded {
-        organization_id: org.id,
-        hotel_id: Some(hotel.id),
-        api_key_secret: Some(key.secret),
-    })
+    Ok(Seeded { organization_id: org.id, hotel_id: Some(hotel.id), api_key_secret: Some(key.secret) })
 }
 
 impl Seeded {

@@ -55,12 +55,8 @@ async fn missing_and_malformed_credentials_answer_401(s: TestServer) {
 
 async fn tokens_expire_and_log_out(s: TestServer) {
     let org = s.org("Acme").await;
-    let operator = identity::find_operator_by_email(&s.db, &org.operator_email)
-        .await
-        .unwrap();
-    let expired = identity::issue_token(&s.db, operator, TimeDelta::seconds(-1))
-        .await
-        .unwrap();
+    let operator = identity::find_operator_by_email(&s.db, &org.operator_email).await.unwrap();
+    let expired = identity::issue_token(&s.db, operator, TimeDelta::seconds(-1)).await.unwrap();
     let answer = s.get("/api/auth/me", &Auth::Token(expired.token)).await.expect(401);
     assert!(answer.body["detail"].as_str().unwrap().contains("expired"));
 
@@ -96,10 +92,7 @@ async fn key_secrets_are_shown_once_and_stored_hashed(s: TestServer) {
     assert_eq!(created.body["scopes"], json!(["rates:write"]));
 
     let list = s.get("/api/apiKeys", &org.auth()).await.expect(200);
-    let updated = s
-        .put(&format!("/api/apiKeys/{id}"), &org.auth(), json!({"name": "renamed"}))
-        .await
-        .expect(200);
+    let updated = s.put(&format!("/api/apiKeys/{id}"), &org.auth(), json!({"name": "renamed"})).await.expect(200);
     for body in [&list.body, &updated.body] {
         let text = body.to_string();
         assert!(!text.contains(&secret), "secret leaked: {text}");
@@ -110,10 +103,7 @@ async fn key_secrets_are_shown_once_and_stored_hashed(s: TestServer) {
     // At rest only a digest exists: the secret text appears in no column.
     use sqlx::Row;
     let mut conn = s.db.read().await.unwrap();
-    let rows = sqlx::query("SELECT id, name, scopes, secret_hash FROM api_keys")
-        .fetch_all(&mut *conn)
-        .await
-        .unwrap();
+    let rows = sqlx::query("SELECT id, name, scopes, secret_hash FROM api_keys").fetch_all(&mut *conn).await.unwrap();
     for row in rows {
         for col in ["id", "name", "scopes", "secret_hash"] {
             let value: String = row.try_get(col).unwrap();
@@ -145,27 +135,18 @@ async fn other_organizations_records_are_404(s: TestServer) {
     let theirs = s.org("Theirs").await;
     let their_hotel = s.hotel(&theirs, "Theirs").await;
     s.key(&theirs, &[], None).await;
-    let their_key_id = s.get("/api/apiKeys", &theirs.auth()).await.body[0]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let their_key_id = s.get("/api/apiKeys", &theirs.auth()).await.body[0]["id"].as_str().unwrap().to_string();
     let my_key = Auth::Key(s.key(&mine, &Scope::ALL, None).await);
 
     s.get(&format!("/api/hotels/{their_hotel}"), &mine.auth()).await.expect(404);
     s.get(&format!("/api/hotels/{their_hotel}"), &my_key).await.expect(404);
-    s.put(&format!("/api/hotels/{their_hotel}"), &mine.auth(), json!({"name": "mine now"}))
-        .await
-        .expect(404);
-    s.put(&format!("/api/apiKeys/{their_key_id}"), &mine.auth(), json!({"name": "x"}))
-        .await
-        .expect(404);
+    s.put(&format!("/api/hotels/{their_hotel}"), &mine.auth(), json!({"name": "mine now"})).await.expect(404);
+    s.put(&format!("/api/apiKeys/{their_key_id}"), &mine.auth(), json!({"name": "x"})).await.expect(404);
     s.delete(&format!("/api/apiKeys/{their_key_id}"), &mine.auth()).await.expect(404);
     let listed = s.get("/api/hotels", &mine.auth()).await.expect(200);
     assert_eq!(listed.body, json!([]));
     // A key cannot be pinned to another organization's hotel.
-    s.post("/api/apiKeys", &mine.auth(), json!({"name": "x", "hotelId": their_hotel}))
-        .await
-        .expect(404);
+    s.post("/api/apiKeys", &mine.auth(), json!({"name": "x", "hotelId": their_hotel})).await.expect(404);
     let theirs_still = s.get(&format!("/api/hotels/{their_hotel}"), &theirs.auth()).await.expect(200);
     assert_eq!(theirs_still.body["name"], json!("Theirs"));
 }
@@ -191,14 +172,9 @@ async fn new_keys_start_read_only(s: TestServer) {
     let org = s.org("Acme").await;
     for body in [json!({"name": "k"}), json!({"name": "k", "scopes": []})] {
         let created = s.post("/api/apiKeys", &org.auth(), body).await.expect(200);
-        assert_eq!(
-            created.body["scopes"],
-            json!(["reservations:read", "guests:read", "rates:read", "rooms:read"])
-        );
+        assert_eq!(created.body["scopes"], json!(["reservations:read", "guests:read", "rates:read", "rooms:read"]));
     }
-    s.post("/api/apiKeys", &org.auth(), json!({"name": "k", "scopes": ["rooms:admin"]}))
-        .await
-        .expect(400);
+    s.post("/api/apiKeys", &org.auth(), json!({"name": "k", "scopes": ["rooms:admin"]})).await.expect(400);
 }
 
 async fn login_checks_passwords(s: TestServer) {
@@ -237,12 +213,8 @@ async fn hotels_validate_and_write_nothing_on_error(s: TestServer) {
         )
         .await
         .expect(400);
-    let fields: Vec<&str> = answer.body["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["field"].as_str().unwrap())
-        .collect();
+    let fields: Vec<&str> =
+        answer.body["errors"].as_array().unwrap().iter().map(|e| e["field"].as_str().unwrap()).collect();
     assert_eq!(fields, vec!["name", "timezone", "currency", "checkInTime", "country"]);
     assert_eq!(s.count("hotels").await, 0);
 
@@ -254,9 +226,7 @@ async fn hotels_validate_and_write_nothing_on_error(s: TestServer) {
     assert_eq!(created.body["checkOutTime"], json!("11:00"));
     assert_eq!(created.body["publicBooking"], json!(true));
     let id = created.body["id"].as_str().unwrap();
-    s.put(&format!("/api/hotels/{id}"), &org.auth(), json!({"timezone": "Nowhere/Land"}))
-        .await
-        .expect(400);
+    s.put(&format!("/api/hotels/{id}"), &org.auth(), json!({"timezone": "Nowhere/Land"})).await.expect(400);
     let after = s.get(&format!("/api/hotels/{id}"), &org.auth()).await.expect(200);
     assert_eq!(after.body, created.body, "a refused update changes nothing");
 }
@@ -273,7 +243,11 @@ async fn hotel_updates_are_partial(s: TestServer) {
         .expect(200);
     let id = created.body["id"].as_str().unwrap();
     let updated = s
-        .put(&format!("/api/hotels/{id}"), &org.auth(), json!({"name": "Sea View", "city": null, "publicBooking": false}))
+        .put(
+            &format!("/api/hotels/{id}"),
+            &org.auth(),
+            json!({"name": "Sea View", "city": null, "publicBooking": false}),
+        )
         .await
         .expect(200);
     assert_eq!(updated.body["name"], json!("Sea View"));
@@ -296,14 +270,10 @@ async fn malformed_requests_answer_problem_json(s: TestServer) {
         .expect(400);
     assert!(answer.body["detail"].as_str().unwrap().contains("nmae"));
     // Wrong JSON types.
-    s.post("/api/hotels", &org.auth(), json!({"name": 5, "timezone": "UTC", "currency": "EUR"}))
-        .await
-        .expect(400);
+    s.post("/api/hotels", &org.auth(), json!({"name": 5, "timezone": "UTC", "currency": "EUR"})).await.expect(400);
     // A JSON array where an object belongs (serde alone would read it by position).
     let id = s.hotel(&org, "Sea").await;
-    s.put(&format!("/api/hotels/{id}"), &org.auth(), json!([null, "Renamed"]))
-        .await
-        .expect(400);
+    s.put(&format!("/api/hotels/{id}"), &org.auth(), json!([null, "Renamed"])).await.expect(400);
     // Not JSON at all, and no JSON content type.
     let raw = |body: &'static str, content_type: &'static str| {
         s.client

@@ -64,16 +64,8 @@ async fn admin_commands_print_one_json_object_each() {
     assert_eq!(op["organizationId"], org["id"]);
     let token = run_json(frontdesk(url).args(["admin", "create-token", "--email", "ana@example.com"]));
     assert!(token["token"].as_str().unwrap().starts_with("fdt_"));
-    let key = run_json(frontdesk(url).args([
-        "admin",
-        "create-api-key",
-        "--org",
-        org_id,
-        "--name",
-        "ci",
-        "--scope",
-        "all",
-    ]));
+    let key =
+        run_json(frontdesk(url).args(["admin", "create-api-key", "--org", org_id, "--name", "ci", "--scope", "all"]));
     assert!(key["secret"].as_str().unwrap().starts_with("fdk_"));
     assert_eq!(key["scopes"].as_array().unwrap().len(), 8);
     let orgs = run_json(frontdesk(url).args(["admin", "list-orgs"]));
@@ -111,10 +103,7 @@ async fn serve_demo_twice_and_shut_down_gracefully_on_sigterm() {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         assert!(ready, "the service came up");
-        let status = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .unwrap();
+        let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
         assert!(status.success());
         let mut exited = None;
         for _ in 0..100 {

@@ -39,12 +39,7 @@ impl Scope {
     ];
 
     /// What a new key gets when it is created without scopes: read-only access to everything.
-    pub const DEFAULT: [Scope; 4] = [
-        Scope::ReservationsRead,
-        Scope::GuestsRead,
-        Scope::RatesRead,
-        Scope::RoomsRead,
-    ];
+    pub const DEFAULT: [Scope; 4] = [Scope::ReservationsRead, Scope::GuestsRead, Scope::RatesRead, Scope::RoomsRead];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -104,10 +99,9 @@ impl Actor {
         match &self.credential {
             Credential::Operator { .. } => Ok(()),
             Credential::ApiKey { scopes, .. } if scopes.contains(&scope) => Ok(()),
-            Credential::ApiKey { .. } => Err(Error::Forbidden(format!(
-                "this API key lacks the scope {}",
-                scope.as_str()
-            ))),
+            Credential::ApiKey { .. } => {
+                Err(Error::Forbidden(format!("this API key lacks the scope {}", scope.as_str())))
+            }
         }
     }
 
@@ -127,9 +121,9 @@ impl Actor {
     /// hotel (403). An unpinned caller gets what it asked for.
     pub fn resolve_hotel(&self, requested: Option<&str>) -> Result<Option<String>> {
         match (&self.hotel_pin, requested) {
-            (Some(pin), Some(asked)) if pin != asked => Err(Error::Forbidden(
-                "this API key is pinned to another hotel".into(),
-            )),
+            (Some(pin), Some(asked)) if pin != asked => {
+                Err(Error::Forbidden("this API key is pinned to another hotel".into()))
+            }
             (Some(pin), _) => Ok(Some(pin.clone())),
             (None, asked) => Ok(asked.map(str::to_owned)),
         }
@@ -137,9 +131,8 @@ impl Actor {
 
     /// Like [`Actor::resolve_hotel`], for endpoints where the hotel is required.
     pub fn require_hotel(&self, requested: Option<&str>) -> Result<String> {
-        self.resolve_hotel(requested)?.ok_or_else(|| {
-            Error::Validation(vec![super::FieldError::field("hotelId", "hotelId is required")])
-        })
+        self.resolve_hotel(requested)?
+            .ok_or_else(|| Error::Validation(vec![super::FieldError::field("hotelId", "hotelId is required")]))
     }
 
     /// Whether a record of `hotel_id` is visible to this caller (records outside a pin answer 404).

@@ -75,10 +75,7 @@ pub async fn create_for_organization(db: &Db, organization_id: &str, input: ApiK
     checks.finish()?;
     let mut tx = db.begin_write().await?;
     if let Some(hotel_id) = &input.hotel_id {
-        if store::hotels::get(tx.conn(), organization_id, hotel_id)
-            .await?
-            .is_none()
-        {
+        if store::hotels::get(tx.conn(), organization_id, hotel_id).await?.is_none() {
             return Err(Error::NotFound("hotel"));
         }
     }
@@ -109,9 +106,8 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ApiKeyPatch) -> Res
     }
     checks.finish()?;
     let mut tx = db.begin_write().await?;
-    let mut key = store::api_keys::get(tx.conn(), &actor.organization_id, id)
-        .await?
-        .ok_or(Error::NotFound("API key"))?;
+    let mut key =
+        store::api_keys::get(tx.conn(), &actor.organization_id, id).await?.ok_or(Error::NotFound("API key"))?;
     if let Some(name) = patch.name {
         key.name = name.trim().to_string();
     }
@@ -127,9 +123,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ApiKeyPatch) -> Res
 pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<ApiKey> {
     actor.require_operator()?;
     let mut tx = db.begin_write().await?;
-    let key = store::api_keys::get(tx.conn(), &actor.organization_id, id)
-        .await?
-        .ok_or(Error::NotFound("API key"))?;
+    let key = store::api_keys::get(tx.conn(), &actor.organization_id, id).await?.ok_or(Error::NotFound("API key"))?;
     store::api_keys::delete(tx.conn(), &actor.organization_id, id).await?;
     tx.commit().await?;
     Ok(key)

@@ -1,9 +1,9 @@
 //! The code lists that some fields take (IANA time zones, ISO 4217 currencies), described in the OpenAPI document
 //! as enumerations so that integrators and their tooling know every accepted value.
 
+use iso_currency::IntoEnumIterator;
 use utoipa::openapi::schema::{ObjectBuilder, Schema, SchemaType, Type};
 use utoipa::openapi::RefOr;
-use iso_currency::IntoEnumIterator;
 use utoipa::{PartialSchema, ToSchema};
 
 /// An IANA time zone name, e.g. `Europe/Lisbon`.
@@ -29,9 +29,7 @@ pub struct CurrencyCode;
 
 impl PartialSchema for CurrencyCode {
     fn schema() -> RefOr<Schema> {
-        let mut codes: Vec<String> = iso_currency::Currency::iter()
-            .map(|c| c.code().to_string())
-            .collect();
+        let mut codes: Vec<String> = iso_currency::Currency::iter().map(|c| c.code().to_string()).collect();
         codes.sort();
         codes.dedup();
         ObjectBuilder::new()

@@ -165,27 +165,20 @@ pub async fn create_for_organization(db: &Db, organization_id: &str, input: Hote
 
 pub async fn list(db: &Db, actor: &Actor) -> Result<Vec<Hotel>> {
     let hotels = store::hotels::list(&mut *db.read().await?, &actor.organization_id).await?;
-    Ok(hotels
-        .into_iter()
-        .filter(|h| actor.sees_hotel(Some(&h.id)))
-        .collect())
+    Ok(hotels.into_iter().filter(|h| actor.sees_hotel(Some(&h.id))).collect())
 }
 
 pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<Hotel> {
     if !actor.sees_hotel(Some(id)) {
         return Err(Error::NotFound("hotel"));
     }
-    store::hotels::get(&mut *db.read().await?, &actor.organization_id, id)
-        .await?
-        .ok_or(Error::NotFound("hotel"))
+    store::hotels::get(&mut *db.read().await?, &actor.organization_id, id).await?.ok_or(Error::NotFound("hotel"))
 }
 
 pub async fn update(db: &Db, actor: &Actor, id: &str, patch: HotelPatch) -> Result<Hotel> {
     actor.require_operator()?;
     let mut tx = db.begin_write().await?;
-    let mut h = store::hotels::get(tx.conn(), &actor.organization_id, id)
-        .await?
-        .ok_or(Error::NotFound("hotel"))?;
+    let mut h = store::hotels::get(tx.conn(), &actor.organization_id, id).await?.ok_or(Error::NotFound("hotel"))?;
     macro_rules! apply {
         ($($field:ident => $target:expr),* $(,)?) => {
             $(if let Some(v) = patch.$field { $target = v; })*

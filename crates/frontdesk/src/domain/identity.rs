@@ -56,11 +56,7 @@ pub async fn create_organization(db: &Db, name: &str) -> Result<Organization> {
     let mut checks = Checks::new();
     checks.text("name", name, 200);
     checks.finish()?;
-    let org = Organization {
-        id: new_id(),
-        name: name.trim().to_string(),
-        created_at: now(),
-    };
+    let org = Organization { id: new_id(), name: name.trim().to_string(), created_at: now() };
     let mut tx = db.begin_write().await?;
     rows::insert_organization(tx.conn(), &org).await?;
     tx.commit().await?;
@@ -87,9 +83,8 @@ pub async fn create_operator(db: &Db, input: OperatorIn<'_>) -> Result<Operator>
     }
     checks.finish()?;
     let password = input.password.to_string();
-    let password_hash = tokio::task::spawn_blocking(move || secrets::hash_password(&password))
-        .await
-        .map_err(anyhow::Error::from)??;
+    let password_hash =
+        tokio::task::spawn_blocking(move || secrets::hash_password(&password)).await.map_err(anyhow::Error::from)??;
     let op = Operator {
         id: new_id(),
         organization_id: input.organization_id.to_string(),
@@ -130,11 +125,7 @@ pub async fn issue_token(db: &Db, operator: Operator, ttl: TimeDelta) -> Result<
     )
     .await?;
     tx.commit().await?;
-    Ok(SessionOut {
-        token,
-        expires_at,
-        operator,
-    })
+    Ok(SessionOut { token, expires_at, operator })
 }
 
 pub async fn find_operator_by_email(db: &Db, email: &str) -> Result<Operator> {
@@ -177,16 +168,10 @@ pub async fn me(db: &Db, actor: &Actor) -> Result<MeOut> {
         return Err(Error::Forbidden("this endpoint requires an operator access token".into()));
     };
     let mut conn = db.read().await?;
-    let operator = rows::get_operator(&mut conn, operator_id)
-        .await?
-        .ok_or(Error::NotFound("operator"))?;
-    let organization = rows::get_organization(&mut conn, &operator.organization_id)
-        .await?
-        .ok_or(Error::NotFound("organization"))?;
-    Ok(MeOut {
-        operator,
-        organization,
-    })
+    let operator = rows::get_operator(&mut conn, operator_id).await?.ok_or(Error::NotFound("operator"))?;
+    let organization =
+        rows::get_organization(&mut conn, &operator.organization_id).await?.ok_or(Error::NotFound("organization"))?;
+    Ok(MeOut { operator, organization })
 }
 
 fn invalid_credentials() -> Error {
@@ -199,9 +184,7 @@ pub async fn authenticate_token(db: &Db, token: &str) -> Result<Actor> {
         return Err(invalid_credentials());
     }
     let digest = secrets::digest(token);
-    let stored = rows::find_access_token(&mut *db.read().await?, &digest)
-        .await?
-        .ok_or_else(invalid_credentials)?;
+    let stored = rows::find_access_token(&mut *db.read().await?, &digest).await?.ok_or_else(invalid_credentials)?;
     if !secrets::digests_match(&stored.token_hash, &digest) || stored.revoked {
         return Err(invalid_credentials());
     }
@@ -211,10 +194,7 @@ pub async fn authenticate_token(db: &Db, token: &str) -> Result<Actor> {
     Ok(Actor {
         organization_id: stored.organization_id,
         hotel_pin: None,
-        credential: Credential::Operator {
-            operator_id: stored.operator_id,
-            token_id: stored.id,
-        },
+        credential: Credential::Operator { operator_id: stored.operator_id, token_id: stored.id },
     })
 }
 
@@ -227,17 +207,13 @@ pub async fn authenticate_api_key(db: &Db, secret: &str) -> Result<Actor> {
         return Err(invalid_credentials());
     }
     let digest = secrets::digest(secret);
-    let key = store::api_keys::find_by_digest(&mut *db.read().await?, &digest)
-        .await?
-        .ok_or_else(invalid_credentials)?;
+    let key =
+        store::api_keys::find_by_digest(&mut *db.read().await?, &digest).await?.ok_or_else(invalid_credentials)?;
     if !secrets::digests_match(&key.secret_hash, &digest) {
         return Err(invalid_credentials());
     }
     let now = now();
-    if key
-        .last_used_at
-        .is_none_or(|t| now - t >= LAST_USED_GRANULARITY)
-    {
+    if key.last_used_at.is_none_or(|t| now - t >= LAST_USED_GRANULARITY) {
         let db = db.clone();
         let id = key.id.clone();
         tokio::spawn(async move {
@@ -249,10 +225,7 @@ pub async fn authenticate_api_key(db: &Db, secret: &str) -> Result<Actor> {
     Ok(Actor {
         organization_id: key.organization_id,
         hotel_pin: key.hotel_id,
-        credential: Credential::ApiKey {
-            key_id: key.id,
-            scopes: scopes_from_text(&key.scopes),
-        },
+        credential: Credential::ApiKey { key_id: key.id, scopes: scopes_from_text(&key.scopes) },
     })
 }
 

@@ -32,11 +32,7 @@ pub struct FieldError {
 
 impl FieldError {
     pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
-        FieldError {
-            field: Some(field.into()),
-            index: None,
-            message: message.into(),
-        }
+        FieldError { field: Some(field.into()), index: None, message: message.into() }
     }
 }
 

@@ -18,10 +18,7 @@ pub const ACCESS_TOKEN_PREFIX: &str = "fdt_";
 pub fn generate(prefix: &str) -> String {
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
-    format!(
-        "{prefix}{}",
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-    )
+    format!("{prefix}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
 }
 
 /// The stored digest of a secret (lowercase hex SHA-256).
@@ -45,11 +42,7 @@ pub fn hash_password(password: &str) -> anyhow::Result<String> {
 /// Checks a password against its argon2id hash (the comparison inside is constant-time).
 pub fn verify_password(password: &str, hash: &str) -> bool {
     PasswordHash::new(hash)
-        .map(|parsed| {
-            Argon2::default()
-                .verify_password(password.as_bytes(), &parsed)
-                .is_ok()
-        })
+        .map(|parsed| Argon2::default().verify_password(password.as_bytes(), &parsed).is_ok())
         .unwrap_or(false)
 }
 

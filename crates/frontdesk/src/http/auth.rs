@@ -24,9 +24,8 @@ impl FromRequestParts<AppState> for Principal {
         if let Some(actor) = parts.extensions.get::<Actor>() {
             return Ok(Principal(actor.clone()));
         }
-        let actor = authenticate(parts, state)
-            .await?
-            .ok_or_else(|| Error::Unauthorized("credentials are required".into()))?;
+        let actor =
+            authenticate(parts, state).await?.ok_or_else(|| Error::Unauthorized("credentials are required".into()))?;
         parts.extensions.insert(actor.clone());
         Ok(Principal(actor))
     }
@@ -57,13 +56,9 @@ async fn authenticate(parts: &Parts, state: &AppState) -> Result<Option<Actor>, 
                 "Basic credentials must be the base64 of the API key secret alone (no username, no colon)".into(),
             )
         })?;
-        identity::authenticate_api_key(&state.db, &secret)
-            .await
-            .map(Some)
+        identity::authenticate_api_key(&state.db, &secret).await.map(Some)
     } else if scheme.eq_ignore_ascii_case("token") {
-        identity::authenticate_token(&state.db, credential)
-            .await
-            .map(Some)
+        identity::authenticate_token(&state.db, credential).await.map(Some)
     } else {
         Err(Error::Unauthorized(
             "unsupported authorization scheme: use Basic (API key) or Token (operator access token)".into(),
@@ -74,9 +69,7 @@ async fn authenticate(parts: &Parts, state: &AppState) -> Result<Option<Actor>, 
 /// The API key secret inside Basic credentials, if they are well-formed: strict base64 of non-empty UTF-8 with
 /// no colon.
 fn decode_basic(credential: &str) -> Option<String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(credential)
-        .ok()?;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(credential).ok()?;
     let secret = String::from_utf8(bytes).ok()?;
     (!secret.is_empty() && !secret.contains(':') && !secret.chars().any(char::is_whitespace)).then_some(secret)
 }

@@ -1,10 +1,10 @@
 //! Request extractors whose rejections are problem documents: malformed JSON, unknown fields, wrong types,
 //! missing content type, oversized bodies and bad query or path parameters all answer RFC 9457.
 
+use axum::body::Bytes;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::body::Bytes;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
@@ -26,20 +26,15 @@ where
         if !is_json(&req) {
             return Err(json_problem(JsonRejection::MissingJsonContentType(Default::default())));
         }
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            Problem::new(e.status(), Some("the request body could not be read (too large?)".into()))
-        })?;
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|e| Problem::new(e.status(), Some("the request body could not be read (too large?)".into())))?;
         // Serde would also read a struct from a JSON array (by position); every body of this API is an object.
         let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
         if first.is_some_and(|b| *b != b'{') {
-            return Err(Problem::new(
-                StatusCode::BAD_REQUEST,
-                Some("the body must be a JSON object".into()),
-            ));
+            return Err(Problem::new(StatusCode::BAD_REQUEST, Some("the body must be a JSON object".into())));
         }
-        axum::Json::<T>::from_bytes(&bytes)
-            .map(|axum::Json(value)| Json(value))
-            .map_err(json_problem)
+        axum::Json::<T>::from_bytes(&bytes).map(|axum::Json(value)| Json(value)).map_err(json_problem)
     }
 }
 
@@ -56,10 +51,9 @@ fn is_json(req: &Request) -> bool {
 fn json_problem(rejection: JsonRejection) -> Problem {
     match rejection {
         JsonRejection::JsonDataError(e) => Problem::new(StatusCode::BAD_REQUEST, Some(source_text(&e))),
-        JsonRejection::JsonSyntaxError(e) => Problem::new(
-            StatusCode::BAD_REQUEST,
-            Some(format!("the body is not valid JSON: {}", source_text(&e))),
-        ),
+        JsonRejection::JsonSyntaxError(e) => {
+            Problem::new(StatusCode::BAD_REQUEST, Some(format!("the body is not valid JSON: {}", source_text(&e))))
+        }
         JsonRejection::MissingJsonContentType(_) => Problem::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Some("the body must be JSON with Content-Type: application/json".into()),
@@ -97,15 +91,14 @@ where
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        axum::extract::Query::<T>::from_request_parts(parts, state)
-            .await
-            .map(|q| Query(q.0))
-            .map_err(|rejection: QueryRejection| {
+        axum::extract::Query::<T>::from_request_parts(parts, state).await.map(|q| Query(q.0)).map_err(
+            |rejection: QueryRejection| {
                 Problem::new(
                     StatusCode::BAD_REQUEST,
                     Some(format!("invalid query parameters: {}", source_text(&rejection))),
                 )
-            })
+            },
+        )
     }
 }
 
@@ -120,14 +113,13 @@ where
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        axum::extract::Path::<T>::from_request_parts(parts, state)
-            .await
-            .map(|p| Path(p.0))
-            .map_err(|rejection: PathRejection| {
+        axum::extract::Path::<T>::from_request_parts(parts, state).await.map(|p| Path(p.0)).map_err(
+            |rejection: PathRejection| {
                 Problem::new(
                     StatusCode::BAD_REQUEST,
                     Some(format!("invalid path parameter: {}", source_text(&rejection))),
                 )
-            })
+            },
+        )
     }
 }

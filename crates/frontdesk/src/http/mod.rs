@@ -91,16 +91,10 @@ pub fn with_middleware(router: Router, config: &Config) -> Router {
         .layer(CatchPanicLayer::custom(problem::panic_response))
         .layer(map_response(problem::ensure_problem))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-        .layer(
-            TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
-                let request_id = req
-                    .headers()
-                    .get(REQUEST_ID)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or_default();
-                tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id)
-            }),
-        )
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
+            let request_id = req.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or_default();
+            tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id)
+        }))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
 }
 
@@ -110,9 +104,7 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await
 }
 
 /// Completes on SIGINT or SIGTERM.

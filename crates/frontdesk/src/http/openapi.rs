@@ -72,25 +72,14 @@ struct StandardResponses;
 fn problem(description: &str) -> utoipa::openapi::Response {
     ResponseBuilder::new()
         .description(description)
-        .content(
-            PROBLEM_JSON,
-            ContentBuilder::new()
-                .schema(Some(Ref::from_schema_name("Problem")))
-                .build(),
-        )
+        .content(PROBLEM_JSON, ContentBuilder::new().schema(Some(Ref::from_schema_name("Problem"))).build())
         .build()
 }
 
 impl Modify for StandardResponses {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         for item in openapi.paths.paths.values_mut() {
-            let operations = [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.patch,
-            ];
+            let operations = [&mut item.get, &mut item.put, &mut item.post, &mut item.delete, &mut item.patch];
             for op in operations.into_iter().flatten() {
                 add_standard_responses(op);
             }
@@ -103,16 +92,10 @@ fn add_standard_responses(op: &mut Operation) {
     let secured = op.security.is_some();
     let responses = &mut op.responses.responses;
     if has_input {
-        responses
-            .entry("400".into())
-            .or_insert_with(|| problem("The request is malformed or invalid").into());
+        responses.entry("400".into()).or_insert_with(|| problem("The request is malformed or invalid").into());
     }
     if secured {
-        responses
-            .entry("401".into())
-            .or_insert_with(|| problem("Missing or invalid credentials").into());
+        responses.entry("401".into()).or_insert_with(|| problem("Missing or invalid credentials").into());
     }
-    responses
-        .entry("default".into())
-        .or_insert_with(|| problem("Any other error, as a problem document").into());
+    responses.entry("default".into()).or_insert_with(|| problem("Any other error, as a problem document").into());
 }

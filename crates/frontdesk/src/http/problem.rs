@@ -62,9 +62,7 @@ impl IntoResponse for Problem {
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let body = serde_json::to_vec(&self).unwrap_or_default();
         let mut response = (status, body).into_response();
-        response
-            .headers_mut()
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
         if status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
@@ -92,10 +90,7 @@ impl IntoResponse for Error {
             }
             Error::Internal(err) => {
                 tracing::error!(error = format!("{err:#}"), "internal error");
-                (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "the service could not complete the request".to_string(),
-                )
+                (StatusCode::INTERNAL_SERVER_ERROR, "the service could not complete the request".to_string())
             }
         };
         Problem::new(status, Some(detail)).into_response()
@@ -120,10 +115,8 @@ pub async fn ensure_problem(response: Response) -> Response {
     if !(status.is_client_error() || status.is_server_error()) {
         return response;
     }
-    let is_problem = response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(PROBLEM_JSON.as_bytes()));
+    let is_problem =
+        response.headers().get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(PROBLEM_JSON.as_bytes()));
     if is_problem {
         return response;
     }
@@ -147,9 +140,6 @@ pub async fn ensure_problem(response: Response) -> Response {
 /// The answer to a panic in a handler: a 500 problem, while the service keeps serving.
 pub fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
     tracing::error!("a request handler panicked");
-    Problem::new(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        Some("the service could not complete the request".to_string()),
-    )
-    .into_response()
+    Problem::new(StatusCode::INTERNAL_SERVER_ERROR, Some("the service could not complete the request".to_string()))
+        .into_response()
 }

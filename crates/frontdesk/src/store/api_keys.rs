@@ -44,28 +44,24 @@ pub async fn insert(
 }
 
 pub async fn list(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<Vec<ApiKey>> {
-    sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY id"
-    ))
-    .bind(organization_id)
-    .fetch_all(conn)
-    .await?
-    .iter()
-    .map(api_key)
-    .collect()
+    sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY id"))
+        .bind(organization_id)
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(api_key)
+        .collect()
 }
 
 pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<Option<ApiKey>> {
-    sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM api_keys WHERE organization_id = $1 AND id = $2"
-    ))
-    .bind(organization_id)
-    .bind(id)
-    .fetch_optional(conn)
-    .await?
-    .as_ref()
-    .map(api_key)
-    .transpose()
+    sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys WHERE organization_id = $1 AND id = $2"))
+        .bind(organization_id)
+        .bind(id)
+        .fetch_optional(conn)
+        .await?
+        .as_ref()
+        .map(api_key)
+        .transpose()
 }
 
 pub async fn update(conn: &mut AnyConnection, organization_id: &str, key: &ApiKey) -> StoreResult<()> {
@@ -126,13 +122,11 @@ pub async fn touch(
     at: DateTime<Utc>,
     unless_since: DateTime<Utc>,
 ) -> StoreResult<()> {
-    sqlx::query(
-        "UPDATE api_keys SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)",
-    )
-    .bind(format_ts(at))
-    .bind(id)
-    .bind(format_ts(unless_since))
-    .execute(conn)
-    .await?;
+    sqlx::query("UPDATE api_keys SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)")
+        .bind(format_ts(at))
+        .bind(id)
+        .bind(format_ts(unless_since))
+        .execute(conn)
+        .await?;
     Ok(())
 }

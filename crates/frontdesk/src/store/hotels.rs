@@ -83,26 +83,22 @@ pub async fn update(conn: &mut AnyConnection, organization_id: &str, h: &Hotel) 
 }
 
 pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<Option<Hotel>> {
-    sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM hotels WHERE organization_id = $1 AND id = $2"
-    ))
-    .bind(organization_id)
-    .bind(id)
-    .fetch_optional(conn)
-    .await?
-    .as_ref()
-    .map(hotel)
-    .transpose()
+    sqlx::query(&format!("SELECT {COLUMNS} FROM hotels WHERE organization_id = $1 AND id = $2"))
+        .bind(organization_id)
+        .bind(id)
+        .fetch_optional(conn)
+        .await?
+        .as_ref()
+        .map(hotel)
+        .transpose()
 }
 
 pub async fn list(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<Vec<Hotel>> {
-    sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM hotels WHERE organization_id = $1 ORDER BY id"
-    ))
-    .bind(organization_id)
-    .fetch_all(conn)
-    .await?
-    .iter()
-    .map(hotel)
-    .collect()
+    sqlx::query(&format!("SELECT {COLUMNS} FROM hotels WHERE organization_id = $1 ORDER BY id"))
+        .bind(organization_id)
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(hotel)
+        .collect()
 }

@@ -8,11 +8,7 @@ use super::{format_ts, RowExt, StoreResult};
 use crate::domain::identity::{Operator, Organization};
 
 fn organization(row: &AnyRow) -> StoreResult<Organization> {
-    Ok(Organization {
-        id: row.try_get("id")?,
-        name: row.try_get("name")?,
-        created_at: row.get_ts("created_at")?,
-    })
+    Ok(Organization { id: row.try_get("id")?, name: row.try_get("name")?, created_at: row.get_ts("created_at")? })
 }
 
 pub async fn insert_organization(conn: &mut AnyConnection, org: &Organization) -> StoreResult<()> {
@@ -74,18 +70,13 @@ pub async fn insert_operator(conn: &mut AnyConnection, op: &Operator, password_h
 }
 
 /// The operator with this e-mail (case-insensitive) and the stored password hash.
-pub async fn find_operator_by_email(
-    conn: &mut AnyConnection,
-    email: &str,
-) -> StoreResult<Option<(Operator, String)>> {
-    let row = sqlx::query(&format!(
-        "SELECT {OPERATOR_COLUMNS}, password_hash FROM operators WHERE email_normalized = $1"
-    ))
-    .bind(email.to_lowercase())
-    .fetch_optional(conn)
-    .await?;
-    row.map(|row| Ok((operator(&row)?, row.try_get("password_hash")?)))
-        .transpose()
+pub async fn find_operator_by_email(conn: &mut AnyConnection, email: &str) -> StoreResult<Option<(Operator, String)>> {
+    let row =
+        sqlx::query(&format!("SELECT {OPERATOR_COLUMNS}, password_hash FROM operators WHERE email_normalized = $1"))
+            .bind(email.to_lowercase())
+            .fetch_optional(conn)
+            .await?;
+    row.map(|row| Ok((operator(&row)?, row.try_get("password_hash")?))).transpose()
 }
 
 pub async fn get_operator(conn: &mut AnyConnection, id: &str) -> StoreResult<Option<Operator>> {

@@ -42,8 +42,7 @@ macro_rules! on_both_engines {
 }
 
 pub fn postgres_url() -> String {
-    std::env::var("FRONTDESK_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+    std::env::var("FRONTDESK_TEST_POSTGRES_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
 }
 
 /// A throwaway database: a SQLite file or a PostgreSQL schema, removed on drop.
@@ -103,9 +102,7 @@ impl Drop for TestDatabase {
                     rt.block_on(async {
                         use sqlx::Connection;
                         let mut conn = sqlx::PgConnection::connect(&admin_url).await?;
-                        sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-                            .execute(&mut conn)
-                            .await?;
+                        sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).execute(&mut conn).await?;
                         conn.close().await
                     })
                     .map_err(anyhow::Error::from)
@@ -201,18 +198,12 @@ impl TestServer {
 
     pub async fn start_with(engine: Engine, configure: impl FnOnce(&mut Config)) -> anyhow::Result<TestServer> {
         let database = TestDatabase::create(engine).await?;
-        let mut config = Config {
-            database_url: database.url.clone(),
-            database_max_connections: 8,
-            ..Config::default()
-        };
+        let mut config =
+            Config { database_url: database.url.clone(), database_max_connections: 8, ..Config::default() };
         configure(&mut config);
         let db = Db::connect(&config.database_url, config.database_max_connections).await?;
         db.migrate().await?;
-        let state = AppState {
-            db: db.clone(),
-            config: Arc::new(config),
-        };
+        let state = AppState { db: db.clone(), config: Arc::new(config) };
         Self::serve_router(http::app(state), db, engine, database).await
     }
 
@@ -298,24 +289,14 @@ impl TestServer {
         )
         .await
         .expect("operator");
-        let session = identity::issue_token(&self.db, operator, TimeDelta::days(1))
-            .await
-            .expect("token");
-        Org {
-            id: org.id,
-            token: session.token,
-            operator_email: email,
-        }
+        let session = identity::issue_token(&self.db, operator, TimeDelta::days(1)).await.expect("token");
+        Org { id: org.id, token: session.token, operator_email: email }
     }
 
     /// A hotel of `org`, created through the API.
     pub async fn hotel(&self, org: &Org, name: &str) -> String {
         let answer = self
-            .post(
-                "/api/hotels",
-                &org.auth(),
-                json!({"name": name, "timezone": "Europe/Lisbon", "currency": "EUR"}),
-            )
+            .post("/api/hotels", &org.auth(), json!({"name": name, "timezone": "Europe/Lisbon", "currency": "EUR"}))
             .await
             .expect(200);
         answer.body["id"].as_str().expect("hotel id").to_string()
@@ -361,11 +342,7 @@ impl TestServer {
         api_keys::create_for_organization(
             &self.db,
             org_id,
-            api_keys::ApiKeyIn {
-                name: "direct".into(),
-                scopes,
-                hotel_id: None,
-            },
+            api_keys::ApiKeyIn { name: "direct".into(), scopes, hotel_id: None },
         )
         .await
         .expect("key")

@@ -11,9 +11,7 @@ use crate::http::problem::Problem;
 use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_api_keys, create_api_key))
-        .routes(routes!(update_api_key, delete_api_key))
+    OpenApiRouter::new().routes(routes!(list_api_keys, create_api_key)).routes(routes!(update_api_key, delete_api_key))
 }
 
 /// The organization's API keys (never their secrets).

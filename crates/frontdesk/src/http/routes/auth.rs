@@ -13,10 +13,7 @@ use crate::http::problem::Problem;
 use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(login))
-        .routes(routes!(logout))
-        .routes(routes!(me))
+    OpenApiRouter::new().routes(routes!(login)).routes(routes!(logout)).routes(routes!(me))
 }
 
 /// Signs an operator in and issues an access token.

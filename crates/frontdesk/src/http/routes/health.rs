@@ -40,10 +40,7 @@ async fn readyz(State(state): State<AppState>) -> Result<axum::Json<HealthOut>, 
         Ok(()) => Ok(axum::Json(HealthOut { status: "ok" })),
         Err(err) => {
             tracing::warn!(error = %err, "readiness check failed");
-            Err(Problem::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                Some("the database does not answer".into()),
-            ))
+            Err(Problem::new(StatusCode::SERVICE_UNAVAILABLE, Some("the database does not answer".into())))
         }
     }
 }

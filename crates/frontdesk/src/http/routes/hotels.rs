@@ -11,9 +11,7 @@ use crate::http::problem::Problem;
 use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(list_hotels, create_hotel))
-        .routes(routes!(get_hotel, update_hotel))
+    OpenApiRouter::new().routes(routes!(list_hotels, create_hotel)).routes(routes!(get_hotel, update_hotel))
 }
 
 /// The organization's hotels (a pinned key sees its own only).
