@@ -27,7 +27,7 @@ secret=$(grep -o 'fdk_[A-Za-z0-9_-]*' "$work/demo.out" | head -n 1)
 basic=$(printf '%s' "$secret" | base64 -w0)
 
 run() {
-  "$venv/bin/schemathesis" run "http://127.0.0.1:$port/api/openapi.json" \
+  "$venv/bin/schemathesis" --config-file schemathesis.toml run "http://127.0.0.1:$port/api/openapi.json" \
     --checks all \
     --max-examples "${SCHEMATHESIS_MAX_EXAMPLES:-50}" \
     --workers 2 \

@@ -1,8 +1,12 @@
 //! Demo data for `frontdesk serve --demo`: seeded once into an empty database, never duplicated.
 
 use crate::domain::api_keys::{self, ApiKeyIn};
+use crate::domain::daily_rates::{self, DailyRateIn, DailyRatesIn};
 use crate::domain::hotels::{self, HotelIn};
-use crate::domain::{identity, Scope};
+use crate::domain::rate_plans::{self, RatePlanIn};
+use crate::domain::room_types::{self, RoomTypeIn};
+use crate::domain::rooms::{self, HousekeepingStatus, RoomIn};
+use crate::domain::{identity, Actor, Scope};
 use crate::store::Db;
 
 pub const DEMO_ORGANIZATION: &str = "Demo Hotels";
@@ -54,6 +58,7 @@ pub async fn seed(db: &Db) -> anyhow::Result<Seeded> {
         },
     )
     .await?;
+    seed_catalogue(db, &Actor::system(&org.id), &hotel.id).await?;
     let key = api_keys::create_for_organization(
         db,
         &org.id,
@@ -61,6 +66,87 @@ pub async fn seed(db: &Db) -> anyhow::Result<Seeded> {
     )
     .await?;
     Ok(Seeded { organization_id: org.id, hotel_id: Some(hotel.id), api_key_secret: Some(key.secret) })
+}
+
+/// Room types with their rooms and nightly prices (minor units), one rate plan each.
+const CATALOGUE: [(&str, &str, i64, &[&str], i64); 3] = [
+    ("Standard Double", "STD", 2, &["101", "102", "103", "104", "105", "106", "107", "108", "109", "110"], 12000),
+    ("Deluxe King", "DLX", 2, &["201", "202", "203", "204", "205"], 16000),
+    ("Family Suite", "FAM", 4, &["301", "302"], 22000),
+];
+
+/// How many nights ahead the demo prices reach.
+const DEMO_NIGHTS: u64 = 90;
+
+async fn seed_catalogue(db: &Db, system: &Actor, hotel_id: &str) -> anyhow::Result<()> {
+    let today = chrono::Utc::now().date_naive();
+    for (name, code, occupancy, room_names, price) in CATALOGUE {
+        let room_type = room_types::create(
+            db,
+            system,
+            RoomTypeIn {
+                hotel_id: Some(hotel_id.to_string()),
+                name: name.to_string(),
+                description: Some(format!("{name}, sleeps {occupancy}")),
+                max_occupancy: occupancy,
+                max_adults: None,
+                max_children: None,
+            },
+        )
+        .await?;
+        for (i, room) in room_names.iter().enumerate() {
+            rooms::create(
+                db,
+                system,
+                RoomIn {
+                    hotel_id: None,
+                    room_type_id: room_type.id.clone(),
+                    name: room.to_string(),
+                    floor: room[..1].parse().ok(),
+                    housekeeping_status: Some(if i % 4 == 3 {
+                        HousekeepingStatus::Dirty
+                    } else {
+                        HousekeepingStatus::Clean
+                    }),
+                },
+            )
+            .await?;
+        }
+        let plan = rate_plans::upsert(
+            db,
+            system,
+            RatePlanIn {
+                id: None,
+                hotel_id: Some(hotel_id.to_string()),
+                room_type_id: Some(Some(room_type.id.clone())),
+                name: format!("Best Available Rate, {name}"),
+                code: Some(Some(format!("BAR-{code}"))),
+                currency: None,
+                active: None,
+            },
+        )
+        .await?;
+        let values = (0..DEMO_NIGHTS)
+            .filter_map(|n| today.checked_add_days(chrono::Days::new(n)))
+            .map(|date| {
+                use chrono::Datelike;
+                let weekend = matches!(date.weekday(), chrono::Weekday::Fri | chrono::Weekday::Sat);
+                DailyRateIn {
+                    rate_plan_id: plan.id.clone(),
+                    date: date.format("%Y-%m-%d").to_string(),
+                    price: if weekend { price * 6 / 5 } else { price },
+                    availability: None,
+                    stop_sell: None,
+                    closed_to_arrival: None,
+                    closed_to_departure: None,
+                    min_stay: None,
+                    max_stay: None,
+                }
+            })
+            .collect();
+        daily_rates::upsert(db, system, DailyRatesIn { values }).await?;
+    }
+    Ok(())
 }
 
 impl Seeded {

@@ -325,6 +325,10 @@ async fn demo_seeding_is_idempotent(s: TestServer) {
     ];
     assert_eq!(counts, again, "a second --demo duplicates nothing");
     assert_eq!(counts, [1, 1, 1, 1]);
+    assert_eq!(s.count("room_types").await, 3);
+    assert_eq!(s.count("rooms").await, 17);
+    assert_eq!(s.count("rate_plans").await, 3);
+    assert_eq!(s.count("daily_rates").await, 3 * 90);
     // The seeded key has every scope and works.
     let secret = first.api_key_secret.unwrap();
     let hotels = s.get("/api/hotels", &Auth::Key(secret)).await.expect(200);

@@ -78,6 +78,8 @@ pub enum Credential {
     Operator { operator_id: String, token_id: String },
     /// An API key with its scopes.
     ApiKey { key_id: String, scopes: Vec<Scope> },
+    /// The service itself, acting for an organization from the command line (admin commands, demo seeding).
+    System,
 }
 
 /// An authenticated caller. Every domain operation takes one and confines itself to `organization_id` (and to
@@ -90,14 +92,20 @@ pub struct Actor {
 }
 
 impl Actor {
+    /// The service acting for an organization, with an operator's rights.
+    pub fn system(organization_id: &str) -> Actor {
+        Actor { organization_id: organization_id.to_string(), hotel_pin: None, credential: Credential::System }
+    }
+
+    /// Operators, and the service itself, may do everything within the organization.
     pub fn is_operator(&self) -> bool {
-        matches!(self.credential, Credential::Operator { .. })
+        matches!(self.credential, Credential::Operator { .. } | Credential::System)
     }
 
     /// 403 unless the caller holds `scope` (operators hold all).
     pub fn require_scope(&self, scope: Scope) -> Result<()> {
         match &self.credential {
-            Credential::Operator { .. } => Ok(()),
+            Credential::Operator { .. } | Credential::System => Ok(()),
             Credential::ApiKey { scopes, .. } if scopes.contains(&scope) => Ok(()),
             Credential::ApiKey { .. } => {
                 Err(Error::Forbidden(format!("this API key lacks the scope {}", scope.as_str())))

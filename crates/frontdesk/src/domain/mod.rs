@@ -7,8 +7,12 @@
 pub mod access;
 pub mod api_keys;
 pub mod codes;
+pub mod daily_rates;
 pub mod hotels;
 pub mod identity;
+pub mod rate_plans;
+pub mod room_types;
+pub mod rooms;
 pub mod secrets;
 pub mod validate;
 
@@ -86,4 +90,22 @@ where
 {
     use serde::Deserialize;
     Ok(Some(Option::<T>::deserialize(deserializer)?))
+}
+
+/// Maps a foreign-key violation on delete to 409 with `message`; any other error stays what it is.
+pub fn in_use(err: sqlx::Error, message: &str) -> Error {
+    if crate::store::is_foreign_key_violation(&err) {
+        Error::Conflict(message.to_string())
+    } else {
+        err.into()
+    }
+}
+
+/// Maps a unique-constraint violation to 409 with `message`; any other error stays what it is.
+pub fn store_conflict(err: sqlx::Error, message: &str) -> Error {
+    if crate::store::is_unique_violation(&err) {
+        Error::Conflict(message.to_string())
+    } else {
+        err.into()
+    }
 }

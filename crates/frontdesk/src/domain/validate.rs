@@ -34,6 +34,13 @@ impl Checks {
         }
     }
 
+    /// An integer within `[min, max]`.
+    pub fn range(&mut self, field: &str, value: i64, min: i64, max: i64) {
+        if value < min || value > max {
+            self.fail(field, format!("must be between {min} and {max}"));
+        }
+    }
+
     pub fn email(&mut self, field: &str, value: &str) {
         if !is_email(value) {
             self.fail(field, "must be an e-mail address");
@@ -80,6 +87,20 @@ pub fn is_email(value: &str) -> bool {
         && !domain.starts_with('.')
         && !domain.ends_with('.')
         && !value.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// A calendar date `YYYY-MM-DD` (2026-02-30 is refused), or a recorded error.
+pub fn parse_date(checks: &mut Checks, field: &str, value: &str) -> Option<chrono::NaiveDate> {
+    let date = calendar_date(value);
+    if date.is_none() {
+        checks.fail(field, "must be a calendar date YYYY-MM-DD");
+    }
+    date
+}
+
+/// A calendar date in exactly the form `YYYY-MM-DD`.
+pub fn calendar_date(value: &str) -> Option<chrono::NaiveDate> {
+    chrono::NaiveDate::parse_from_str(value, "%Y-%m-%d").ok().filter(|_| value.len() == 10)
 }
 
 #[cfg(test)]

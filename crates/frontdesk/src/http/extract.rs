@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::problem::Problem;
+use crate::domain::FieldError;
 
 /// A JSON body. Rejections: 400 (syntax, types, unknown or missing fields), 413 (too large), 415 (not JSON).
 pub struct Json<T>(pub T);
@@ -29,12 +30,19 @@ where
         let bytes = Bytes::from_request(req, state)
             .await
             .map_err(|e| Problem::new(e.status(), Some("the request body could not be read (too large?)".into())))?;
+        let mut value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+            Problem::new(
+                StatusCode::BAD_REQUEST,
+                Some(format!("the body is not valid JSON: {}", strip_position(&e.to_string()))),
+            )
+        })?;
         // Serde would also read a struct from a JSON array (by position); every body of this API is an object.
-        let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-        if first.is_some_and(|b| *b != b'{') {
+        if !value.is_object() {
             return Err(Problem::new(StatusCode::BAD_REQUEST, Some("the body must be a JSON object".into())));
         }
-        axum::Json::<T>::from_bytes(&bytes).map(|axum::Json(value)| Json(value)).map_err(json_problem)
+        integral_floats_to_integers(&mut value);
+        let value = serde_path_to_error::deserialize(value).map_err(body_problem)?;
+        Ok(Json(value))
     }
 }
 
@@ -46,6 +54,42 @@ fn is_json(req: &Request) -> bool {
         return false;
     };
     mime.type_() == "application" && (mime.subtype() == "json" || mime.suffix().is_some_and(|s| s == "json"))
+}
+
+/// JSON has one number type, and JSON Schema counts `3.0` as an integer; so does this API.
+fn integral_floats_to_integers(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Number(n) if !(n.is_i64() || n.is_u64()) => {
+            if let Some(f) = n.as_f64() {
+                if f.fract() == 0.0 && f.abs() < 9.0e15 {
+                    *value = serde_json::Value::from(f as i64);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(integral_floats_to_integers),
+        serde_json::Value::Object(fields) => fields.values_mut().for_each(integral_floats_to_integers),
+        _ => {}
+    }
+}
+
+/// A body that is not JSON, or JSON of the wrong shape, naming where it went wrong (`values[3].price: …`).
+fn body_problem(err: serde_path_to_error::Error<serde_json::Error>) -> Problem {
+    let path = err.path().to_string();
+    let inner = err.into_inner();
+    let message = strip_position(&inner.to_string());
+    let mut problem = Problem::new(StatusCode::BAD_REQUEST, Some(format!("{path}: {message}")));
+    problem.type_ = "urn:frontdesk:problem:validation".into();
+    problem.title = "The request is invalid".into();
+    problem.errors = Some(vec![FieldError::field(path, message)]);
+    problem
+}
+
+/// serde_json appends " at line L column C", which means little to a caller who did not format the body by hand.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message.to_string(),
+    }
 }
 
 fn json_problem(rejection: JsonRejection) -> Problem {

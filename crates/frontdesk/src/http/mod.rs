@@ -40,6 +40,10 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(routes::auth::router())
         .merge(routes::api_keys::router())
         .merge(routes::hotels::router())
+        .merge(routes::room_types::router())
+        .merge(routes::rooms::router())
+        .merge(routes::rate_plans::router())
+        .merge(routes::daily_rates::router())
 }
 
 /// The routes and the finished OpenAPI document.

@@ -30,6 +30,8 @@ be pinned to one hotel. Errors are RFC 9457 problem documents."
         (name = "auth", description = "Operator sign-in"),
         (name = "apiKeys", description = "API keys (operator access token only)"),
         (name = "hotels", description = "Hotels"),
+        (name = "rooms", description = "Room types and physical rooms (scopes rooms:read / rooms:write)"),
+        (name = "rates", description = "Rate plans and daily rates with inventory (scopes rates:read / rates:write)"),
         (name = "operations", description = "Health and the API description"),
     )
 )]

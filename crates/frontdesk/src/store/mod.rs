@@ -26,9 +26,14 @@
 //! [`WriteTx::record_event`] writes webhook events into the outbox inside the same transaction.
 
 pub mod api_keys;
+pub mod daily_rates;
 pub mod hotels;
 pub mod identity;
 pub mod outbox;
+pub mod rate_plans;
+pub mod room_types;
+pub mod rooms;
+pub mod sql;
 
 use std::str::FromStr;
 use std::time::Duration;
@@ -94,18 +99,16 @@ impl Db {
         match engine {
             Engine::Sqlite => {
                 let pool_opts = || {
-                    AnyPoolOptions::new()
-                        .acquire_timeout(Duration::from_secs(30))
-                        .after_connect(|conn, _| {
-                            Box::pin(async move {
-                                conn.execute(
-                                    "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                    AnyPoolOptions::new().acquire_timeout(Duration::from_secs(30)).after_connect(|conn, _| {
+                        Box::pin(async move {
+                            conn.execute(
+                                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
                                      PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000;",
-                                )
-                                .await?;
-                                Ok(())
-                            })
+                            )
+                            .await?;
+                            Ok(())
                         })
+                    })
                 };
                 // One writer connection: SQLite allows a single writer at a time anyway, and queueing in the
                 // pool is fair and cheap where lock contention inside SQLite would spin on busy_timeout.
@@ -119,11 +122,7 @@ impl Db {
                     .connect_with(options)
                     .await
                     .context("opening the SQLite database")?;
-                Ok(Db {
-                    engine,
-                    read,
-                    write,
-                })
+                Ok(Db { engine, read, write })
             }
             Engine::Postgres => {
                 let pool = AnyPoolOptions::new()
@@ -132,11 +131,7 @@ impl Db {
                     .connect_with(options)
                     .await
                     .context("connecting to PostgreSQL")?;
-                Ok(Db {
-                    engine,
-                    read: pool.clone(),
-                    write: pool,
-                })
+                Ok(Db { engine, read: pool.clone(), write: pool })
             }
         }
     }
@@ -151,10 +146,7 @@ impl Db {
             Engine::Sqlite => sqlx::migrate!("migrations/sqlite"),
             Engine::Postgres => sqlx::migrate!("migrations/postgres"),
         };
-        migrator
-            .run(&self.write)
-            .await
-            .context("applying database migrations")?;
+        migrator.run(&self.write).await.context("applying database migrations")?;
         Ok(())
     }
 
@@ -169,10 +161,7 @@ impl Db {
             Engine::Sqlite => self.write.begin_with("BEGIN IMMEDIATE").await?,
             Engine::Postgres => self.write.begin().await?,
         };
-        Ok(WriteTx {
-            tx,
-            engine: self.engine,
-        })
+        Ok(WriteTx { tx, engine: self.engine })
     }
 
     /// Answers whether the database can serve a query now.
@@ -219,9 +208,7 @@ pub fn format_ts(ts: DateTime<Utc>) -> String {
 }
 
 pub fn parse_ts(s: &str) -> Result<DateTime<Utc>, sqlx::Error> {
-    DateTime::parse_from_rfc3339(s)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| sqlx::Error::Decode(Box::new(e)))
+    DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).map_err(|e| sqlx::Error::Decode(Box::new(e)))
 }
 
 /// Decoding helpers for the portable column types.
@@ -242,9 +229,7 @@ impl RowExt for AnyRow {
     }
 
     fn get_opt_ts(&self, col: &str) -> StoreResult<Option<DateTime<Utc>>> {
-        self.try_get::<Option<String>, _>(col)?
-            .map(|s| parse_ts(&s))
-            .transpose()
+        self.try_get::<Option<String>, _>(col)?.map(|s| parse_ts(&s)).transpose()
     }
 
     fn get_date(&self, col: &str) -> StoreResult<NaiveDate> {
@@ -261,4 +246,9 @@ pub fn bool_int(b: bool) -> i64 {
 /// Whether an error is a unique-constraint violation (on either engine).
 pub fn is_unique_violation(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+/// Whether an error is a foreign-key violation (on either engine): a record is still referenced.
+pub fn is_foreign_key_violation(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if db.is_foreign_key_violation())
 }

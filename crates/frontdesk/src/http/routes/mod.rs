@@ -2,5 +2,9 @@
 
 pub mod api_keys;
 pub mod auth;
+pub mod daily_rates;
 pub mod health;
 pub mod hotels;
+pub mod rate_plans;
+pub mod room_types;
+pub mod rooms;

@@ -1,0 +1,260 @@
+//! Daily rates: the ARI record of one rate plan and night. Price, inventory and restrictions are read and written
+//! together; a batch is all-or-nothing; fields an entry leaves out keep their stored value.
+
+use std::collections::{HashMap, HashSet};
+
+use chrono::{DateTime, Months, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::access::{Actor, Scope};
+use super::codes::CurrencyCode;
+use super::validate::{calendar_date, parse_date, Checks};
+use super::{hotels, now, nullable, rate_plans, Error, FieldError, Result};
+use crate::store::{self, Db};
+
+/// Most entries in one `POST /api/dailyRates`.
+pub const MAX_BATCH: usize = 500;
+/// Longest stay a restriction can name, in nights.
+pub const MAX_STAY_NIGHTS: i64 = 365;
+/// Widest range one read may ask for, in days (about three years).
+pub const MAX_READ_DAYS: i64 = 1100;
+
+/// The ARI record of one rate plan and night.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct DailyRate {
+    pub rate_plan_id: String,
+    pub date: NaiveDate,
+    /// Price of the night in minor units of `currency`.
+    pub price: i64,
+    #[schema(value_type = CurrencyCode)]
+    pub currency: String,
+    /// Rooms sellable under this plan that night (an allotment); `null`: no cap beyond the physical rooms.
+    pub availability: Option<i64>,
+    /// Nothing sells that night under this plan.
+    pub stop_sell: bool,
+    /// No stay under this plan may start this night.
+    pub closed_to_arrival: bool,
+    /// No stay under this plan may end on this date.
+    pub closed_to_departure: bool,
+    /// Fewest nights of a stay that starts this night.
+    pub min_stay: Option<i64>,
+    /// Most nights of a stay that starts this night.
+    pub max_stay: Option<i64>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// One entry of a batch upsert. Only `ratePlanId`, `date` and `price` are required; every other field left out
+/// keeps its stored value (or its default for a new record), and `null` clears a nullable one.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DailyRateIn {
+    pub rate_plan_id: String,
+    /// The night, `YYYY-MM-DD`: from one year back to three years ahead.
+    #[schema(format = Date, value_type = String)]
+    pub date: String,
+    #[schema(minimum = 0)]
+    pub price: i64,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<i64>, minimum = 0)]
+    pub availability: Option<Option<i64>>,
+    pub stop_sell: Option<bool>,
+    pub closed_to_arrival: Option<bool>,
+    pub closed_to_departure: Option<bool>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 365)]
+    pub min_stay: Option<Option<i64>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 365)]
+    pub max_stay: Option<Option<i64>>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DailyRatesIn {
+    /// 1 to 500 entries, each (ratePlanId, date) at most once.
+    #[schema(min_items = 1, max_items = 500)]
+    pub values: Vec<DailyRateIn>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct DailyRatesQuery {
+    /// The hotel; a key pinned to a hotel may leave it out.
+    #[param(required = true)]
+    pub hotel_id: Option<String>,
+    pub rate_plan_id: String,
+    /// First night, inclusive.
+    #[param(format = Date, value_type = String)]
+    pub date_from: String,
+    /// Last night, inclusive; at most about three years after `dateFrom`.
+    #[param(format = Date, value_type = String)]
+    pub date_to: String,
+}
+
+/// The records of one rate plan over `[dateFrom, dateTo]`, by date.
+pub async fn list(db: &Db, actor: &Actor, query: DailyRatesQuery) -> Result<Vec<DailyRate>> {
+    actor.require_scope(Scope::RatesRead)?;
+    let mut c = Checks::new();
+    let from = parse_date(&mut c, "dateFrom", &query.date_from);
+    let to = parse_date(&mut c, "dateTo", &query.date_to);
+    if let (Some(from), Some(to)) = (from, to) {
+        if to < from {
+            c.fail("dateTo", "must not be before dateFrom");
+        } else if (to - from).num_days() >= MAX_READ_DAYS {
+            c.fail("dateTo", format!("the range may span at most {MAX_READ_DAYS} days"));
+        }
+    }
+    c.finish()?;
+    let (Some(from), Some(to)) = (from, to) else {
+        return Err(Error::BadRequest("invalid dates".into()));
+    };
+    let mut conn = db.read().await?;
+    let hotel = hotels::require_named(&mut conn, actor, query.hotel_id.as_deref()).await?;
+    let plan = rate_plans::visible(&mut conn, actor, &query.rate_plan_id).await?;
+    if plan.hotel_id != hotel.id {
+        return Err(Error::NotFound("rate plan"));
+    }
+    Ok(store::daily_rates::range(&mut conn, &plan.id, &plan.currency, from, to).await?)
+}
+
+/// An entry that passed the checks that need no database.
+struct Checked<'a> {
+    index: usize,
+    date: NaiveDate,
+    entry: &'a DailyRateIn,
+}
+
+fn entry_error(index: usize, field: &str, message: impl Into<String>) -> FieldError {
+    FieldError { field: Some(field.to_string()), index: Some(index), message: message.into() }
+}
+
+/// The nights a rate may be written for: one year back to three years ahead.
+fn writable_window(today: NaiveDate) -> (NaiveDate, NaiveDate) {
+    let first = today.checked_sub_months(Months::new(12)).unwrap_or(today);
+    let last = today.checked_add_months(Months::new(36)).unwrap_or(today);
+    (first, last)
+}
+
+/// Upserts a batch, all or nothing, and answers the records as stored.
+pub async fn upsert(db: &Db, actor: &Actor, input: DailyRatesIn) -> Result<Vec<DailyRate>> {
+    actor.require_scope(Scope::RatesWrite)?;
+    if input.values.is_empty() {
+        return Err(Error::Validation(vec![FieldError::field("values", "must hold at least one entry")]));
+    }
+    if input.values.len() > MAX_BATCH {
+        return Err(Error::Validation(vec![FieldError::field(
+            "values",
+            format!("at most {MAX_BATCH} entries per call, got {}", input.values.len()),
+        )]));
+    }
+
+    let (first, last) = writable_window(Utc::now().date_naive());
+    let mut errors = Vec::new();
+    let mut checked = Vec::with_capacity(input.values.len());
+    let mut seen = HashSet::with_capacity(input.values.len());
+    for (index, entry) in input.values.iter().enumerate() {
+        let before = errors.len();
+        let date = calendar_date(&entry.date);
+        match date {
+            None => errors.push(entry_error(index, "date", "must be a calendar date YYYY-MM-DD")),
+            Some(d) if d < first || d > last => {
+                errors.push(entry_error(index, "date", format!("must be between {first} and {last}")))
+            }
+            Some(_) => {}
+        }
+        if entry.price < 0 {
+            errors.push(entry_error(index, "price", "must not be negative"));
+        }
+        if entry.availability.flatten().is_some_and(|a| a < 0) {
+            errors.push(entry_error(index, "availability", "must not be negative"));
+        }
+        for (field, value) in [("minStay", entry.min_stay.flatten()), ("maxStay", entry.max_stay.flatten())] {
+            if value.is_some_and(|v| !(1..=MAX_STAY_NIGHTS).contains(&v)) {
+                errors.push(entry_error(index, field, format!("must be between 1 and {MAX_STAY_NIGHTS} nights")));
+            }
+        }
+        if let Some(date) = date {
+            if !seen.insert((entry.rate_plan_id.as_str(), date)) {
+                errors.push(entry_error(index, "date", "this (ratePlanId, date) appears earlier in the batch"));
+            }
+            if errors.len() == before {
+                checked.push(Checked { index, date, entry });
+            }
+        }
+    }
+
+    let mut tx = db.begin_write().await?;
+    let plan_ids: Vec<&str> = {
+        let mut ids: Vec<&str> = input.values.iter().map(|v| v.rate_plan_id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    };
+    let engine = tx.engine();
+    let plans: HashMap<String, rate_plans::RatePlan> =
+        store::rate_plans::lock_many(tx.conn(), engine, &actor.organization_id, &plan_ids)
+            .await?
+            .into_iter()
+            .filter(|p| actor.sees_hotel(Some(&p.hotel_id)))
+            .map(|p| (p.id.clone(), p))
+            .collect();
+    for (index, entry) in input.values.iter().enumerate() {
+        if !plans.contains_key(&entry.rate_plan_id) {
+            errors.push(entry_error(index, "ratePlanId", "no such rate plan for this credential"));
+        }
+    }
+
+    let (Some(min_date), Some(max_date)) = (checked.iter().map(|c| c.date).min(), checked.iter().map(|c| c.date).max())
+    else {
+        return Err(Error::Validation(sorted(errors)));
+    };
+    let known_ids: Vec<&str> = plan_ids.iter().copied().filter(|id| plans.contains_key(*id)).collect();
+    let stored: HashMap<(String, NaiveDate), DailyRate> =
+        store::daily_rates::for_plans(tx.conn(), &known_ids, min_date, max_date)
+            .await?
+            .into_iter()
+            .map(|r| ((r.rate_plan_id.clone(), r.date), r))
+            .collect();
+
+    let at = now();
+    let mut merged = Vec::with_capacity(checked.len());
+    for Checked { index, date, entry } in checked {
+        let Some(plan) = plans.get(&entry.rate_plan_id) else { continue };
+        let base = stored.get(&(entry.rate_plan_id.clone(), date));
+        let rate = DailyRate {
+            rate_plan_id: plan.id.clone(),
+            date,
+            price: entry.price,
+            currency: plan.currency.clone(),
+            availability: entry.availability.unwrap_or_else(|| base.and_then(|b| b.availability)),
+            stop_sell: entry.stop_sell.unwrap_or_else(|| base.is_some_and(|b| b.stop_sell)),
+            closed_to_arrival: entry.closed_to_arrival.unwrap_or_else(|| base.is_some_and(|b| b.closed_to_arrival)),
+            closed_to_departure: entry
+                .closed_to_departure
+                .unwrap_or_else(|| base.is_some_and(|b| b.closed_to_departure)),
+            min_stay: entry.min_stay.unwrap_or_else(|| base.and_then(|b| b.min_stay)),
+            max_stay: entry.max_stay.unwrap_or_else(|| base.and_then(|b| b.max_stay)),
+            updated_at: at,
+        };
+        if let (Some(min), Some(max)) = (rate.min_stay, rate.max_stay) {
+            if min > max {
+                errors.push(entry_error(index, "minStay", format!("minStay {min} exceeds maxStay {max}")));
+            }
+        }
+        merged.push(rate);
+    }
+    if !errors.is_empty() {
+        return Err(Error::Validation(sorted(errors)));
+    }
+    store::daily_rates::upsert(tx.conn(), &merged, at).await?;
+    tx.commit().await?;
+    Ok(merged)
+}
+
+fn sorted(mut errors: Vec<FieldError>) -> Vec<FieldError> {
+    errors.sort_by_key(|e| e.index);
+    errors
+}

@@ -1,0 +1,161 @@
+//! Room types: what a guest books. A room type groups physical rooms and bounds occupancy.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::access::{Actor, Scope};
+use super::validate::Checks;
+use super::{hotels, new_id, now, nullable, Error, Result};
+use crate::store::{self, Db};
+
+pub const MAX_OCCUPANCY: i64 = 100;
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RoomType {
+    pub id: String,
+    pub hotel_id: String,
+    pub name: String,
+    pub description: Option<String>,
+    /// Most guests in one room, adults and children together (infants do not count).
+    pub max_occupancy: i64,
+    pub max_adults: i64,
+    pub max_children: i64,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl RoomType {
+    /// Whether a party fits one room of this type. Infants do not count toward occupancy.
+    pub fn fits(&self, adults: i64, children: i64) -> bool {
+        adults <= self.max_adults && children <= self.max_children && adults + children <= self.max_occupancy
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RoomTypeIn {
+    /// The hotel; a key pinned to a hotel may leave it out.
+    #[schema(value_type = String, required = true)]
+    pub hotel_id: Option<String>,
+    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
+    pub name: String,
+    #[schema(max_length = 2000)]
+    pub description: Option<String>,
+    #[schema(minimum = 1, maximum = 100)]
+    pub max_occupancy: i64,
+    /// Defaults to `maxOccupancy`.
+    #[schema(minimum = 1, maximum = 100)]
+    pub max_adults: Option<i64>,
+    /// Defaults to `maxOccupancy - 1`.
+    #[schema(minimum = 0, maximum = 100)]
+    pub max_children: Option<i64>,
+}
+
+/// Changes to a room type; fields left out keep their value. The hotel cannot change.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RoomTypePatch {
+    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>, max_length = 2000)]
+    pub description: Option<Option<String>>,
+    #[schema(minimum = 1, maximum = 100)]
+    pub max_occupancy: Option<i64>,
+    #[schema(minimum = 1, maximum = 100)]
+    pub max_adults: Option<i64>,
+    #[schema(minimum = 0, maximum = 100)]
+    pub max_children: Option<i64>,
+}
+
+fn validate(t: &RoomType) -> Result<()> {
+    let mut c = Checks::new();
+    c.text("name", &t.name, 200);
+    c.opt_text("description", t.description.as_deref(), 2000);
+    c.range("maxOccupancy", t.max_occupancy, 1, MAX_OCCUPANCY);
+    c.range("maxAdults", t.max_adults, 1, MAX_OCCUPANCY);
+    c.range("maxChildren", t.max_children, 0, MAX_OCCUPANCY);
+    c.finish()
+}
+
+/// A room type the actor may see, or 404.
+pub async fn visible(conn: &mut sqlx::AnyConnection, actor: &Actor, id: &str) -> Result<RoomType> {
+    store::room_types::get(conn, &actor.organization_id, id)
+        .await?
+        .filter(|t| actor.sees_hotel(Some(&t.hotel_id)))
+        .ok_or(Error::NotFound("room type"))
+}
+
+pub async fn list(db: &Db, actor: &Actor, hotel_id: Option<&str>) -> Result<Vec<RoomType>> {
+    actor.require_scope(Scope::RoomsRead)?;
+    let mut conn = db.read().await?;
+    let hotel_id = hotels::optional_filter(&mut conn, actor, hotel_id).await?;
+    Ok(store::room_types::list(&mut conn, &actor.organization_id, hotel_id.as_deref()).await?)
+}
+
+pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<RoomType> {
+    actor.require_scope(Scope::RoomsRead)?;
+    visible(&mut *db.read().await?, actor, id).await
+}
+
+pub async fn create(db: &Db, actor: &Actor, input: RoomTypeIn) -> Result<RoomType> {
+    actor.require_scope(Scope::RoomsWrite)?;
+    let at = now();
+    let mut tx = db.begin_write().await?;
+    let hotel = hotels::require_named(tx.conn(), actor, input.hotel_id.as_deref()).await?;
+    let room_type = RoomType {
+        id: new_id(),
+        hotel_id: hotel.id,
+        name: input.name.trim().to_string(),
+        description: input.description,
+        max_occupancy: input.max_occupancy,
+        max_adults: input.max_adults.unwrap_or(input.max_occupancy),
+        max_children: input.max_children.unwrap_or((input.max_occupancy - 1).max(0)),
+        created_at: at,
+        updated_at: at,
+    };
+    validate(&room_type)?;
+    store::room_types::insert(tx.conn(), &actor.organization_id, &room_type).await?;
+    tx.commit().await?;
+    Ok(room_type)
+}
+
+pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomTypePatch) -> Result<RoomType> {
+    actor.require_scope(Scope::RoomsWrite)?;
+    let mut tx = db.begin_write().await?;
+    let mut t = visible(tx.conn(), actor, id).await?;
+    if let Some(name) = patch.name {
+        t.name = name.trim().to_string();
+    }
+    if let Some(description) = patch.description {
+        t.description = description;
+    }
+    if let Some(v) = patch.max_occupancy {
+        t.max_occupancy = v;
+    }
+    if let Some(v) = patch.max_adults {
+        t.max_adults = v;
+    }
+    if let Some(v) = patch.max_children {
+        t.max_children = v;
+    }
+    t.updated_at = now();
+    validate(&t)?;
+    store::room_types::update(tx.conn(), &actor.organization_id, &t).await?;
+    tx.commit().await?;
+    Ok(t)
+}
+
+/// Deletes a room type that nothing uses any more (rooms, rate plans and reservations keep it: 409).
+pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<RoomType> {
+    actor.require_scope(Scope::RoomsWrite)?;
+    let mut tx = db.begin_write().await?;
+    let t = visible(tx.conn(), actor, id).await?;
+    store::room_types::delete(tx.conn(), &actor.organization_id, id).await.map_err(|e| {
+        super::in_use(e, "the room type still has rooms, rate plans or reservations; remove those first")
+    })?;
+    tx.commit().await?;
+    Ok(t)
+}

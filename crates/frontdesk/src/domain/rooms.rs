@@ -1,0 +1,191 @@
+//! Physical rooms. Each belongs to a room type of its hotel; rooms out of order are not sellable.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::access::{Actor, Scope};
+use super::validate::Checks;
+use super::{hotels, new_id, now, nullable, room_types, store_conflict, Error, Result};
+use crate::store::{self, Db};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum HousekeepingStatus {
+    Clean,
+    Dirty,
+    Inspected,
+    OutOfOrder,
+}
+
+impl HousekeepingStatus {
+    pub const ALL: [HousekeepingStatus; 4] = [Self::Clean, Self::Dirty, Self::Inspected, Self::OutOfOrder];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Clean => "CLEAN",
+            Self::Dirty => "DIRTY",
+            Self::Inspected => "INSPECTED",
+            Self::OutOfOrder => "OUT_OF_ORDER",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|status| status.as_str() == s)
+    }
+
+    /// Whether a room in this state can be sold.
+    pub fn sellable(self) -> bool {
+        self != Self::OutOfOrder
+    }
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Room {
+    pub id: String,
+    pub hotel_id: String,
+    pub room_type_id: String,
+    /// The room's number or name, unique within the hotel.
+    pub name: String,
+    pub floor: Option<i64>,
+    pub housekeeping_status: HousekeepingStatus,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RoomIn {
+    /// Optional: the room type's hotel. When given it must be that hotel.
+    pub hotel_id: Option<String>,
+    pub room_type_id: String,
+    #[schema(min_length = 1, max_length = 50, pattern = r"\S")]
+    pub name: String,
+    #[schema(minimum = -20, maximum = 500)]
+    pub floor: Option<i64>,
+    /// Defaults to CLEAN.
+    pub housekeeping_status: Option<HousekeepingStatus>,
+}
+
+/// Changes to a room; fields left out keep their value. The hotel cannot change.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RoomPatch {
+    /// Another room type of the same hotel.
+    pub room_type_id: Option<String>,
+    #[schema(min_length = 1, max_length = 50, pattern = r"\S")]
+    pub name: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<i64>, minimum = -20, maximum = 500)]
+    pub floor: Option<Option<i64>>,
+    pub housekeeping_status: Option<HousekeepingStatus>,
+}
+
+fn validate(r: &Room) -> Result<()> {
+    let mut c = Checks::new();
+    c.text("name", &r.name, 50);
+    if let Some(floor) = r.floor {
+        c.range("floor", floor, -20, 500);
+    }
+    c.finish()
+}
+
+/// The room type a room is given: visible to the actor and of the room's hotel (404 otherwise: room types are
+/// records of their hotel).
+async fn room_type_of_hotel(
+    conn: &mut sqlx::AnyConnection,
+    actor: &Actor,
+    room_type_id: &str,
+    hotel_id: Option<&str>,
+) -> Result<room_types::RoomType> {
+    let room_type = room_types::visible(conn, actor, room_type_id).await?;
+    if hotel_id.is_some_and(|h| h != room_type.hotel_id) {
+        return Err(Error::NotFound("room type of this hotel"));
+    }
+    Ok(room_type)
+}
+
+async fn visible(conn: &mut sqlx::AnyConnection, actor: &Actor, id: &str) -> Result<Room> {
+    store::rooms::get(conn, &actor.organization_id, id)
+        .await?
+        .filter(|r| actor.sees_hotel(Some(&r.hotel_id)))
+        .ok_or(Error::NotFound("room"))
+}
+
+pub async fn list(db: &Db, actor: &Actor, hotel_id: Option<&str>, room_type_id: Option<&str>) -> Result<Vec<Room>> {
+    actor.require_scope(Scope::RoomsRead)?;
+    let mut conn = db.read().await?;
+    let hotel_id = hotels::optional_filter(&mut conn, actor, hotel_id).await?;
+    let mut rooms = store::rooms::list(&mut conn, &actor.organization_id, hotel_id.as_deref(), room_type_id).await?;
+    rooms.retain(|r| actor.sees_hotel(Some(&r.hotel_id)));
+    Ok(rooms)
+}
+
+pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<Room> {
+    actor.require_scope(Scope::RoomsRead)?;
+    visible(&mut *db.read().await?, actor, id).await
+}
+
+pub async fn create(db: &Db, actor: &Actor, input: RoomIn) -> Result<Room> {
+    actor.require_scope(Scope::RoomsWrite)?;
+    let mut tx = db.begin_write().await?;
+    if let Some(hotel_id) = actor.resolve_hotel(input.hotel_id.as_deref())? {
+        hotels::require_named(tx.conn(), actor, Some(&hotel_id)).await?;
+    }
+    let room_type = room_type_of_hotel(tx.conn(), actor, &input.room_type_id, input.hotel_id.as_deref()).await?;
+    let at = now();
+    let room = Room {
+        id: new_id(),
+        hotel_id: room_type.hotel_id,
+        room_type_id: room_type.id,
+        name: input.name.trim().to_string(),
+        floor: input.floor,
+        housekeeping_status: input.housekeeping_status.unwrap_or(HousekeepingStatus::Clean),
+        created_at: at,
+        updated_at: at,
+    };
+    validate(&room)?;
+    store::rooms::insert(tx.conn(), &actor.organization_id, &room)
+        .await
+        .map_err(|e| store_conflict(e, "the hotel already has a room with this name"))?;
+    tx.commit().await?;
+    Ok(room)
+}
+
+pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomPatch) -> Result<Room> {
+    actor.require_scope(Scope::RoomsWrite)?;
+    let mut tx = db.begin_write().await?;
+    let mut room = visible(tx.conn(), actor, id).await?;
+    if let Some(room_type_id) = patch.room_type_id {
+        room.room_type_id = room_type_of_hotel(tx.conn(), actor, &room_type_id, Some(&room.hotel_id)).await?.id;
+    }
+    if let Some(name) = patch.name {
+        room.name = name.trim().to_string();
+    }
+    if let Some(floor) = patch.floor {
+        room.floor = floor;
+    }
+    if let Some(status) = patch.housekeeping_status {
+        room.housekeeping_status = status;
+    }
+    room.updated_at = now();
+    validate(&room)?;
+    store::rooms::update(tx.conn(), &actor.organization_id, &room)
+        .await
+        .map_err(|e| store_conflict(e, "the hotel already has a room with this name"))?;
+    tx.commit().await?;
+    Ok(room)
+}
+
+/// Deletes a room that no reservation is assigned to (409 otherwise).
+pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Room> {
+    actor.require_scope(Scope::RoomsWrite)?;
+    let mut tx = db.begin_write().await?;
+    let room = visible(tx.conn(), actor, id).await?;
+    store::rooms::delete(tx.conn(), &actor.organization_id, id)
+        .await
+        .map_err(|e| super::in_use(e, "reservations are assigned to this room; unassign them first"))?;
+    tx.commit().await?;
+    Ok(room)
+}

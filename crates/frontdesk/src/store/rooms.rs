@@ -1,0 +1,99 @@
+//! Physical rooms.
+
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use super::sql::Conditions;
+use super::{format_ts, RowExt, StoreResult};
+use crate::domain::rooms::{HousekeepingStatus, Room};
+
+const COLUMNS: &str = "id, hotel_id, room_type_id, name, floor, housekeeping_status, created_at, updated_at";
+
+fn room(row: &AnyRow) -> StoreResult<Room> {
+    let status: String = row.try_get("housekeeping_status")?;
+    Ok(Room {
+        id: row.try_get("id")?,
+        hotel_id: row.try_get("hotel_id")?,
+        room_type_id: row.try_get("room_type_id")?,
+        name: row.try_get("name")?,
+        floor: row.try_get("floor")?,
+        housekeeping_status: HousekeepingStatus::parse(&status)
+            .ok_or_else(|| sqlx::Error::Decode(format!("unknown housekeeping status {status}").into()))?,
+        created_at: row.get_ts("created_at")?,
+        updated_at: row.get_ts("updated_at")?,
+    })
+}
+
+pub async fn insert(conn: &mut AnyConnection, organization_id: &str, r: &Room) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO rooms (id, organization_id, hotel_id, room_type_id, name, floor, housekeeping_status, \
+         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(&r.id)
+    .bind(organization_id)
+    .bind(&r.hotel_id)
+    .bind(&r.room_type_id)
+    .bind(&r.name)
+    .bind(r.floor)
+    .bind(r.housekeeping_status.as_str())
+    .bind(format_ts(r.created_at))
+    .bind(format_ts(r.updated_at))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn update(conn: &mut AnyConnection, organization_id: &str, r: &Room) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE rooms SET room_type_id = $1, name = $2, floor = $3, housekeeping_status = $4, updated_at = $5 \
+         WHERE organization_id = $6 AND id = $7",
+    )
+    .bind(&r.room_type_id)
+    .bind(&r.name)
+    .bind(r.floor)
+    .bind(r.housekeeping_status.as_str())
+    .bind(format_ts(r.updated_at))
+    .bind(organization_id)
+    .bind(&r.id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<Option<Room>> {
+    sqlx::query(&format!("SELECT {COLUMNS} FROM rooms WHERE organization_id = $1 AND id = $2"))
+        .bind(organization_id)
+        .bind(id)
+        .fetch_optional(conn)
+        .await?
+        .as_ref()
+        .map(room)
+        .transpose()
+}
+
+pub async fn list(
+    conn: &mut AnyConnection,
+    organization_id: &str,
+    hotel_id: Option<&str>,
+    room_type_id: Option<&str>,
+) -> StoreResult<Vec<Room>> {
+    let mut filter = Conditions::new();
+    filter.push("organization_id = ?", organization_id.to_string());
+    if let Some(hotel_id) = hotel_id {
+        filter.push("hotel_id = ?", hotel_id.to_string());
+    }
+    if let Some(room_type_id) = room_type_id {
+        filter.push("room_type_id = ?", room_type_id.to_string());
+    }
+    let sql = format!("SELECT {COLUMNS} FROM rooms{} ORDER BY hotel_id, name, id", filter.where_clause());
+    sqlx::query_with(&sql, filter.into_args()).fetch_all(conn).await?.iter().map(room).collect()
+}
+
+pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<()> {
+    sqlx::query("DELETE FROM rooms WHERE organization_id = $1 AND id = $2")
+        .bind(organization_id)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
