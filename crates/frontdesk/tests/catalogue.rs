@@ -220,6 +220,8 @@ async fn rate_plans_create_or_update(s: TestServer) {
     assert_eq!(s.count("rate_plans").await, 1);
 
     s.get("/api/ratePlans", &org.auth()).await.expect(400);
+    let by_type = s.get(&format!("/api/ratePlans?roomTypeId={room_type}"), &org.auth()).await.expect(200);
+    assert_eq!(by_type.body, json!([]), "the room type names its hotel");
     let filtered = s.get(&format!("/api/ratePlans?hotelId={hotel}&roomTypeId={room_type}"), &org.auth()).await;
     assert_eq!(filtered.expect(200).body, json!([]));
     let put = s.put(&format!("/api/ratePlans/{plan}"), &org.auth(), json!({"active": false})).await.expect(200);

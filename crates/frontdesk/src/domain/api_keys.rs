@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::access::{Actor, Scope};
-use super::validate::Checks;
+use super::validate::{clean, Checks};
 use super::{new_id, now, secrets, Error, Result};
 use crate::store::{self, Db};
 
@@ -82,7 +82,7 @@ pub async fn create_for_organization(db: &Db, organization_id: &str, input: ApiK
     let secret = secrets::generate(secrets::API_KEY_PREFIX);
     let key = ApiKey {
         id: new_id(),
-        name: input.name.trim().to_string(),
+        name: clean(&input.name),
         scopes: effective_scopes(input.scopes),
         hotel_id: input.hotel_id,
         created_at: now(),
@@ -109,7 +109,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ApiKeyPatch) -> Res
     let mut key =
         store::api_keys::get(tx.conn(), &actor.organization_id, id).await?.ok_or(Error::NotFound("API key"))?;
     if let Some(name) = patch.name {
-        key.name = name.trim().to_string();
+        key.name = clean(&name);
     }
     if let Some(scopes) = patch.scopes {
         key.scopes = effective_scopes(scopes);

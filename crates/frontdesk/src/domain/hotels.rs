@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use super::access::Actor;
 use super::codes::{CurrencyCode, TimezoneName};
-use super::validate::Checks;
+use super::validate::{clean, Checks};
 use super::{new_id, now, nullable, Error, Result};
 use crate::store::{self, Db};
 
@@ -139,7 +139,7 @@ pub async fn create_for_organization(db: &Db, organization_id: &str, input: Hote
     let at = now();
     let hotel = Hotel {
         id: new_id(),
-        name: input.name.trim().to_string(),
+        name: clean(&input.name),
         timezone: input.timezone,
         currency: input.currency,
         check_in_time: input.check_in_time.unwrap_or_else(|| "15:00".into()),
@@ -198,7 +198,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: HotelPatch) -> Resu
         country => h.address.country,
         public_booking => h.public_booking,
     );
-    h.name = h.name.trim().to_string();
+    h.name = clean(&h.name);
     h.updated_at = now();
     validate(&h)?;
     store::hotels::update(tx.conn(), &actor.organization_id, &h).await?;

@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use super::access::{Actor, Scope};
 use super::codes::CurrencyCode;
-use super::validate::Checks;
+use super::validate::{clean, Checks};
 use super::{hotels, new_id, now, nullable, room_types, store_conflict, Error, FieldError, Result};
 use crate::store::{self, Db};
 
@@ -73,7 +73,7 @@ fn validate(p: &RatePlan) -> Result<()> {
     let mut c = Checks::new();
     c.text("name", &p.name, 200);
     if let Some(code) = &p.code {
-        if code.is_empty() || code.chars().any(char::is_whitespace) || code.chars().count() > 50 {
+        if code.is_empty() || code.chars().any(super::validate::is_space) || code.chars().count() > 50 {
             c.fail("code", "must be 1 to 50 characters without spaces");
         }
     }
@@ -103,7 +103,14 @@ async fn check_room_type(conn: &mut sqlx::AnyConnection, actor: &Actor, plan: &R
 pub async fn list(db: &Db, actor: &Actor, hotel_id: Option<&str>, room_type_id: Option<&str>) -> Result<Vec<RatePlan>> {
     actor.require_scope(Scope::RatesRead)?;
     let mut conn = db.read().await?;
-    let hotel = hotels::require_named(&mut conn, actor, hotel_id).await?;
+    // A room type names its hotel, so a caller that gives one need not give the hotel too.
+    let implied = match (hotel_id, room_type_id) {
+        (None, Some(room_type_id)) if actor.hotel_pin.is_none() => {
+            Some(room_types::visible(&mut conn, actor, room_type_id).await?.hotel_id)
+        }
+        _ => None,
+    };
+    let hotel = hotels::require_named(&mut conn, actor, hotel_id.or(implied.as_deref())).await?;
     Ok(store::rate_plans::list(&mut conn, &actor.organization_id, &hotel.id, room_type_id).await?)
 }
 
@@ -146,7 +153,7 @@ pub async fn upsert(db: &Db, actor: &Actor, input: RatePlanIn) -> Result<RatePla
                 id: new_id(),
                 hotel_id: hotel.id,
                 room_type_id: input.room_type_id.flatten(),
-                name: input.name.trim().to_string(),
+                name: clean(&input.name),
                 code: input.code.flatten(),
                 currency: input.currency.unwrap_or(hotel.currency),
                 active: input.active.unwrap_or(true),
@@ -170,7 +177,7 @@ fn apply(mut plan: RatePlan, patch: RatePlanPatch) -> RatePlan {
         plan.room_type_id = room_type_id;
     }
     if let Some(name) = patch.name {
-        plan.name = name.trim().to_string();
+        plan.name = clean(&name);
     }
     if let Some(code) = patch.code {
         plan.code = code;

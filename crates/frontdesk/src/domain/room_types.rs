@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::access::{Actor, Scope};
-use super::validate::Checks;
+use super::validate::{clean, Checks};
 use super::{hotels, new_id, now, nullable, Error, Result};
 use crate::store::{self, Db};
 
@@ -108,7 +108,7 @@ pub async fn create(db: &Db, actor: &Actor, input: RoomTypeIn) -> Result<RoomTyp
     let room_type = RoomType {
         id: new_id(),
         hotel_id: hotel.id,
-        name: input.name.trim().to_string(),
+        name: clean(&input.name),
         description: input.description,
         max_occupancy: input.max_occupancy,
         max_adults: input.max_adults.unwrap_or(input.max_occupancy),
@@ -127,7 +127,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomTypePatch) -> R
     let mut tx = db.begin_write().await?;
     let mut t = visible(tx.conn(), actor, id).await?;
     if let Some(name) = patch.name {
-        t.name = name.trim().to_string();
+        t.name = clean(&name);
     }
     if let Some(description) = patch.description {
         t.description = description;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::access::{Actor, Scope};
-use super::validate::Checks;
+use super::validate::{clean, Checks};
 use super::{hotels, new_id, now, nullable, room_types, store_conflict, Error, Result};
 use crate::store::{self, Db};
 
@@ -139,7 +139,7 @@ pub async fn create(db: &Db, actor: &Actor, input: RoomIn) -> Result<Room> {
         id: new_id(),
         hotel_id: room_type.hotel_id,
         room_type_id: room_type.id,
-        name: input.name.trim().to_string(),
+        name: clean(&input.name),
         floor: input.floor,
         housekeeping_status: input.housekeeping_status.unwrap_or(HousekeepingStatus::Clean),
         created_at: at,
@@ -161,7 +161,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomPatch) -> Resul
         room.room_type_id = room_type_of_hotel(tx.conn(), actor, &room_type_id, Some(&room.hotel_id)).await?.id;
     }
     if let Some(name) = patch.name {
-        room.name = name.trim().to_string();
+        room.name = clean(&name);
     }
     if let Some(floor) = patch.floor {
         room.floor = floor;

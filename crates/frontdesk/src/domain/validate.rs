@@ -19,7 +19,7 @@ impl Checks {
 
     /// A required text: trimmed, non-empty, at most `max` characters.
     pub fn text(&mut self, field: &str, value: &str, max: usize) {
-        if value.trim().is_empty() {
+        if value.chars().all(is_space) {
             self.fail(field, "must not be empty");
         } else if value.chars().count() > max {
             self.fail(field, format!("must be at most {max} characters"));
@@ -75,6 +75,21 @@ impl Checks {
     }
 }
 
+/// White space as JSON Schema patterns (ECMA-262 `\s`) see it, so that the service and its OpenAPI document agree
+/// on what "blank" means.
+pub fn is_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+    )
+}
+
+/// A text with the white space (as [`is_space`] sees it) around it removed.
+pub fn clean(value: &str) -> String {
+    value.trim_matches(is_space).to_string()
+}
+
 /// A pragmatic e-mail check: one `@`, a non-empty local part, a dotted domain, no spaces, at most 254 characters.
 pub fn is_email(value: &str) -> bool {
     let Some((local, domain)) = value.split_once('@') else {
@@ -86,7 +101,7 @@ pub fn is_email(value: &str) -> bool {
         && domain.contains('.')
         && !domain.starts_with('.')
         && !domain.ends_with('.')
-        && !value.chars().any(|c| c.is_whitespace() || c.is_control())
+        && !value.chars().any(|c| is_space(c) || c.is_control())
 }
 
 /// A calendar date `YYYY-MM-DD` (2026-02-30 is refused), or a recorded error.

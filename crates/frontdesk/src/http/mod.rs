@@ -2,6 +2,7 @@
 
 pub mod auth;
 pub mod extract;
+pub mod listing;
 pub mod openapi;
 pub mod problem;
 pub mod routes;
@@ -44,6 +45,8 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(routes::rooms::router())
         .merge(routes::rate_plans::router())
         .merge(routes::daily_rates::router())
+        .merge(routes::guests::router())
+        .merge(routes::reservations::router())
 }
 
 /// The routes and the finished OpenAPI document.

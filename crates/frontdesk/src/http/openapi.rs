@@ -30,6 +30,8 @@ be pinned to one hotel. Errors are RFC 9457 problem documents."
         (name = "auth", description = "Operator sign-in"),
         (name = "apiKeys", description = "API keys (operator access token only)"),
         (name = "hotels", description = "Hotels"),
+        (name = "guests", description = "Guests (scopes guests:read / guests:write)"),
+        (name = "reservations", description = "Reservations, their rooms and folios (scopes reservations:read / reservations:write)"),
         (name = "rooms", description = "Room types and physical rooms (scopes rooms:read / rooms:write)"),
         (name = "rates", description = "Rate plans and daily rates with inventory (scopes rates:read / rates:write)"),
         (name = "operations", description = "Health and the API description"),
@@ -100,4 +102,30 @@ fn add_standard_responses(op: &mut Operation) {
         responses.entry("401".into()).or_insert_with(|| problem("Missing or invalid credentials").into());
     }
     responses.entry("default".into()).or_insert_with(|| problem("Any other error, as a problem document").into());
+}
+
+/// A list item: the record's fields, every one of them unless the request's `fields` names a subset. Documented
+/// as the record's schema with no field required, inline, so that projected answers conform to it.
+pub struct Projected<T>(std::marker::PhantomData<T>);
+
+impl<T: utoipa::ToSchema> utoipa::PartialSchema for Projected<T> {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::Schema;
+        use utoipa::openapi::RefOr;
+        match T::schema() {
+            RefOr::T(Schema::Object(mut object)) => {
+                object.required.clear();
+                object.description =
+                    Some(format!("A {}: every field, or only those named by the `fields` parameter.", T::name()));
+                RefOr::T(Schema::Object(object))
+            }
+            other => other,
+        }
+    }
+}
+
+impl<T: utoipa::ToSchema> utoipa::ToSchema for Projected<T> {
+    fn name() -> std::borrow::Cow<'static, str> {
+        format!("{}Fields", T::name()).into()
+    }
 }

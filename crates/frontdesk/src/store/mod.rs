@@ -27,10 +27,12 @@
 
 pub mod api_keys;
 pub mod daily_rates;
+pub mod guests;
 pub mod hotels;
 pub mod identity;
 pub mod outbox;
 pub mod rate_plans;
+pub mod reservations;
 pub mod room_types;
 pub mod rooms;
 pub mod sql;
@@ -251,4 +253,42 @@ pub fn is_unique_violation(err: &sqlx::Error) -> bool {
 /// Whether an error is a foreign-key violation (on either engine): a record is still referenced.
 pub fn is_foreign_key_violation(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if db.is_foreign_key_violation())
+}
+
+/// Streams the rows of a query, mapped, through a bounded channel: memory stays flat however many rows match,
+/// and the connection is held only while the consumer keeps reading.
+pub fn stream<T: Send + 'static>(
+    db: &Db,
+    sql: String,
+    args: sqlx::any::AnyArguments<'static>,
+    map: fn(&AnyRow) -> StoreResult<T>,
+) -> futures::stream::BoxStream<'static, StoreResult<T>> {
+    use futures::StreamExt;
+    let (sender, receiver) = tokio::sync::mpsc::channel::<StoreResult<T>>(64);
+    let pool = db.read.clone();
+    tokio::spawn(async move {
+        let mut conn = match pool.acquire().await {
+            Ok(conn) => conn,
+            Err(err) => {
+                let _ = sender.send(Err(err)).await;
+                return;
+            }
+        };
+        let mut rows = sqlx::query_with(&sql, args).fetch(&mut *conn);
+        while let Some(row) = rows.next().await {
+            let item = row.and_then(|row| map(&row));
+            let failed = item.is_err();
+            if sender.send(item).await.is_err() || failed {
+                break;
+            }
+        }
+    });
+    futures::stream::unfold(receiver, |mut receiver| async move { receiver.recv().await.map(|item| (item, receiver)) })
+        .boxed()
+}
+
+/// Counts the rows of a query (`sql` selects `COUNT(*) AS n`).
+pub async fn count(db: &Db, sql: &str, args: sqlx::any::AnyArguments<'_>) -> StoreResult<i64> {
+    let row = sqlx::query_with(sql, args).fetch_one(&mut *db.read().await?).await?;
+    row.try_get("n")
 }

@@ -4,6 +4,8 @@
 use sqlx::any::AnyArguments;
 use sqlx::{Any, Arguments, Encode, Type};
 
+use crate::domain::listing::Page;
+
 #[derive(Default)]
 pub struct Conditions<'a> {
     clauses: Vec<String>,
@@ -34,6 +36,43 @@ impl<'a> Conditions<'a> {
         // Encoding the portable types (text, integers) cannot fail.
         let _ = self.args.add(value);
         format!("${}", self.args.len())
+    }
+
+    /// Adds `column IN (…)` over `values`; an empty list matches nothing.
+    pub fn push_in(&mut self, column: &'static str, values: &[String]) -> &mut Self {
+        if values.is_empty() {
+            self.clauses.push("1 = 0".into());
+            return self;
+        }
+        let placeholders: Vec<String> = values.iter().map(|v| self.bind(v.clone())).collect();
+        self.clauses.push(format!("{column} IN ({})", placeholders.join(", ")));
+        self
+    }
+
+    /// ` ORDER BY <column> [DESC], id [DESC] LIMIT … OFFSET …` for a validated page. The column comes from a
+    /// record's whitelist, never from input; `id` breaks ties so pages never overlap.
+    pub fn order_and_page(&mut self, page: &Page) -> String {
+        let direction = if page.descending { " DESC" } else { "" };
+        let mut sql = if page.sort_column == "id" {
+            format!(" ORDER BY id{direction}")
+        } else {
+            format!(" ORDER BY {column}{direction}, id{direction}", column = page.sort_column)
+        };
+        match page.limit {
+            Some(limit) => {
+                let limit = self.bind(limit);
+                let skip = self.bind(page.skip);
+                sql.push_str(&format!(" LIMIT {limit} OFFSET {skip}"));
+            }
+            // SQLite wants a LIMIT before an OFFSET, and the largest integer means "no limit" on both engines.
+            None if page.skip > 0 => {
+                let limit = self.bind(i64::MAX);
+                let skip = self.bind(page.skip);
+                sql.push_str(&format!(" LIMIT {limit} OFFSET {skip}"));
+            }
+            None => {}
+        }
+        sql
     }
 
     /// ` WHERE a AND b …`, or nothing.

@@ -3,8 +3,10 @@
 pub mod api_keys;
 pub mod auth;
 pub mod daily_rates;
+pub mod guests;
 pub mod health;
 pub mod hotels;
 pub mod rate_plans;
+pub mod reservations;
 pub mod room_types;
 pub mod rooms;

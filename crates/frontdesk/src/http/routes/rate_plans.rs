@@ -24,7 +24,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct RatePlansQuery {
-    /// The hotel (a key pinned to a hotel may leave it out).
+    /// The hotel. A key pinned to a hotel may leave it out, and so may a request that names a `roomTypeId`.
     #[param(required = true)]
     pub hotel_id: Option<String>,
     /// Only plans of this room type.

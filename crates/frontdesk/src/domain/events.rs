@@ -1,0 +1,57 @@
+//! Webhook events. Every write that changes a guest or a reservation records its event here, inside the write's own
+//! transaction (the outbox), so an event is never lost nor sent for a change that rolled back.
+
+use serde::Serialize;
+
+use super::Result;
+use crate::store::outbox::NewEvent;
+use crate::store::WriteTx;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    ReservationCreated,
+    ReservationUpdated,
+    ReservationDeleted,
+    GuestCreated,
+    GuestUpdated,
+    GuestDeleted,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 6] = [
+        Self::ReservationCreated,
+        Self::ReservationUpdated,
+        Self::ReservationDeleted,
+        Self::GuestCreated,
+        Self::GuestUpdated,
+        Self::GuestDeleted,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ReservationCreated => "reservation.created",
+            Self::ReservationUpdated => "reservation.updated",
+            Self::ReservationDeleted => "reservation.deleted",
+            Self::GuestCreated => "guest.created",
+            Self::GuestUpdated => "guest.updated",
+            Self::GuestDeleted => "guest.deleted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<EventKind> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// Records `kind` about `record` (its `data` is the record as GET answers it) in the transaction `tx`.
+pub async fn record<T: Serialize>(
+    tx: &mut WriteTx,
+    organization_id: &str,
+    hotel_id: Option<&str>,
+    kind: EventKind,
+    record: &T,
+) -> Result<()> {
+    let payload = serde_json::to_string(record).map_err(anyhow::Error::from)?;
+    tx.record_event(&NewEvent { organization_id, hotel_id, kind: kind.as_str(), payload }).await?;
+    Ok(())
+}

@@ -1,0 +1,275 @@
+//! Guests of an organization, optionally associated with one hotel.
+
+use chrono::{DateTime, Utc};
+use futures::{StreamExt, TryStreamExt};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::access::{Actor, Scope};
+use super::events::{self, EventKind};
+use super::listing::{ListParams, Listing, Shape, Vocabulary};
+use super::validate::{clean, Checks};
+use super::{hotels, new_id, now, nullable, Error, Result};
+use crate::store::{self, Db};
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Guest {
+    pub id: String,
+    /// The hotel the guest is associated with; `null`: the whole organization.
+    pub hotel_id: Option<String>,
+    pub first_name: String,
+    pub last_name: String,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    /// ISO 3166-1 alpha-2.
+    pub country: Option<String>,
+    /// BCP 47 language tag, e.g. `pt-PT`.
+    pub language: Option<String>,
+    pub notes: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GuestIn {
+    /// A key pinned to a hotel associates the guest with its hotel.
+    pub hotel_id: Option<String>,
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    pub first_name: String,
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    pub last_name: String,
+    /// An e-mail address (the pattern is what the service accepts).
+    #[schema(
+        max_length = 254,
+        pattern = r"^[^@\s\x00-\x1f\x7f-\x9f]+@[^@\s\x00-\x1f\x7f-\x9f.][^@\s\x00-\x1f\x7f-\x9f]*\.[^@\s\x00-\x1f\x7f-\x9f]*[^@\s\x00-\x1f\x7f-\x9f.]$"
+    )]
+    pub email: Option<String>,
+    #[schema(max_length = 50)]
+    pub phone: Option<String>,
+    #[schema(pattern = "^[A-Z]{2}$")]
+    pub country: Option<String>,
+    #[schema(pattern = "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$", max_length = 35)]
+    pub language: Option<String>,
+    #[schema(max_length = 5000)]
+    pub notes: Option<String>,
+}
+
+/// Changes to a guest; fields left out keep their value, `null` clears an optional one.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GuestPatch {
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    pub hotel_id: Option<Option<String>>,
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    pub first_name: Option<String>,
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    pub last_name: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>, max_length = 254, pattern = r"^[^@\s\x00-\x1f\x7f-\x9f]+@[^@\s\x00-\x1f\x7f-\x9f.][^@\s\x00-\x1f\x7f-\x9f]*\.[^@\s\x00-\x1f\x7f-\x9f]*[^@\s\x00-\x1f\x7f-\x9f.]$")]
+    pub email: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>, max_length = 50)]
+    pub phone: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>, pattern = "^[A-Z]{2}$")]
+    pub country: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>, pattern = "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$", max_length = 35)]
+    pub language: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>, max_length = 5000)]
+    pub notes: Option<Option<String>>,
+}
+
+/// The guest filters of `GET /api/guests`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct GuestFilter {
+    /// Only guests of this hotel.
+    pub hotel_id: Option<String>,
+    /// Only guests with this e-mail (case-insensitive, exact).
+    pub email: Option<String>,
+    /// The field to sort by (default `id`, which is creation order).
+    #[param(pattern = "^(id|hotelId|firstName|lastName|email|phone|country|language|createdAt|updatedAt)$")]
+    pub sort_field: Option<String>,
+    /// Comma-separated field names: answer only these fields of each guest.
+    #[param(
+        pattern = "^(id|hotelId|firstName|lastName|email|phone|country|language|notes|createdAt|updatedAt)(,(id|hotelId|firstName|lastName|email|phone|country|language|notes|createdAt|updatedAt))*$"
+    )]
+    pub fields: Option<String>,
+}
+
+pub const VOCABULARY: Vocabulary = Vocabulary {
+    sortable: &[
+        ("id", "id"),
+        ("hotelId", "hotel_id"),
+        ("firstName", "first_name"),
+        ("lastName", "last_name"),
+        ("email", "email_normalized"),
+        ("phone", "phone"),
+        ("country", "country"),
+        ("language", "language"),
+        ("createdAt", "created_at"),
+        ("updatedAt", "updated_at"),
+    ],
+    fields: &[
+        "id",
+        "hotelId",
+        "firstName",
+        "lastName",
+        "email",
+        "phone",
+        "country",
+        "language",
+        "notes",
+        "createdAt",
+        "updatedAt",
+    ],
+};
+
+fn validate(g: &Guest) -> Result<()> {
+    let mut c = Checks::new();
+    c.text("firstName", &g.first_name, 100);
+    c.text("lastName", &g.last_name, 100);
+    if let Some(email) = &g.email {
+        c.email("email", email);
+    }
+    c.opt_text("phone", g.phone.as_deref(), 50);
+    if let Some(country) = &g.country {
+        if country.len() != 2 || !country.chars().all(|ch| ch.is_ascii_uppercase()) {
+            c.fail("country", "must be an ISO 3166-1 alpha-2 code such as PT");
+        }
+    }
+    if let Some(language) = &g.language {
+        if !is_language_tag(language) {
+            c.fail("language", "must be a BCP 47 language tag such as pt-PT");
+        }
+    }
+    c.opt_text("notes", g.notes.as_deref(), 5000);
+    c.finish()
+}
+
+fn is_language_tag(tag: &str) -> bool {
+    let mut parts = tag.split('-');
+    let primary = parts.next().unwrap_or_default();
+    tag.len() <= 35
+        && (2..=3).contains(&primary.len())
+        && primary.chars().all(|c| c.is_ascii_alphabetic())
+        && parts.all(|p| (2..=8).contains(&p.len()) && p.chars().all(|c| c.is_ascii_alphanumeric()))
+}
+
+/// A guest the actor may see, or 404.
+pub async fn visible(conn: &mut sqlx::AnyConnection, actor: &Actor, id: &str) -> Result<Guest> {
+    store::guests::get(conn, &actor.organization_id, id)
+        .await?
+        .filter(|g| actor.sees_hotel(g.hotel_id.as_deref()))
+        .ok_or(Error::NotFound("guest"))
+}
+
+pub async fn list(db: &Db, actor: &Actor, mut filter: GuestFilter, params: ListParams) -> Result<Listing<Guest>> {
+    actor.require_scope(Scope::GuestsRead)?;
+    let shape = Shape { sort_field: filter.sort_field.as_deref(), fields: filter.fields.as_deref() };
+    let page = params.validate(shape, &VOCABULARY)?;
+    filter.hotel_id = hotels::optional_filter(&mut *db.read().await?, actor, filter.hotel_id.as_deref()).await?;
+    let total = store::guests::count(db, &actor.organization_id, &filter, &page).await?;
+    let items = store::guests::list(db, &actor.organization_id, &filter, &page).map_err(Error::from).boxed();
+    Ok(Listing { total, items, projection: page.projection })
+}
+
+pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<Guest> {
+    actor.require_scope(Scope::GuestsRead)?;
+    visible(&mut *db.read().await?, actor, id).await
+}
+
+/// Inserts a guest within a write that is already under way (the booking request creates its guest this way).
+pub async fn insert(tx: &mut store::WriteTx, actor: &Actor, input: GuestIn) -> Result<Guest> {
+    let hotel_id = match actor.resolve_hotel(input.hotel_id.as_deref())? {
+        Some(hotel_id) => Some(hotels::require_named(tx.conn(), actor, Some(&hotel_id)).await?.id),
+        None => None,
+    };
+    let at = now();
+    let guest = Guest {
+        id: new_id(),
+        hotel_id,
+        first_name: clean(&input.first_name),
+        last_name: clean(&input.last_name),
+        email: input.email.map(|e| clean(&e)),
+        phone: input.phone,
+        country: input.country,
+        language: input.language,
+        notes: input.notes,
+        created_at: at,
+        updated_at: at,
+    };
+    validate(&guest)?;
+    store::guests::insert(tx.conn(), &actor.organization_id, &guest).await?;
+    events::record(tx, &actor.organization_id, guest.hotel_id.as_deref(), EventKind::GuestCreated, &guest).await?;
+    Ok(guest)
+}
+
+pub async fn create(db: &Db, actor: &Actor, input: GuestIn) -> Result<Guest> {
+    actor.require_scope(Scope::GuestsWrite)?;
+    let mut tx = db.begin_write().await?;
+    let guest = insert(&mut tx, actor, input).await?;
+    tx.commit().await?;
+    Ok(guest)
+}
+
+pub async fn update(db: &Db, actor: &Actor, id: &str, patch: GuestPatch) -> Result<Guest> {
+    actor.require_scope(Scope::GuestsWrite)?;
+    let mut tx = db.begin_write().await?;
+    let mut g = visible(tx.conn(), actor, id).await?;
+    if let Some(hotel_id) = patch.hotel_id {
+        g.hotel_id = match hotel_id {
+            Some(hotel_id) => Some(hotels::require_named(tx.conn(), actor, Some(&hotel_id)).await?.id),
+            None if actor.hotel_pin.is_some() => {
+                return Err(Error::Forbidden("a key pinned to a hotel cannot detach a guest from it".into()))
+            }
+            None => None,
+        };
+    }
+    if let Some(v) = patch.first_name {
+        g.first_name = clean(&v);
+    }
+    if let Some(v) = patch.last_name {
+        g.last_name = clean(&v);
+    }
+    if let Some(v) = patch.email {
+        g.email = v.map(|e| clean(&e));
+    }
+    if let Some(v) = patch.phone {
+        g.phone = v;
+    }
+    if let Some(v) = patch.country {
+        g.country = v;
+    }
+    if let Some(v) = patch.language {
+        g.language = v;
+    }
+    if let Some(v) = patch.notes {
+        g.notes = v;
+    }
+    g.updated_at = now();
+    validate(&g)?;
+    store::guests::update(tx.conn(), &actor.organization_id, &g).await?;
+    events::record(&mut tx, &actor.organization_id, g.hotel_id.as_deref(), EventKind::GuestUpdated, &g).await?;
+    tx.commit().await?;
+    Ok(g)
+}
+
+/// Deletes a guest who has no reservations (409 otherwise).
+pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Guest> {
+    actor.require_scope(Scope::GuestsWrite)?;
+    let mut tx = db.begin_write().await?;
+    let g = visible(tx.conn(), actor, id).await?;
+    store::guests::delete(tx.conn(), &actor.organization_id, id)
+        .await
+        .map_err(|e| super::in_use(e, "the guest has reservations; delete or reassign them first"))?;
+    events::record(&mut tx, &actor.organization_id, g.hotel_id.as_deref(), EventKind::GuestDeleted, &g).await?;
+    tx.commit().await?;
+    Ok(g)
+}

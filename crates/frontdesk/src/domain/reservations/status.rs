@@ -1,0 +1,123 @@
+//! The reservation state machine.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ReservationStatus {
+    Requested,
+    Confirmed,
+    CheckedIn,
+    CheckedOut,
+    Cancelled,
+    NoShow,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum RoomStatus {
+    Pending,
+    Confirmed,
+    Cancelled,
+}
+
+impl ReservationStatus {
+    pub const ALL: [ReservationStatus; 6] =
+        [Self::Requested, Self::Confirmed, Self::CheckedIn, Self::CheckedOut, Self::Cancelled, Self::NoShow];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Requested => "REQUESTED",
+            Self::Confirmed => "CONFIRMED",
+            Self::CheckedIn => "CHECKED_IN",
+            Self::CheckedOut => "CHECKED_OUT",
+            Self::Cancelled => "CANCELLED",
+            Self::NoShow => "NO_SHOW",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
+    /// The moves that exist: approve or decline a request; cancel, no-show or check in a confirmed stay; check out.
+    pub fn can_move_to(self, to: ReservationStatus) -> bool {
+        use ReservationStatus::*;
+        matches!(
+            (self, to),
+            (Requested, Confirmed)
+                | (Requested, Cancelled)
+                | (Confirmed, Cancelled)
+                | (Confirmed, NoShow)
+                | (Confirmed, CheckedIn)
+                | (CheckedIn, CheckedOut)
+        )
+    }
+
+    /// Whether the confirmed rooms of a reservation in this state take inventory.
+    pub fn holds_inventory(self) -> bool {
+        matches!(self, Self::Confirmed | Self::CheckedIn)
+    }
+
+    /// The statuses a reservation may be created in.
+    pub fn creatable(self) -> bool {
+        matches!(self, Self::Requested | Self::Confirmed)
+    }
+}
+
+impl RoomStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "PENDING",
+            Self::Confirmed => "CONFIRMED",
+            Self::Cancelled => "CANCELLED",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Pending, Self::Confirmed, Self::Cancelled].into_iter().find(|v| v.as_str() == s)
+    }
+
+    /// What a room becomes when its reservation enters `status`.
+    pub fn after(self, status: ReservationStatus) -> RoomStatus {
+        match status {
+            ReservationStatus::Requested => RoomStatus::Pending,
+            ReservationStatus::Cancelled => RoomStatus::Cancelled,
+            ReservationStatus::Confirmed if self == RoomStatus::Pending => RoomStatus::Confirmed,
+            _ => self,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ReservationStatus::*;
+    use super::*;
+
+    #[test]
+    fn only_the_listed_moves_exist() {
+        let allowed = [
+            (Requested, Confirmed),
+            (Requested, Cancelled),
+            (Confirmed, Cancelled),
+            (Confirmed, NoShow),
+            (Confirmed, CheckedIn),
+            (CheckedIn, CheckedOut),
+        ];
+        for from in ReservationStatus::ALL {
+            for to in ReservationStatus::ALL {
+                assert_eq!(from.can_move_to(to), allowed.contains(&(from, to)), "{from:?} -> {to:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn rooms_follow_their_reservation() {
+        assert_eq!(RoomStatus::Pending.after(Confirmed), RoomStatus::Confirmed);
+        assert_eq!(RoomStatus::Confirmed.after(Cancelled), RoomStatus::Cancelled);
+        assert_eq!(RoomStatus::Confirmed.after(CheckedOut), RoomStatus::Confirmed);
+        assert!(Confirmed.holds_inventory() && CheckedIn.holds_inventory());
+        assert!(!NoShow.holds_inventory() && !CheckedOut.holds_inventory() && !Requested.holds_inventory());
+    }
+}

@@ -1,0 +1,417 @@
+//! Every change to a reservation: create, update (state moves, dates, room assignments), approve and delete. Each
+//! runs in one write transaction that also records the webhook event, so nothing is ever half-written.
+
+use chrono::{DateTime, Days, NaiveDate, NaiveTime, TimeZone, Utc};
+
+use super::inventory;
+use super::{
+    full, visible, Folio, FolioCharge, Reservation, ReservationIn, ReservationPatch, ReservationRoom,
+    ReservationStatus, RoomStatus, Source, MAX_NIGHTS, MAX_ROOMS,
+};
+use crate::domain::access::{Actor, Scope};
+use crate::domain::events::{self, EventKind};
+use crate::domain::hotels::{self, Hotel};
+use crate::domain::validate::{calendar_date, Checks};
+use crate::domain::{guests, new_id, now, rate_plans, room_types, Error, FieldError, Result};
+use crate::store::{self, Db, WriteTx};
+
+/// The instant a stay starts or ends: `date` at the hotel's local `time` (`HH:MM`), in UTC.
+fn instant(hotel: &Hotel, date: NaiveDate, time: &str) -> DateTime<Utc> {
+    let time = NaiveTime::parse_from_str(time, "%H:%M").unwrap_or_default();
+    let local = date.and_time(time);
+    let tz: chrono_tz::Tz = hotel.timezone.parse().unwrap_or(chrono_tz::UTC);
+    // A local time that a DST change skips is taken an hour later.
+    tz.from_local_datetime(&local)
+        .earliest()
+        .or_else(|| tz.from_local_datetime(&(local + chrono::TimeDelta::hours(1))).earliest())
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or_else(|| Utc.from_utc_datetime(&local))
+}
+
+/// Validated stay dates: real dates, check-out after check-in, at most [`MAX_NIGHTS`] nights.
+fn stay_dates(c: &mut Checks, check_in: &str, check_out: &str) -> Option<(NaiveDate, NaiveDate)> {
+    let from = calendar_date(check_in);
+    let to = calendar_date(check_out);
+    if from.is_none() {
+        c.fail("checkInDate", "must be a calendar date YYYY-MM-DD");
+    }
+    if to.is_none() {
+        c.fail("checkOutDate", "must be a calendar date YYYY-MM-DD");
+    }
+    let (from, to) = (from?, to?);
+    let nights = (to - from).num_days();
+    if nights < 1 {
+        c.fail("checkOutDate", "must be after checkInDate");
+        return None;
+    }
+    if nights > MAX_NIGHTS {
+        c.fail("checkOutDate", format!("a stay may span at most {MAX_NIGHTS} nights"));
+        return None;
+    }
+    Some((from, to))
+}
+
+fn room_error(index: usize, field: &str, message: impl Into<String>) -> FieldError {
+    FieldError::field(format!("rooms[{index}].{field}"), message)
+}
+
+/// One room charge per room and night: each room's price spread evenly over the nights (the remainder on the
+/// first nights, so the charges add up to the price exactly).
+fn folio_for(r: &Reservation, rooms: &[ReservationRoom]) -> Folio {
+    let folio_id = new_id();
+    let nights = r.nights().max(1);
+    let mut charges = Vec::new();
+    let billable: Vec<&ReservationRoom> = rooms.iter().filter(|room| room.status != RoomStatus::Cancelled).collect();
+    for (n, room) in billable.iter().enumerate() {
+        let base = room.price / nights;
+        let remainder = room.price % nights;
+        for night in 0..nights {
+            let date = r.check_in_date.checked_add_days(Days::new(night as u64)).unwrap_or(r.check_in_date);
+            charges.push(FolioCharge {
+                id: new_id(),
+                folio_id: folio_id.clone(),
+                date,
+                description: format!("Room {} of {}, night of {date}", n + 1, billable.len()),
+                amount: base + i64::from(night < remainder),
+                currency: r.currency.clone(),
+            });
+        }
+    }
+    Folio { id: folio_id, currency: r.currency.clone(), total: charges.iter().map(|c| c.amount).sum(), charges }
+}
+
+/// Takes inventory for the confirmed rooms of `r` and checks their assignments.
+async fn hold(tx: &mut WriteTx, r: &Reservation, rooms: &[ReservationRoom]) -> Result<()> {
+    let confirmed: Vec<&ReservationRoom> = rooms.iter().filter(|room| room.status == RoomStatus::Confirmed).collect();
+    let types: Vec<String> = confirmed.iter().map(|room| room.room_type_id.clone()).collect();
+    inventory::take(tx, &types, r.check_in_date, r.check_out_date, &r.id).await?;
+    for room in confirmed {
+        if let Some(room_id) = &room.room_id {
+            inventory::assign(tx, room_id, &room.id, r.check_in_date, r.check_out_date).await?;
+        }
+    }
+    Ok(())
+}
+
+/// A physical room to assign: the actor's, of the reservation's hotel and of the reservation room's type.
+async fn check_room(
+    tx: &mut WriteTx,
+    actor: &Actor,
+    hotel_id: &str,
+    room_type_id: &str,
+    room_id: &str,
+) -> Result<Option<String>> {
+    let room = store::rooms::get(tx.conn(), &actor.organization_id, room_id).await?;
+    Ok(match room {
+        None => Some("no such room".into()),
+        Some(room) if room.hotel_id != hotel_id => Some("must be a room of the reservation's hotel".into()),
+        Some(room) if room.room_type_id != room_type_id => Some("must be a room of the reserved room type".into()),
+        Some(room) if !room.housekeeping_status.sellable() => Some("the room is out of order".into()),
+        Some(_) => None,
+    })
+}
+
+pub async fn create(db: &Db, actor: &Actor, input: ReservationIn) -> Result<Reservation> {
+    actor.require_scope(Scope::ReservationsWrite)?;
+    let mut c = Checks::new();
+    let dates = stay_dates(&mut c, &input.check_in_date, &input.check_out_date);
+    let status = input.status.unwrap_or(ReservationStatus::Confirmed);
+    if !status.creatable() {
+        c.fail("status", "a reservation is created REQUESTED or CONFIRMED");
+    }
+    if input.rooms.is_empty() {
+        c.fail("rooms", "a reservation needs at least one room");
+    } else if input.rooms.len() > MAX_ROOMS {
+        c.fail("rooms", format!("at most {MAX_ROOMS} rooms"));
+    }
+    c.opt_text("channelReference", input.channel_reference.as_deref(), 200);
+    c.opt_text("notes", input.notes.as_deref(), 5000);
+    if let Some(currency) = &input.currency {
+        c.currency("currency", currency);
+    }
+    c.finish()?;
+    let Some((check_in, check_out)) = dates else { return Err(Error::BadRequest("invalid stay dates".into())) };
+
+    let mut tx = db.begin_write().await?;
+    let hotel = hotels::require_named(tx.conn(), actor, input.hotel_id.as_deref()).await?;
+    if let Some(guest_id) = &input.guest_id {
+        guests::visible(tx.conn(), actor, guest_id).await?;
+    }
+    let room_status = if status == ReservationStatus::Confirmed { RoomStatus::Confirmed } else { RoomStatus::Pending };
+    let mut errors = Vec::new();
+    let mut rooms = Vec::with_capacity(input.rooms.len());
+    let mut currency = input.currency.clone();
+    for (i, room) in input.rooms.iter().enumerate() {
+        let room_type = match room_types::visible(tx.conn(), actor, &room.room_type_id).await {
+            Ok(t) if t.hotel_id == hotel.id => t,
+            Ok(_) | Err(Error::NotFound(_)) => {
+                errors.push(room_error(i, "roomTypeId", "no such room type in the reservation's hotel"));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let mut plan = None;
+        if let Some(plan_id) = &room.rate_plan_id {
+            match rate_plans::visible(tx.conn(), actor, plan_id).await {
+                Ok(p) if p.hotel_id == hotel.id && p.room_type_id.as_ref().is_none_or(|t| *t == room_type.id) => {
+                    currency.get_or_insert_with(|| p.currency.clone());
+                    plan = Some(p);
+                }
+                Ok(_) | Err(Error::NotFound(_)) => {
+                    errors.push(room_error(i, "ratePlanId", "no such rate plan for this room type and hotel"))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        let adults = room.adults.unwrap_or(room_type.max_adults.min(2));
+        let children = room.children.unwrap_or(0);
+        let infants = room.infants.unwrap_or(0);
+        if adults < 1 || children < 0 || infants < 0 {
+            errors.push(room_error(i, "adults", "a room needs at least one adult and no negative counts"));
+        } else if !room_type.fits(adults, children) {
+            errors.push(room_error(i, "adults", format!("the party does not fit room type {}", room_type.name)));
+        }
+        let price = match (room.price, &plan) {
+            (Some(price), _) if price < 0 => {
+                errors.push(room_error(i, "price", "must not be negative"));
+                0
+            }
+            (Some(price), _) => price,
+            (None, Some(plan)) => {
+                let last_night = check_out.pred_opt().unwrap_or(check_out);
+                let rates =
+                    store::daily_rates::range(tx.conn(), &plan.id, &plan.currency, check_in, last_night).await?;
+                if rates.len() as i64 != (check_out - check_in).num_days() {
+                    errors.push(room_error(i, "price", "required: the rate plan has no price for every night"));
+                }
+                rates.iter().map(|r| r.price).sum()
+            }
+            (None, None) => {
+                errors.push(room_error(i, "price", "required when no rate plan is given"));
+                0
+            }
+        };
+        if let Some(room_id) = &room.room_id {
+            if let Some(problem) = check_room(&mut tx, actor, &hotel.id, &room_type.id, room_id).await? {
+                errors.push(room_error(i, "roomId", problem));
+            }
+        }
+        rooms.push(ReservationRoom {
+            id: new_id(),
+            room_type_id: room_type.id,
+            rate_plan_id: plan.map(|p| p.id),
+            room_id: room.room_id.clone(),
+            status: room_status,
+            adults,
+            children,
+            infants,
+            price,
+        });
+    }
+    if !errors.is_empty() {
+        return Err(Error::Validation(errors));
+    }
+
+    let at = now();
+    let mut r = Reservation {
+        id: new_id(),
+        hotel_id: hotel.id.clone(),
+        guest_id: input.guest_id,
+        status,
+        check_in_date: check_in,
+        check_out_date: check_out,
+        start_time: input.start_time.unwrap_or_else(|| instant(&hotel, check_in, &hotel.check_in_time)),
+        end_time: input.end_time.unwrap_or_else(|| instant(&hotel, check_out, &hotel.check_out_time)),
+        adults: input.adults.unwrap_or_else(|| rooms.iter().map(|r| r.adults).sum()),
+        children: input.children.unwrap_or_else(|| rooms.iter().map(|r| r.children).sum()),
+        infants: input.infants.unwrap_or_else(|| rooms.iter().map(|r| r.infants).sum()),
+        total_price: input.total_price.unwrap_or_else(|| rooms.iter().map(|r| r.price).sum()),
+        currency: currency.unwrap_or_else(|| hotel.currency.clone()),
+        source: input.source.unwrap_or(Source::Api),
+        channel_reference: input.channel_reference,
+        notes: input.notes,
+        created_at: at,
+        updated_at: at,
+        rooms: None,
+        folio: None,
+    };
+    check_counts(&r)?;
+    if status.holds_inventory() {
+        hold(&mut tx, &r, &rooms).await?;
+    }
+    store::reservations::insert(tx.conn(), &actor.organization_id, &r).await?;
+    store::reservations::save_rooms(tx.conn(), &r, &rooms).await?;
+    if status == ReservationStatus::Confirmed {
+        let folio = folio_for(&r, &rooms);
+        store::reservations::save_folio(tx.conn(), &r.id, &folio, at).await?;
+        r.folio = Some(folio);
+    }
+    r.rooms = Some(rooms);
+    events::record(&mut tx, &actor.organization_id, Some(&r.hotel_id), EventKind::ReservationCreated, &r).await?;
+    tx.commit().await?;
+    Ok(r)
+}
+
+fn check_counts(r: &Reservation) -> Result<()> {
+    let mut c = Checks::new();
+    for (field, value) in [("adults", r.adults), ("children", r.children), ("infants", r.infants)] {
+        c.range(field, value, 0, 1000);
+    }
+    if r.total_price < 0 {
+        c.fail("totalPrice", "must not be negative");
+    }
+    c.finish()
+}
+
+pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ReservationPatch) -> Result<Reservation> {
+    actor.require_scope(Scope::ReservationsWrite)?;
+    let mut tx = db.begin_write().await?;
+    let r = visible(tx.conn(), actor, id).await?;
+    let r = change(&mut tx, actor, r, patch).await?;
+    tx.commit().await?;
+    Ok(r)
+}
+
+/// Approves a REQUESTED reservation: inventory is rechecked under lock, each pending room is confirmed and the
+/// folio created; otherwise 409 and nothing changes.
+pub async fn approve(db: &Db, actor: &Actor, id: &str) -> Result<Reservation> {
+    actor.require_scope(Scope::ReservationsWrite)?;
+    let mut tx = db.begin_write().await?;
+    let r = visible(tx.conn(), actor, id).await?;
+    if r.status != ReservationStatus::Requested {
+        return Err(Error::Conflict(format!(
+            "only a REQUESTED reservation can be approved; this one is {}",
+            r.status.as_str()
+        )));
+    }
+    let patch = ReservationPatch { status: Some(ReservationStatus::Confirmed), ..Default::default() };
+    let r = change(&mut tx, actor, r, patch).await?;
+    tx.commit().await?;
+    Ok(r)
+}
+
+/// Applies a patch inside `tx`: the one place where a reservation's state, dates, rooms and folio change.
+async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: ReservationPatch) -> Result<Reservation> {
+    if patch.hotel_id.as_deref().is_some_and(|h| h != r.hotel_id) {
+        return Err(Error::Conflict("a reservation cannot move to another hotel".into()));
+    }
+    let hotel = hotels::require_named(tx.conn(), &Actor::system(&actor.organization_id), Some(&r.hotel_id)).await?;
+    let mut rooms = store::reservations::rooms(tx.conn(), &r.id).await?;
+    let before = r.status;
+    let mut c = Checks::new();
+
+    let mut dates_changed = false;
+    if patch.check_in_date.is_some() || patch.check_out_date.is_some() {
+        let check_in = patch.check_in_date.clone().unwrap_or_else(|| r.check_in_date.to_string());
+        let check_out = patch.check_out_date.clone().unwrap_or_else(|| r.check_out_date.to_string());
+        if let Some((from, to)) = stay_dates(&mut c, &check_in, &check_out) {
+            dates_changed = (from, to) != (r.check_in_date, r.check_out_date);
+            r.check_in_date = from;
+            r.check_out_date = to;
+        }
+    }
+    c.opt_text("channelReference", patch.channel_reference.as_ref().and_then(|v| v.as_deref()), 200);
+    c.opt_text("notes", patch.notes.as_ref().and_then(|v| v.as_deref()), 5000);
+    c.finish()?;
+    if dates_changed && !matches!(before, ReservationStatus::Requested | ReservationStatus::Confirmed) {
+        return Err(Error::Conflict(format!("the dates of a {} reservation cannot change", before.as_str())));
+    }
+    if dates_changed || patch.start_time.is_some() {
+        r.start_time = patch.start_time.unwrap_or_else(|| instant(&hotel, r.check_in_date, &hotel.check_in_time));
+    }
+    if dates_changed || patch.end_time.is_some() {
+        r.end_time = patch.end_time.unwrap_or_else(|| instant(&hotel, r.check_out_date, &hotel.check_out_time));
+    }
+
+    if let Some(guest_id) = patch.guest_id {
+        if let Some(guest_id) = &guest_id {
+            guests::visible(tx.conn(), actor, guest_id).await?;
+        }
+        r.guest_id = guest_id;
+    }
+    if let Some(v) = patch.adults {
+        r.adults = v;
+    }
+    if let Some(v) = patch.children {
+        r.children = v;
+    }
+    if let Some(v) = patch.infants {
+        r.infants = v;
+    }
+    if let Some(v) = patch.total_price {
+        r.total_price = v;
+    }
+    if let Some(v) = patch.channel_reference {
+        r.channel_reference = v;
+    }
+    if let Some(v) = patch.notes {
+        r.notes = v;
+    }
+    check_counts(&r)?;
+
+    let mut errors = Vec::new();
+    let mut reassigned = false;
+    for (i, assignment) in patch.rooms.iter().flatten().enumerate() {
+        let Some(room) = rooms.iter_mut().find(|room| room.id == assignment.id) else {
+            errors.push(room_error(i, "id", "no such room in this reservation"));
+            continue;
+        };
+        if let Some(room_id) = &assignment.room_id {
+            if let Some(room_id) = room_id {
+                if let Some(problem) = check_room(tx, actor, &r.hotel_id, &room.room_type_id, room_id).await? {
+                    errors.push(room_error(i, "roomId", problem));
+                }
+            }
+            reassigned |= room.room_id != *room_id;
+            room.room_id = room_id.clone();
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Error::Validation(errors));
+    }
+
+    if let Some(to) = patch.status.filter(|to| *to != before) {
+        if !before.can_move_to(to) {
+            return Err(Error::Conflict(format!("a {} reservation cannot become {}", before.as_str(), to.as_str())));
+        }
+        if to == ReservationStatus::CheckedIn
+            && rooms.iter().any(|room| room.status != RoomStatus::Cancelled && room.room_id.is_none())
+        {
+            return Err(Error::Conflict("every room must be assigned a physical room before check-in".into()));
+        }
+        r.status = to;
+        for room in &mut rooms {
+            room.status = room.status.after(to);
+        }
+    }
+
+    let newly_held = r.status.holds_inventory() && !before.holds_inventory();
+    if r.status.holds_inventory() && (newly_held || dates_changed || reassigned) {
+        hold(tx, &r, &rooms).await?;
+    }
+    let at = now();
+    r.updated_at = at;
+    store::reservations::update(tx.conn(), &actor.organization_id, &r).await?;
+    store::reservations::save_rooms(tx.conn(), &r, &rooms).await?;
+    let has_folio = store::reservations::folio(tx.conn(), &r.id).await?.is_some();
+    if (r.status == ReservationStatus::Confirmed && before == ReservationStatus::Requested)
+        || (dates_changed && has_folio)
+    {
+        store::reservations::save_folio(tx.conn(), &r.id, &folio_for(&r, &rooms), at).await?;
+    }
+    let r = full(tx.conn(), r).await?;
+    events::record(tx, &actor.organization_id, Some(&r.hotel_id), EventKind::ReservationUpdated, &r).await?;
+    Ok(r)
+}
+
+/// Deletes a reservation with its rooms, folio and charges; answers it as it was.
+pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Reservation> {
+    actor.require_scope(Scope::ReservationsWrite)?;
+    let mut tx = db.begin_write().await?;
+    let r = visible(tx.conn(), actor, id).await?;
+    let r = full(tx.conn(), r).await?;
+    store::reservations::delete(tx.conn(), &actor.organization_id, id).await?;
+    events::record(&mut tx, &actor.organization_id, Some(&r.hotel_id), EventKind::ReservationDeleted, &r).await?;
+    tx.commit().await?;
+    Ok(r)
+}

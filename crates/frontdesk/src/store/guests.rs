@@ -1,0 +1,140 @@
+//! Guests.
+
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use super::sql::Conditions;
+use super::{format_ts, Db, RowExt, StoreResult};
+use crate::domain::guests::{Guest, GuestFilter};
+use crate::domain::listing::Page;
+
+const COLUMNS: &str = "id, hotel_id, first_name, last_name, email, phone, country, language, notes, created_at, \
+     updated_at";
+
+fn guest(row: &AnyRow) -> StoreResult<Guest> {
+    Ok(Guest {
+        id: row.try_get("id")?,
+        hotel_id: row.try_get("hotel_id")?,
+        first_name: row.try_get("first_name")?,
+        last_name: row.try_get("last_name")?,
+        email: row.try_get("email")?,
+        phone: row.try_get("phone")?,
+        country: row.try_get("country")?,
+        language: row.try_get("language")?,
+        notes: row.try_get("notes")?,
+        created_at: row.get_ts("created_at")?,
+        updated_at: row.get_ts("updated_at")?,
+    })
+}
+
+pub async fn insert(conn: &mut AnyConnection, organization_id: &str, g: &Guest) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO guests (id, organization_id, hotel_id, first_name, last_name, email, email_normalized, phone, \
+         country, language, notes, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+    )
+    .bind(&g.id)
+    .bind(organization_id)
+    .bind(&g.hotel_id)
+    .bind(&g.first_name)
+    .bind(&g.last_name)
+    .bind(&g.email)
+    .bind(g.email.as_deref().map(str::to_lowercase))
+    .bind(&g.phone)
+    .bind(&g.country)
+    .bind(&g.language)
+    .bind(&g.notes)
+    .bind(format_ts(g.created_at))
+    .bind(format_ts(g.updated_at))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn update(conn: &mut AnyConnection, organization_id: &str, g: &Guest) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE guests SET hotel_id = $1, first_name = $2, last_name = $3, email = $4, email_normalized = $5, \
+         phone = $6, country = $7, language = $8, notes = $9, updated_at = $10 WHERE organization_id = $11 AND id = $12",
+    )
+    .bind(&g.hotel_id)
+    .bind(&g.first_name)
+    .bind(&g.last_name)
+    .bind(&g.email)
+    .bind(g.email.as_deref().map(str::to_lowercase))
+    .bind(&g.phone)
+    .bind(&g.country)
+    .bind(&g.language)
+    .bind(&g.notes)
+    .bind(format_ts(g.updated_at))
+    .bind(organization_id)
+    .bind(&g.id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<Option<Guest>> {
+    sqlx::query(&format!("SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND id = $2"))
+        .bind(organization_id)
+        .bind(id)
+        .fetch_optional(conn)
+        .await?
+        .as_ref()
+        .map(guest)
+        .transpose()
+}
+
+/// The organization's guest with this e-mail (case-insensitive), the oldest if several.
+pub async fn find_by_email(conn: &mut AnyConnection, organization_id: &str, email: &str) -> StoreResult<Option<Guest>> {
+    sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND email_normalized = $2 ORDER BY id LIMIT 1"
+    ))
+    .bind(organization_id)
+    .bind(email.to_lowercase())
+    .fetch_optional(conn)
+    .await?
+    .as_ref()
+    .map(guest)
+    .transpose()
+}
+
+pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<()> {
+    sqlx::query("DELETE FROM guests WHERE organization_id = $1 AND id = $2")
+        .bind(organization_id)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+fn conditions(organization_id: &str, filter: &GuestFilter, page: &Page) -> Conditions<'static> {
+    let mut c = Conditions::new();
+    c.push("organization_id = ?", organization_id.to_string());
+    if let Some(hotel_id) = &filter.hotel_id {
+        c.push("hotel_id = ?", hotel_id.clone());
+    }
+    if let Some(email) = &filter.email {
+        c.push("email_normalized = ?", email.to_lowercase());
+    }
+    if let Some(ids) = &page.ids {
+        c.push_in("id", ids);
+    }
+    c
+}
+
+pub async fn count(db: &Db, organization_id: &str, filter: &GuestFilter, page: &Page) -> StoreResult<i64> {
+    let c = conditions(organization_id, filter, page);
+    let sql = format!("SELECT COUNT(*) AS n FROM guests{}", c.where_clause());
+    super::count(db, &sql, c.into_args()).await
+}
+
+pub fn list(
+    db: &Db,
+    organization_id: &str,
+    filter: &GuestFilter,
+    page: &Page,
+) -> futures::stream::BoxStream<'static, StoreResult<Guest>> {
+    let mut c = conditions(organization_id, filter, page);
+    let order = c.order_and_page(page);
+    let sql = format!("SELECT {COLUMNS} FROM guests{}{order}", c.where_clause());
+    super::stream(db, sql, c.into_args(), guest)
+}

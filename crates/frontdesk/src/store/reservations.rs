@@ -1,0 +1,415 @@
+//! Reservations, their rooms, folios and charges, and the inventory queries.
+
+use chrono::NaiveDate;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use super::daily_rates::format_date;
+use super::sql::Conditions;
+use super::{bool_int, format_ts, Db, Engine, RowExt, StoreResult};
+use crate::domain::listing::Page;
+use crate::domain::reservations::{
+    Folio, FolioCharge, Reservation, ReservationRoom, ReservationStatus, RoomStatus, Source, StayFilter,
+};
+
+const COLUMNS: &str = "id, hotel_id, guest_id, status, check_in_date, check_out_date, start_time, end_time, adults, \
+     children, infants, total_price, currency, source, channel_reference, notes, created_at, updated_at";
+
+fn decode_err(what: &str, value: &str) -> sqlx::Error {
+    sqlx::Error::Decode(format!("unknown {what} {value}").into())
+}
+
+fn reservation(row: &AnyRow) -> StoreResult<Reservation> {
+    let status: String = row.try_get("status")?;
+    let source: String = row.try_get("source")?;
+    Ok(Reservation {
+        id: row.try_get("id")?,
+        hotel_id: row.try_get("hotel_id")?,
+        guest_id: row.try_get("guest_id")?,
+        status: ReservationStatus::parse(&status).ok_or_else(|| decode_err("status", &status))?,
+        check_in_date: row.get_date("check_in_date")?,
+        check_out_date: row.get_date("check_out_date")?,
+        start_time: row.get_ts("start_time")?,
+        end_time: row.get_ts("end_time")?,
+        adults: row.try_get("adults")?,
+        children: row.try_get("children")?,
+        infants: row.try_get("infants")?,
+        total_price: row.try_get("total_price")?,
+        currency: row.try_get("currency")?,
+        source: Source::parse(&source).ok_or_else(|| decode_err("source", &source))?,
+        channel_reference: row.try_get("channel_reference")?,
+        notes: row.try_get("notes")?,
+        created_at: row.get_ts("created_at")?,
+        updated_at: row.get_ts("updated_at")?,
+        rooms: None,
+        folio: None,
+    })
+}
+
+pub async fn insert(conn: &mut AnyConnection, organization_id: &str, r: &Reservation) -> StoreResult<()> {
+    sqlx::query(&format!(
+        "INSERT INTO reservations ({COLUMNS}, organization_id, nights) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+         $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
+    ))
+    .bind(&r.id)
+    .bind(&r.hotel_id)
+    .bind(&r.guest_id)
+    .bind(r.status.as_str())
+    .bind(format_date(r.check_in_date))
+    .bind(format_date(r.check_out_date))
+    .bind(format_ts(r.start_time))
+    .bind(format_ts(r.end_time))
+    .bind(r.adults)
+    .bind(r.children)
+    .bind(r.infants)
+    .bind(r.total_price)
+    .bind(&r.currency)
+    .bind(r.source.as_str())
+    .bind(&r.channel_reference)
+    .bind(&r.notes)
+    .bind(format_ts(r.created_at))
+    .bind(format_ts(r.updated_at))
+    .bind(organization_id)
+    .bind(r.nights())
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn update(conn: &mut AnyConnection, organization_id: &str, r: &Reservation) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE reservations SET guest_id = $1, status = $2, check_in_date = $3, check_out_date = $4, start_time = $5, \
+         end_time = $6, adults = $7, children = $8, infants = $9, total_price = $10, channel_reference = $11, \
+         notes = $12, updated_at = $13, nights = $14 WHERE organization_id = $15 AND id = $16",
+    )
+    .bind(&r.guest_id)
+    .bind(r.status.as_str())
+    .bind(format_date(r.check_in_date))
+    .bind(format_date(r.check_out_date))
+    .bind(format_ts(r.start_time))
+    .bind(format_ts(r.end_time))
+    .bind(r.adults)
+    .bind(r.children)
+    .bind(r.infants)
+    .bind(r.total_price)
+    .bind(&r.channel_reference)
+    .bind(&r.notes)
+    .bind(format_ts(r.updated_at))
+    .bind(r.nights())
+    .bind(organization_id)
+    .bind(&r.id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<Option<Reservation>> {
+    sqlx::query(&format!("SELECT {COLUMNS} FROM reservations WHERE organization_id = $1 AND id = $2"))
+        .bind(organization_id)
+        .bind(id)
+        .fetch_optional(conn)
+        .await?
+        .as_ref()
+        .map(reservation)
+        .transpose()
+}
+
+/// Deletes a reservation; its rooms, folio and charges go with it (ON DELETE CASCADE).
+pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<()> {
+    sqlx::query("DELETE FROM reservations WHERE organization_id = $1 AND id = $2")
+        .bind(organization_id)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+const ROOM_COLUMNS: &str = "id, room_type_id, rate_plan_id, room_id, status, adults, children, infants, price";
+
+fn room(row: &AnyRow) -> StoreResult<ReservationRoom> {
+    let status: String = row.try_get("status")?;
+    Ok(ReservationRoom {
+        id: row.try_get("id")?,
+        room_type_id: row.try_get("room_type_id")?,
+        rate_plan_id: row.try_get("rate_plan_id")?,
+        room_id: row.try_get("room_id")?,
+        status: RoomStatus::parse(&status).ok_or_else(|| decode_err("room status", &status))?,
+        adults: row.try_get("adults")?,
+        children: row.try_get("children")?,
+        infants: row.try_get("infants")?,
+        price: row.try_get("price")?,
+    })
+}
+
+pub async fn rooms(conn: &mut AnyConnection, reservation_id: &str) -> StoreResult<Vec<ReservationRoom>> {
+    sqlx::query(&format!("SELECT {ROOM_COLUMNS} FROM reservation_rooms WHERE reservation_id = $1 ORDER BY position"))
+        .bind(reservation_id)
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(room)
+        .collect()
+}
+
+/// Writes the rooms of a reservation as they are now (insert or replace), with the stay dates and whether they
+/// take inventory.
+pub async fn save_rooms(conn: &mut AnyConnection, r: &Reservation, rooms: &[ReservationRoom]) -> StoreResult<()> {
+    for (position, room) in rooms.iter().enumerate() {
+        let holds = r.status.holds_inventory() && room.status == RoomStatus::Confirmed;
+        sqlx::query(
+            "INSERT INTO reservation_rooms (id, reservation_id, hotel_id, room_type_id, rate_plan_id, room_id, status, \
+             adults, children, infants, price, check_in_date, check_out_date, holds_inventory, position) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+             ON CONFLICT (id) DO UPDATE SET room_id = excluded.room_id, status = excluded.status, \
+             check_in_date = excluded.check_in_date, check_out_date = excluded.check_out_date, \
+             holds_inventory = excluded.holds_inventory",
+        )
+        .bind(&room.id)
+        .bind(&r.id)
+        .bind(&r.hotel_id)
+        .bind(&room.room_type_id)
+        .bind(&room.rate_plan_id)
+        .bind(&room.room_id)
+        .bind(room.status.as_str())
+        .bind(room.adults)
+        .bind(room.children)
+        .bind(room.infants)
+        .bind(room.price)
+        .bind(format_date(r.check_in_date))
+        .bind(format_date(r.check_out_date))
+        .bind(bool_int(holds))
+        .bind(position as i64)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+pub async fn folio(conn: &mut AnyConnection, reservation_id: &str) -> StoreResult<Option<Folio>> {
+    let Some(row) = sqlx::query("SELECT id, currency FROM folios WHERE reservation_id = $1")
+        .bind(reservation_id)
+        .fetch_optional(&mut *conn)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let id: String = row.try_get("id")?;
+    let charges = sqlx::query(
+        "SELECT id, folio_id, date, description, amount, currency FROM folio_charges WHERE folio_id = $1 \
+         ORDER BY position",
+    )
+    .bind(&id)
+    .fetch_all(conn)
+    .await?
+    .iter()
+    .map(|row| {
+        Ok(FolioCharge {
+            id: row.try_get("id")?,
+            folio_id: row.try_get("folio_id")?,
+            date: row.get_date("date")?,
+            description: row.try_get("description")?,
+            amount: row.try_get("amount")?,
+            currency: row.try_get("currency")?,
+        })
+    })
+    .collect::<StoreResult<Vec<_>>>()?;
+    Ok(Some(Folio { id, currency: row.try_get("currency")?, total: charges.iter().map(|c| c.amount).sum(), charges }))
+}
+
+/// Replaces the folio of a reservation (its charges included).
+pub async fn save_folio(
+    conn: &mut AnyConnection,
+    reservation_id: &str,
+    folio: &Folio,
+    at: chrono::DateTime<chrono::Utc>,
+) -> StoreResult<()> {
+    sqlx::query("DELETE FROM folios WHERE reservation_id = $1").bind(reservation_id).execute(&mut *conn).await?;
+    sqlx::query("INSERT INTO folios (id, reservation_id, currency, created_at) VALUES ($1, $2, $3, $4)")
+        .bind(&folio.id)
+        .bind(reservation_id)
+        .bind(&folio.currency)
+        .bind(format_ts(at))
+        .execute(&mut *conn)
+        .await?;
+    for chunk in folio.charges.chunks(200) {
+        let mut values = Conditions::new();
+        let mut tuples = Vec::with_capacity(chunk.len());
+        for (i, c) in chunk.iter().enumerate() {
+            let placeholders = [
+                values.bind(c.id.clone()),
+                values.bind(c.folio_id.clone()),
+                values.bind(format_date(c.date)),
+                values.bind(c.description.clone()),
+                values.bind(c.amount),
+                values.bind(c.currency.clone()),
+                values.bind(i as i64),
+            ];
+            tuples.push(format!("({})", placeholders.join(", ")));
+        }
+        let sql = format!(
+            "INSERT INTO folio_charges (id, folio_id, date, description, amount, currency, position) VALUES {}",
+            tuples.join(", ")
+        );
+        sqlx::query_with(&sql, values.into_args()).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// The longest stay (in nights) among the organization's reservations, of one hotel when given.
+pub async fn longest_stay(conn: &mut AnyConnection, organization_id: &str, hotel_id: Option<&str>) -> StoreResult<i64> {
+    let row = match hotel_id {
+        Some(hotel_id) => {
+            sqlx::query("SELECT MAX(nights) AS n FROM reservations WHERE hotel_id = $1")
+                .bind(hotel_id)
+                .fetch_one(conn)
+                .await?
+        }
+        None => {
+            sqlx::query("SELECT MAX(nights) AS n FROM reservations WHERE organization_id = $1")
+                .bind(organization_id)
+                .fetch_one(conn)
+                .await?
+        }
+    };
+    Ok(row.try_get::<Option<i64>, _>("n")?.unwrap_or(0))
+}
+
+fn conditions(organization_id: &str, f: &StayFilter, page: &Page) -> Conditions<'static> {
+    let mut c = Conditions::new();
+    c.push("organization_id = ?", organization_id.to_string());
+    if let Some(v) = &f.hotel_id {
+        c.push("hotel_id = ?", v.clone());
+    }
+    if let Some(v) = &f.guest_id {
+        c.push("guest_id = ?", v.clone());
+    }
+    if let Some(v) = f.start_time {
+        c.push("end_time > ?", format_ts(v));
+    }
+    if let Some(v) = f.end_time {
+        c.push("start_time <= ?", format_ts(v));
+    }
+    if let Some(v) = f.check_in_from {
+        c.push("check_in_date >= ?", format_date(v));
+    }
+    if let Some(v) = f.stay_date_from {
+        c.push("check_out_date > ?", format_date(v));
+    }
+    if let Some(v) = f.stay_date_to {
+        c.push("check_in_date <= ?", format_date(v));
+    }
+    if let Some(ids) = &page.ids {
+        c.push_in("id", ids);
+    }
+    c
+}
+
+pub async fn count(db: &Db, organization_id: &str, filter: &StayFilter, page: &Page) -> StoreResult<i64> {
+    let c = conditions(organization_id, filter, page);
+    let sql = format!("SELECT COUNT(*) AS n FROM reservations{}", c.where_clause());
+    super::count(db, &sql, c.into_args()).await
+}
+
+pub fn list(
+    db: &Db,
+    organization_id: &str,
+    filter: &StayFilter,
+    page: &Page,
+) -> futures::stream::BoxStream<'static, StoreResult<Reservation>> {
+    let mut c = conditions(organization_id, filter, page);
+    let order = c.order_and_page(page);
+    let sql = format!("SELECT {COLUMNS} FROM reservations{}{order}", c.where_clause());
+    super::stream(db, sql, c.into_args(), reservation)
+}
+
+/// Locks the given room types until the transaction ends (PostgreSQL; SQLite's write transactions are exclusive),
+/// so that writers taking inventory of the same room types take turns.
+pub async fn lock_room_types(conn: &mut AnyConnection, engine: Engine, ids: &[String]) -> StoreResult<()> {
+    if ids.is_empty() || engine.lock_rows().is_empty() {
+        return Ok(());
+    }
+    let mut c = Conditions::new();
+    c.push_in("id", ids);
+    let sql = format!("SELECT id FROM room_types{} ORDER BY id{}", c.where_clause(), engine.lock_rows());
+    sqlx::query_with(&sql, c.into_args()).fetch_all(conn).await?;
+    Ok(())
+}
+
+/// Locks one physical room until the transaction ends (PostgreSQL), for assignments.
+pub async fn lock_room(conn: &mut AnyConnection, engine: Engine, room_id: &str) -> StoreResult<()> {
+    if engine.lock_rows().is_empty() {
+        return Ok(());
+    }
+    sqlx::query(&format!("SELECT id FROM rooms WHERE id = $1{}", engine.lock_rows()))
+        .bind(room_id)
+        .fetch_optional(conn)
+        .await?;
+    Ok(())
+}
+
+/// Sellable physical rooms (not out of order) per room type.
+pub async fn sellable_rooms(conn: &mut AnyConnection, room_type_ids: &[String]) -> StoreResult<Vec<(String, i64)>> {
+    if room_type_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut c = Conditions::new();
+    c.push_in("room_type_id", room_type_ids);
+    c.push("housekeeping_status <> ?", "OUT_OF_ORDER".to_string());
+    let sql = format!("SELECT room_type_id, COUNT(*) AS n FROM rooms{} GROUP BY room_type_id", c.where_clause());
+    sqlx::query_with(&sql, c.into_args())
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(|row| Ok((row.try_get("room_type_id")?, row.try_get("n")?)))
+        .collect()
+}
+
+/// Rooms that take inventory on some night of `[from, to)`: (room type, check-in, check-out), leaving out the
+/// rooms of `except_reservation`.
+pub async fn held_rooms(
+    conn: &mut AnyConnection,
+    room_type_ids: &[String],
+    from: NaiveDate,
+    to: NaiveDate,
+    except_reservation: Option<&str>,
+) -> StoreResult<Vec<(String, NaiveDate, NaiveDate)>> {
+    if room_type_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut c = Conditions::new();
+    c.push_in("room_type_id", room_type_ids);
+    c.push("holds_inventory = ?", 1_i64);
+    c.push("check_in_date < ?", format_date(to));
+    c.push("check_out_date > ?", format_date(from));
+    if let Some(id) = except_reservation {
+        c.push("reservation_id <> ?", id.to_string());
+    }
+    let sql = format!("SELECT room_type_id, check_in_date, check_out_date FROM reservation_rooms{}", c.where_clause());
+    sqlx::query_with(&sql, c.into_args())
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(|row| Ok((row.try_get("room_type_id")?, row.get_date("check_in_date")?, row.get_date("check_out_date")?)))
+        .collect()
+}
+
+/// Whether another room holding inventory is assigned `room_id` on some night of `[from, to)`.
+pub async fn room_taken(
+    conn: &mut AnyConnection,
+    room_id: &str,
+    from: NaiveDate,
+    to: NaiveDate,
+    except_reservation_room: &str,
+) -> StoreResult<bool> {
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS n FROM reservation_rooms WHERE room_id = $1 AND holds_inventory = 1 \
+         AND check_in_date < $2 AND check_out_date > $3 AND id <> $4",
+    )
+    .bind(room_id)
+    .bind(format_date(to))
+    .bind(format_date(from))
+    .bind(except_reservation_room)
+    .fetch_one(conn)
+    .await?;
+    Ok(row.try_get::<i64, _>("n")? > 0)
+}
