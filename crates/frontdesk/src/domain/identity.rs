@@ -56,7 +56,7 @@ pub async fn create_organization(db: &Db, name: &str) -> Result<Organization> {
     let mut checks = Checks::new();
     checks.text("name", name, 200);
     checks.finish()?;
-    let org = Organization { id: new_id(), name: clean(&name), created_at: now() };
+    let org = Organization { id: new_id(), name: clean(name), created_at: now() };
     let mut tx = db.begin_write().await?;
     rows::insert_organization(tx.conn(), &org).await?;
     tx.commit().await?;
@@ -88,8 +88,8 @@ pub async fn create_operator(db: &Db, input: OperatorIn<'_>) -> Result<Operator>
     let op = Operator {
         id: new_id(),
         organization_id: input.organization_id.to_string(),
-        email: clean(&input.email),
-        name: clean(&input.name),
+        email: clean(input.email),
+        name: clean(input.name),
         created_at: now(),
     };
     let mut tx = db.begin_write().await?;
