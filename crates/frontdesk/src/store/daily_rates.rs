@@ -5,7 +5,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::sql::Conditions;
-use super::{bool_int, format_ts, RowExt, StoreResult};
+use super::{bool_int, format_ts, Engine, RowExt, StoreResult};
 use crate::domain::daily_rates::DailyRate;
 
 const COLUMNS: &str = "rate_plan_id, date, price, availability, stop_sell, closed_to_arrival, closed_to_departure, \
@@ -59,7 +59,7 @@ pub async fn range(
 pub async fn upsert(conn: &mut AnyConnection, rates: &[DailyRate], at: DateTime<Utc>) -> StoreResult<()> {
     let at = format_ts(at);
     for chunk in rates.chunks(ROWS_PER_STATEMENT) {
-        let mut values = Conditions::new();
+        let mut values = Conditions::new(Engine::of(conn));
         let mut tuples = Vec::with_capacity(chunk.len());
         for r in chunk {
             let placeholders = [
@@ -98,7 +98,7 @@ pub async fn for_plans(
     if rate_plan_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut filter = Conditions::new();
+    let mut filter = Conditions::new(Engine::of(conn));
     filter.push("date >= ?", format_date(from));
     filter.push("date <= ?", format_date(to));
     let placeholders: Vec<String> = rate_plan_ids.iter().map(|id| filter.bind(id.to_string())).collect();

@@ -4,7 +4,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::sql::Conditions;
-use super::{format_ts, Db, RowExt, StoreResult};
+use super::{format_ts, Db, Engine, RowExt, StoreResult};
 use crate::domain::guests::{Guest, GuestFilter};
 use crate::domain::listing::Page;
 
@@ -106,8 +106,8 @@ pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -
     Ok(())
 }
 
-fn conditions(organization_id: &str, filter: &GuestFilter, page: &Page) -> Conditions<'static> {
-    let mut c = Conditions::new();
+fn conditions(engine: Engine, organization_id: &str, filter: &GuestFilter, page: &Page) -> Conditions<'static> {
+    let mut c = Conditions::new(engine);
     c.push("organization_id = ?", organization_id.to_string());
     if let Some(hotel_id) = &filter.hotel_id {
         c.push("hotel_id = ?", hotel_id.clone());
@@ -122,7 +122,7 @@ fn conditions(organization_id: &str, filter: &GuestFilter, page: &Page) -> Condi
 }
 
 pub async fn count(db: &Db, organization_id: &str, filter: &GuestFilter, page: &Page) -> StoreResult<i64> {
-    let c = conditions(organization_id, filter, page);
+    let c = conditions(db.engine(), organization_id, filter, page);
     let sql = format!("SELECT COUNT(*) AS n FROM guests{}", c.where_clause());
     super::count(db, &sql, c.into_args()).await
 }
@@ -133,7 +133,7 @@ pub fn list(
     filter: &GuestFilter,
     page: &Page,
 ) -> futures::stream::BoxStream<'static, StoreResult<Guest>> {
-    let mut c = conditions(organization_id, filter, page);
+    let mut c = conditions(db.engine(), organization_id, filter, page);
     let order = c.order_and_page(page);
     let sql = format!("SELECT {COLUMNS} FROM guests{}{order}", c.where_clause());
     super::stream(db, sql, c.into_args(), guest)

@@ -64,6 +64,15 @@ impl Engine {
         }
     }
 
+    /// The engine behind a connection.
+    pub fn of(conn: &AnyConnection) -> Engine {
+        if conn.backend_name().eq_ignore_ascii_case("sqlite") {
+            Engine::Sqlite
+        } else {
+            Engine::Postgres
+        }
+    }
+
     /// Suffix that locks the selected rows until the transaction ends. SQLite needs none: its write transactions
     /// are already exclusive (see [`WriteTx`]).
     pub fn lock_rows(self) -> &'static str {

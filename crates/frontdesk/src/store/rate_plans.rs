@@ -78,7 +78,7 @@ pub async fn list(
     hotel_id: &str,
     room_type_id: Option<&str>,
 ) -> StoreResult<Vec<RatePlan>> {
-    let mut filter = Conditions::new();
+    let mut filter = Conditions::new(Engine::of(conn));
     filter.push("organization_id = ?", organization_id.to_string());
     filter.push("hotel_id = ?", hotel_id.to_string());
     if let Some(room_type_id) = room_type_id {
@@ -99,7 +99,7 @@ pub async fn lock_many(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut filter = Conditions::new();
+    let mut filter = Conditions::new(Engine::of(conn));
     filter.push("organization_id = ?", organization_id.to_string());
     let placeholders: Vec<String> = ids.iter().map(|id| filter.bind(id.to_string())).collect();
     let sql = format!(

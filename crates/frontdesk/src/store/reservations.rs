@@ -232,7 +232,7 @@ pub async fn save_folio(
         .execute(&mut *conn)
         .await?;
     for chunk in folio.charges.chunks(200) {
-        let mut values = Conditions::new();
+        let mut values = Conditions::new(Engine::of(conn));
         let mut tuples = Vec::with_capacity(chunk.len());
         for (i, c) in chunk.iter().enumerate() {
             let placeholders = [
@@ -274,8 +274,8 @@ pub async fn longest_stay(conn: &mut AnyConnection, organization_id: &str, hotel
     Ok(row.try_get::<Option<i64>, _>("n")?.unwrap_or(0))
 }
 
-fn conditions(organization_id: &str, f: &StayFilter, page: &Page) -> Conditions<'static> {
-    let mut c = Conditions::new();
+fn conditions(engine: Engine, organization_id: &str, f: &StayFilter, page: &Page) -> Conditions<'static> {
+    let mut c = Conditions::new(engine);
     c.push("organization_id = ?", organization_id.to_string());
     if let Some(v) = &f.hotel_id {
         c.push("hotel_id = ?", v.clone());
@@ -305,7 +305,7 @@ fn conditions(organization_id: &str, f: &StayFilter, page: &Page) -> Conditions<
 }
 
 pub async fn count(db: &Db, organization_id: &str, filter: &StayFilter, page: &Page) -> StoreResult<i64> {
-    let c = conditions(organization_id, filter, page);
+    let c = conditions(db.engine(), organization_id, filter, page);
     let sql = format!("SELECT COUNT(*) AS n FROM reservations{}", c.where_clause());
     super::count(db, &sql, c.into_args()).await
 }
@@ -316,7 +316,7 @@ pub fn list(
     filter: &StayFilter,
     page: &Page,
 ) -> futures::stream::BoxStream<'static, StoreResult<Reservation>> {
-    let mut c = conditions(organization_id, filter, page);
+    let mut c = conditions(db.engine(), organization_id, filter, page);
     let order = c.order_and_page(page);
     let sql = format!("SELECT {COLUMNS} FROM reservations{}{order}", c.where_clause());
     super::stream(db, sql, c.into_args(), reservation)
@@ -328,7 +328,7 @@ pub async fn lock_room_types(conn: &mut AnyConnection, engine: Engine, ids: &[St
     if ids.is_empty() || engine.lock_rows().is_empty() {
         return Ok(());
     }
-    let mut c = Conditions::new();
+    let mut c = Conditions::new(Engine::of(conn));
     c.push_in("id", ids);
     let sql = format!("SELECT id FROM room_types{} ORDER BY id{}", c.where_clause(), engine.lock_rows());
     sqlx::query_with(&sql, c.into_args()).fetch_all(conn).await?;
@@ -352,7 +352,7 @@ pub async fn sellable_rooms(conn: &mut AnyConnection, room_type_ids: &[String]) 
     if room_type_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut c = Conditions::new();
+    let mut c = Conditions::new(Engine::of(conn));
     c.push_in("room_type_id", room_type_ids);
     c.push("housekeeping_status <> ?", "OUT_OF_ORDER".to_string());
     let sql = format!("SELECT room_type_id, COUNT(*) AS n FROM rooms{} GROUP BY room_type_id", c.where_clause());
@@ -376,7 +376,7 @@ pub async fn held_rooms(
     if room_type_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut c = Conditions::new();
+    let mut c = Conditions::new(Engine::of(conn));
     c.push_in("room_type_id", room_type_ids);
     c.push("holds_inventory = ?", 1_i64);
     c.push("check_in_date < ?", format_date(to));

@@ -4,7 +4,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::sql::Conditions;
-use super::{format_ts, RowExt, StoreResult};
+use super::{format_ts, Engine, RowExt, StoreResult};
 use crate::domain::room_types::RoomType;
 
 const COLUMNS: &str =
@@ -78,7 +78,7 @@ pub async fn list(
     organization_id: &str,
     hotel_id: Option<&str>,
 ) -> StoreResult<Vec<RoomType>> {
-    let mut filter = Conditions::new();
+    let mut filter = Conditions::new(Engine::of(conn));
     filter.push("organization_id = ?", organization_id.to_string());
     if let Some(hotel_id) = hotel_id {
         filter.push("hotel_id = ?", hotel_id.to_string());

@@ -4,7 +4,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::sql::Conditions;
-use super::{format_ts, RowExt, StoreResult};
+use super::{format_ts, Engine, RowExt, StoreResult};
 use crate::domain::rooms::{HousekeepingStatus, Room};
 
 const COLUMNS: &str = "id, hotel_id, room_type_id, name, floor, housekeeping_status, created_at, updated_at";
@@ -77,7 +77,7 @@ pub async fn list(
     hotel_id: Option<&str>,
     room_type_id: Option<&str>,
 ) -> StoreResult<Vec<Room>> {
-    let mut filter = Conditions::new();
+    let mut filter = Conditions::new(Engine::of(conn));
     filter.push("organization_id = ?", organization_id.to_string());
     if let Some(hotel_id) = hotel_id {
         filter.push("hotel_id = ?", hotel_id.to_string());
