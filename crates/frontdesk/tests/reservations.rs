@@ -20,6 +20,7 @@ on_both_engines!(
     requested_reservations_are_approved_once,
     unlimited_lists_stream_every_match,
     reservations_are_invisible_across_organizations_and_pins,
+    racing_writers_never_take_the_last_room_twice,
 );
 
 fn day(offset: u64) -> String {
@@ -496,4 +497,49 @@ async fn reservations_are_invisible_across_organizations_and_pins(s: TestServer)
     assert_eq!(listed.body.as_array().unwrap().len(), 1);
     assert_eq!(listed.body[0]["id"], json!(id));
     s.post("/api/reservations", &pinned, reservation(&other_hotel, &other_type, 3, 4)).await.expect(403);
+}
+
+async fn racing_writers_never_take_the_last_room_twice(s: TestServer) {
+    let org = s.org("Acme").await;
+    let (hotel, room_type, _) = hotel_with_rooms(&s, &org, 1).await;
+    // 20 requests waiting for approval, and 20 direct confirmed bookings, all for the same night, all at once.
+    let mut requested = reservation(&hotel, &room_type, 3, 4);
+    requested["status"] = json!("REQUESTED");
+    let mut ids = Vec::new();
+    for _ in 0..20 {
+        ids.push(
+            s.post("/api/reservations", &org.auth(), requested.clone()).await.expect(200).body["id"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+        );
+    }
+    let server = std::sync::Arc::new(s);
+    let mut racers = Vec::new();
+    for id in ids {
+        let (s, auth) = (server.clone(), org.auth());
+        racers.push(tokio::spawn(async move {
+            s.post(&format!("/api/reservations/{id}/approve"), &auth, json!({})).await.status
+        }));
+        let (s, auth, body) = (server.clone(), org.auth(), reservation(&hotel, &room_type, 3, 4));
+        racers.push(tokio::spawn(async move { s.post("/api/reservations", &auth, body).await.status }));
+    }
+    let mut won = 0;
+    for racer in racers {
+        match racer.await.unwrap().as_u16() {
+            200 => won += 1,
+            409 => {}
+            other => panic!("unexpected status {other}"),
+        }
+    }
+    assert_eq!(won, 1, "exactly one writer gets the last room");
+    use sqlx::Row;
+    let mut conn = server.db.read().await.unwrap();
+    let held: i64 = sqlx::query("SELECT COUNT(*) AS n FROM reservation_rooms WHERE holds_inventory = 1")
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap()
+        .try_get("n")
+        .unwrap();
+    assert_eq!(held, 1, "one room is held, never more than the hotel has");
 }
