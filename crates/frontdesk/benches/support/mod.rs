@@ -12,6 +12,7 @@ use frontdesk::store::{Db, Engine};
 
 pub struct BenchServer {
     pub base: String,
+    url: String,
     pub db: Db,
     pub engine: Engine,
     pub org: String,
@@ -85,10 +86,11 @@ impl BenchServer {
         let addr = listener.local_addr().expect("address");
         let state = AppState { db: db.clone(), config: Arc::new(config) };
         tokio::spawn(async move {
-            let _ = axum::serve(listener, http::app(state)).await;
+            let _ = http::serve(listener, state, std::future::pending()).await;
         });
         Some(BenchServer {
             base: format!("http://{addr}"),
+            url,
             db,
             engine,
             org: org.id,
@@ -97,6 +99,11 @@ impl BenchServer {
             client: reqwest::Client::builder().pool_max_idle_per_host(64).build().expect("client"),
             cleanup: cleanup.or(Some(String::new())).filter(|s| !s.is_empty()),
         })
+    }
+
+    /// The database URL, for another process to open.
+    pub fn database_url(&self) -> Option<String> {
+        Some(self.url.clone())
     }
 
     pub fn actor(&self) -> Actor {

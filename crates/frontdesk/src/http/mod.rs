@@ -111,7 +111,24 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app(state)).with_graceful_shutdown(shutdown).await
+    serve_router(listener, app(state), shutdown).await
+}
+
+/// Serves any router (tests serve a few of their own) the way the service does.
+pub async fn serve_router(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
+    // Streamed answers are written in several pieces; without TCP_NODELAY the last one waits for the client's
+    // delayed ACK (about 40 ms).
+    let listener = listener.tap_io(|stream| {
+        if let Err(err) = stream.set_nodelay(true) {
+            tracing::warn!(error = %err, "could not set TCP_NODELAY");
+        }
+    });
+    axum::serve(listener, router).with_graceful_shutdown(shutdown).await
 }
 
 /// Completes on SIGINT or SIGTERM.

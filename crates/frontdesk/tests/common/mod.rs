@@ -218,11 +218,10 @@ impl TestServer {
         let addr = listener.local_addr()?;
         let (tx, rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, router)
-                .with_graceful_shutdown(async {
-                    let _ = rx.await;
-                })
-                .await;
+            let _ = http::serve_router(listener, router, async {
+                let _ = rx.await;
+            })
+            .await;
         });
         Ok(TestServer {
             base: format!("http://{addr}"),

@@ -1,0 +1,303 @@
+//! Reservation reads at scale: 1,000,000 reservations over 20 hotels and 3 years, on SQLite and PostgreSQL.
+//!
+//! Measures the stay-window list a channel manager polls (`hotelId`, `stayDateFrom`, `stayDateTo`, `limit=100`,
+//! `sortField=checkInDate`) and a single-reservation GET, against the latency of a trivial authenticated GET in the
+//! same run; then the peak memory of a separate `frontdesk serve` process answering a `limit=0` list of about
+//! 100,000 reservations.
+//!
+//! `cargo bench --bench reservations` (`RESERVATIONS=200000` for a quicker, smaller run).
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use chrono::{Days, NaiveDate};
+use frontdesk::domain::{hotels, room_types};
+use frontdesk::store::sql::Conditions;
+use frontdesk::store::Engine;
+use support::{ms, BenchServer, Stats};
+
+const HOTELS: usize = 20;
+const DAYS: u64 = 3 * 365;
+const ROWS_PER_INSERT: usize = 400;
+
+/// A small deterministic generator (xorshift), so every run loads the same data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn start() -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 1, 1).expect("date")
+}
+
+fn date(offset: u64) -> String {
+    (start() + Days::new(offset)).format("%Y-%m-%d").to_string()
+}
+
+/// Loads `count` reservations (one room each) straight into the tables, in multi-row INSERTs.
+async fn load(server: &BenchServer, count: usize) -> (Vec<String>, Vec<String>) {
+    let actor = server.actor();
+    let mut hotel_ids = vec![server.hotel.clone()];
+    for i in 1..HOTELS {
+        let hotel = hotels::create_for_organization(
+            &server.db,
+            &server.org,
+            hotels::HotelIn {
+                name: format!("Hotel {i}"),
+                timezone: "UTC".into(),
+                currency: "EUR".into(),
+                check_in_time: None,
+                check_out_time: None,
+                address_line1: None,
+                address_line2: None,
+                city: None,
+                postal_code: None,
+                region: None,
+                country: None,
+                public_booking: None,
+            },
+        )
+        .await
+        .expect("hotel");
+        hotel_ids.push(hotel.id);
+    }
+    let mut type_ids = Vec::new();
+    for hotel in &hotel_ids {
+        let t = room_types::create(
+            &server.db,
+            &actor,
+            room_types::RoomTypeIn {
+                hotel_id: Some(hotel.clone()),
+                name: "Double".into(),
+                description: None,
+                max_occupancy: 2,
+                max_adults: None,
+                max_children: None,
+            },
+        )
+        .await
+        .expect("room type");
+        type_ids.push(t.id);
+    }
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut ids = Vec::with_capacity(count);
+    let started = Instant::now();
+    let mut loaded = 0;
+    while loaded < count {
+        let n = ROWS_PER_INSERT.min(count - loaded);
+        let mut tx = server.db.begin_write().await.expect("tx");
+        let engine = tx.engine();
+        let mut reservations = Conditions::new(engine);
+        let mut rooms = Conditions::new(engine);
+        let mut reservation_rows = Vec::with_capacity(n);
+        let mut room_rows = Vec::with_capacity(n);
+        for _ in 0..n {
+            let h = rng.below(HOTELS as u64) as usize;
+            let check_in = rng.below(DAYS);
+            let nights = 1 + rng.below(7);
+            let id = uuid::Uuid::now_v7().to_string();
+            let (cin, cout) = (date(check_in), date(check_in + nights));
+            let values: Vec<String> = vec![
+                reservations.bind(id.clone()),
+                reservations.bind(server.org.clone()),
+                reservations.bind(hotel_ids[h].clone()),
+                reservations.bind("CONFIRMED".to_string()),
+                reservations.bind(cin.clone()),
+                reservations.bind(cout.clone()),
+                reservations.bind(nights as i64),
+                reservations.bind(format!("{cin}T15:00:00.000000Z")),
+                reservations.bind(format!("{cout}T11:00:00.000000Z")),
+                reservations.bind(2_i64),
+                reservations.bind(10000 * nights as i64),
+                reservations.bind("2026-01-01T00:00:00.000000Z".to_string()),
+                reservations.bind("2026-01-01T00:00:00.000000Z".to_string()),
+            ];
+            // Placeholders must appear in the order their values were bound (SQLite binds them by position).
+            reservation_rows.push(format!(
+                "({}, NULL, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0, {}, 'EUR', 'API', NULL, NULL, {}, {})",
+                values[0],
+                values[1],
+                values[2],
+                values[3],
+                values[4],
+                values[5],
+                values[6],
+                values[7],
+                values[8],
+                values[9],
+                values[10],
+                values[11],
+                values[12]
+            ));
+            let rv: Vec<String> = vec![
+                rooms.bind(uuid::Uuid::now_v7().to_string()),
+                rooms.bind(id.clone()),
+                rooms.bind(hotel_ids[h].clone()),
+                rooms.bind(type_ids[h].clone()),
+                rooms.bind(10000 * nights as i64),
+                rooms.bind(cin),
+                rooms.bind(cout),
+            ];
+            room_rows.push(format!(
+                "({}, {}, {}, {}, NULL, NULL, 'CONFIRMED', 2, 0, 0, {}, {}, {}, 1, 0)",
+                rv[0], rv[1], rv[2], rv[3], rv[4], rv[5], rv[6]
+            ));
+            ids.push(id);
+        }
+        let sql = format!(
+            "INSERT INTO reservations (id, guest_id, organization_id, hotel_id, status, check_in_date, check_out_date, \
+             nights, start_time, end_time, adults, children, infants, total_price, currency, source, \
+             channel_reference, notes, created_at, updated_at) VALUES {}",
+            reservation_rows.join(", ")
+        );
+        sqlx::query_with(&sql, reservations.into_args()).execute(tx.conn()).await.expect("reservations");
+        let sql = format!(
+            "INSERT INTO reservation_rooms (id, reservation_id, hotel_id, room_type_id, rate_plan_id, room_id, status, \
+             adults, children, infants, price, check_in_date, check_out_date, holds_inventory, position) VALUES {}",
+            room_rows.join(", ")
+        );
+        sqlx::query_with(&sql, rooms.into_args()).execute(tx.conn()).await.expect("rooms");
+        tx.commit().await.expect("commit");
+        loaded += n;
+    }
+    eprintln!("  loaded {count} reservations in {:.1} s", started.elapsed().as_secs_f64());
+    if server.engine == Engine::Postgres {
+        sqlx::query("ANALYZE").execute(&mut *server.db.read().await.expect("conn")).await.expect("analyze");
+    }
+    (hotel_ids, ids)
+}
+
+async fn get(server: &BenchServer, path: &str) -> Duration {
+    let started = Instant::now();
+    let res = server
+        .client
+        .get(format!("{}{path}", server.base))
+        .header("authorization", server.basic())
+        .send()
+        .await
+        .expect("request");
+    let status = res.status();
+    let _ = res.bytes().await;
+    assert!(status.is_success(), "{path} answered {status}");
+    started.elapsed()
+}
+
+/// Peak resident memory of a `frontdesk serve` process on the same database while it streams `path`.
+async fn streaming_peak_memory(url: &str, secret: &str, path: &str) -> Option<(u64, u64, usize)> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_frontdesk"))
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .env("FRONTDESK_DATABASE_URL", url)
+        .env("FRONTDESK_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let client = reqwest::Client::new();
+    let base = format!("http://127.0.0.1:{port}");
+    for _ in 0..100 {
+        if client.get(format!("{base}/readyz")).send().await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let status = |pid: u32, key: &str| -> u64 {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|s| {
+                s.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            })
+            .unwrap_or(0)
+    };
+    use base64::Engine as _;
+    let basic = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(secret));
+    // Warm up (connections, caches), then measure the peak during the big answer.
+    let _ = client.get(format!("{base}/api/hotels")).header("authorization", &basic).send().await.ok()?.bytes().await;
+    let before = status(child.id(), "VmHWM:");
+    let mut res = client.get(format!("{base}{path}")).header("authorization", &basic).send().await.ok()?;
+    let mut bytes = 0;
+    while let Ok(Some(chunk)) = res.chunk().await {
+        bytes += chunk.len();
+    }
+    let peak = status(child.id(), "VmHWM:");
+    let _ = child.kill();
+    let _ = child.wait();
+    Some((before, peak, bytes))
+}
+
+async fn run(engine: Engine, count: usize) {
+    let Some(server) = BenchServer::start(engine).await else { return };
+    println!("== {engine:?} ({count} reservations)");
+    let (hotels, ids) = load(&server, count).await;
+    let baseline = server.baseline(500).await;
+
+    let mut rng = Rng(42);
+    let mut list = Vec::new();
+    let mut rows_seen = 0;
+    for _ in 0..500 {
+        let hotel = &hotels[rng.below(HOTELS as u64) as usize];
+        let from = rng.below(DAYS - 30);
+        let path = format!(
+            "/api/reservations?hotelId={hotel}&stayDateFrom={}&stayDateTo={}&limit=100&sortField=checkInDate",
+            date(from),
+            date(from + 7)
+        );
+        list.push(get(&server, &path).await);
+        rows_seen += 1;
+    }
+    let list = Stats::new(list);
+    let mut single = Vec::new();
+    for _ in 0..500 {
+        let id = &ids[rng.below(ids.len() as u64) as usize];
+        single.push(get(&server, &format!("/api/reservations/{id}")).await);
+    }
+    let single = Stats::new(single);
+    let floor = ms(baseline.percentile(50.0));
+    println!("  baseline GET /api/hotels/{{id}}: {}", baseline.summary());
+    println!(
+        "  stay-window list, limit=100 sorted by checkInDate: {}; p50 = {:.1}x the baseline ({rows_seen} queries)",
+        list.summary(),
+        ms(list.percentile(50.0)) / floor
+    );
+    println!(
+        "  single GET with rooms and folio: {}; p50 = {:.1}x the baseline",
+        single.summary(),
+        ms(single.percentile(50.0)) / floor
+    );
+
+    // About 100,000 rows: every hotel's stays over a window of count/10 reservations' worth of days.
+    let days = (DAYS as usize * 100_000 / count.max(1)).min(DAYS as usize) as u64;
+    let path = format!("/api/reservations?limit=0&stayDateFrom={}&stayDateTo={}", date(0), date(days));
+    if let Some(url) = server.database_url() {
+        let started = Instant::now();
+        match streaming_peak_memory(&url, &server.secret, &path).await {
+            Some((before, peak, bytes)) => println!(
+                "  limit=0 over {days} days ({:.1} MB of JSON in {:.1} s): serve process peak RSS {:.1} MB (was {:.1} MB before the request)",
+                bytes as f64 / 1e6,
+                started.elapsed().as_secs_f64(),
+                peak as f64 / 1024.0,
+                before as f64 / 1024.0
+            ),
+            None => println!("  limit=0: could not run a separate serve process"),
+        }
+    }
+}
+
+fn main() {
+    let count = std::env::var("RESERVATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        run(Engine::Sqlite, count).await;
+        run(Engine::Postgres, count).await;
+    });
+}
