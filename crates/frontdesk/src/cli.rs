@@ -1,7 +1,5 @@
 //! The `frontdesk` command.
 
-use std::sync::Arc;
-
 use anyhow::Context;
 use chrono::TimeDelta;
 use clap::{Parser, Subcommand};
@@ -121,7 +119,7 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
         .with_context(|| format!("listening on {}", config.listen))?;
     let local = listener.local_addr()?;
     tracing::info!(address = %local, engine = ?db.engine(), "frontdesk is serving");
-    let state = AppState { db, config: Arc::new(config) };
+    let state = AppState::new(db, config).await?;
     http::serve(listener, state, http::shutdown_signal()).await?;
     tracing::info!("stopped");
     Ok(())

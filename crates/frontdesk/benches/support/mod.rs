@@ -2,7 +2,6 @@
 //! engine, and latency statistics.
 #![allow(dead_code)]
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use frontdesk::config::Config;
@@ -84,7 +83,7 @@ impl BenchServer {
         .expect("key");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("listener");
         let addr = listener.local_addr().expect("address");
-        let state = AppState { db: db.clone(), config: Arc::new(config) };
+        let state = AppState::new(db.clone(), config).await.expect("state");
         tokio::spawn(async move {
             let _ = http::serve(listener, state, std::future::pending()).await;
         });

@@ -6,6 +6,7 @@
 
 pub mod access;
 pub mod api_keys;
+pub mod availability;
 pub mod codes;
 pub mod daily_rates;
 pub mod events;

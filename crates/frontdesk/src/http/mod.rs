@@ -23,6 +23,7 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::config::Config;
+use crate::domain::availability::OfferKey;
 use crate::store::Db;
 
 /// What every handler can reach.
@@ -30,6 +31,15 @@ use crate::store::Db;
 pub struct AppState {
     pub db: Db,
     pub config: Arc<Config>,
+    /// Signs and checks public offers; kept in the database so every process shares it.
+    pub offer_key: OfferKey,
+}
+
+impl AppState {
+    pub async fn new(db: Db, config: Config) -> crate::domain::Result<AppState> {
+        let offer_key = OfferKey::load(&db).await?;
+        Ok(AppState { db, config: Arc::new(config), offer_key })
+    }
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -47,6 +57,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(routes::daily_rates::router())
         .merge(routes::guests::router())
         .merge(routes::reservations::router())
+        .merge(routes::availability::router())
 }
 
 /// The routes and the finished OpenAPI document.

@@ -27,6 +27,7 @@ be pinned to one hotel. Errors are RFC 9457 problem documents."
     components(schemas(Problem, FieldError)),
     modifiers(&SecuritySchemes),
     tags(
+        (name = "public", description = "Public availability and booking requests (no credentials needed)"),
         (name = "auth", description = "Operator sign-in"),
         (name = "apiKeys", description = "API keys (operator access token only)"),
         (name = "hotels", description = "Hotels"),

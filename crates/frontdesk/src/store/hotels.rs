@@ -102,3 +102,9 @@ pub async fn list(conn: &mut AnyConnection, organization_id: &str) -> StoreResul
         .map(hotel)
         .collect()
 }
+
+/// A hotel by id alone, with its organization: for the public endpoints, which have no credential to scope by.
+pub async fn get_public(conn: &mut AnyConnection, id: &str) -> StoreResult<Option<(String, Hotel)>> {
+    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM hotels WHERE id = $1")).bind(id).fetch_optional(conn).await?;
+    row.map(|row| Ok((row.try_get("organization_id")?, hotel(&row)?))).transpose()
+}

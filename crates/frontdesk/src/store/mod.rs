@@ -26,6 +26,7 @@
 //! [`WriteTx::record_event`] writes webhook events into the outbox inside the same transaction.
 
 pub mod api_keys;
+pub mod booking;
 pub mod daily_rates;
 pub mod guests;
 pub mod hotels;

@@ -5,8 +5,6 @@
 //! PostgreSQL cannot be reached the PostgreSQL variant of a test is skipped, except under `CI=true`, where it fails.
 #![allow(dead_code)]
 
-use std::sync::Arc;
-
 use base64::Engine as _;
 use chrono::TimeDelta;
 use frontdesk::config::Config;
@@ -203,7 +201,7 @@ impl TestServer {
         configure(&mut config);
         let db = Db::connect(&config.database_url, config.database_max_connections).await?;
         db.migrate().await?;
-        let state = AppState { db: db.clone(), config: Arc::new(config) };
+        let state = AppState::new(db.clone(), config).await?;
         Self::serve_router(http::app(state), db, engine, database).await
     }
 

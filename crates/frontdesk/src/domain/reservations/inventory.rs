@@ -82,3 +82,46 @@ pub async fn assign(
     }
     Ok(())
 }
+
+/// Checks, under the rate plans' locks, that the plans of the confirmed `rooms` still sell every night of the stay:
+/// a daily rate exists, it is not stop-sell, and its allotment (`availability`, when set) has room after what other
+/// stays hold under the plan. Approval of a booking request runs this on top of [`take`].
+pub async fn take_allotments(
+    tx: &mut WriteTx,
+    organization_id: &str,
+    rooms: &[(String, NaiveDate, NaiveDate)],
+    reservation_id: &str,
+) -> Result<()> {
+    let mut needed: HashMap<String, i64> = HashMap::new();
+    for (plan, _, _) in rooms {
+        *needed.entry(plan.clone()).or_default() += 1;
+    }
+    let Some((_, from, to)) = rooms.first().cloned() else { return Ok(()) };
+    let mut ids: Vec<&str> = needed.keys().map(String::as_str).collect();
+    ids.sort_unstable();
+    let engine = tx.engine();
+    store::rate_plans::lock_many(tx.conn(), engine, organization_id, &ids).await?;
+    let last_night = to.pred_opt().unwrap_or(from);
+    let rates = store::daily_rates::for_plans(tx.conn(), &ids, from, last_night).await?;
+    let owned: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+    let held = store::booking::held_by_plan(tx.conn(), &owned, from, to, Some(reservation_id)).await?;
+    let nights = (to - from).num_days();
+    for (plan, want) in &needed {
+        for n in 0..nights {
+            let date = from.checked_add_days(Days::new(n as u64)).unwrap_or(from);
+            let Some(rate) = rates.iter().find(|r| r.rate_plan_id == *plan && r.date == date) else {
+                return Err(Error::Conflict(format!("rate plan {plan} no longer sells the night of {date}")));
+            };
+            if rate.stop_sell {
+                return Err(Error::Conflict(format!("rate plan {plan} stopped selling the night of {date}")));
+            }
+            if let Some(cap) = rate.availability {
+                let sold = held.iter().filter(|(p, ci, co)| p == plan && *ci <= date && date < *co).count() as i64;
+                if sold + want > cap {
+                    return Err(Error::Conflict(format!("rate plan {plan} has no allotment left on {date}")));
+                }
+            }
+        }
+    }
+    Ok(())
+}

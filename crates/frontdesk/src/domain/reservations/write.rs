@@ -113,6 +113,15 @@ async fn check_room(
 
 pub async fn create(db: &Db, actor: &Actor, input: ReservationIn) -> Result<Reservation> {
     actor.require_scope(Scope::ReservationsWrite)?;
+    let mut tx = db.begin_write().await?;
+    let r = insert(&mut tx, actor, input).await?;
+    tx.commit().await?;
+    Ok(r)
+}
+
+/// Creates a reservation inside a write that is already under way (the booking request creates its reservation
+/// together with its guest this way).
+pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Result<Reservation> {
     let mut c = Checks::new();
     let dates = stay_dates(&mut c, &input.check_in_date, &input.check_out_date);
     let status = input.status.unwrap_or(ReservationStatus::Confirmed);
@@ -132,7 +141,6 @@ pub async fn create(db: &Db, actor: &Actor, input: ReservationIn) -> Result<Rese
     c.finish()?;
     let Some((check_in, check_out)) = dates else { return Err(Error::BadRequest("invalid stay dates".into())) };
 
-    let mut tx = db.begin_write().await?;
     let hotel = hotels::require_named(tx.conn(), actor, input.hotel_id.as_deref()).await?;
     if let Some(guest_id) = &input.guest_id {
         guests::visible(tx.conn(), actor, guest_id).await?;
@@ -192,7 +200,7 @@ pub async fn create(db: &Db, actor: &Actor, input: ReservationIn) -> Result<Rese
             }
         };
         if let Some(room_id) = &room.room_id {
-            if let Some(problem) = check_room(&mut tx, actor, &hotel.id, &room_type.id, room_id).await? {
+            if let Some(problem) = check_room(tx, actor, &hotel.id, &room_type.id, room_id).await? {
                 errors.push(room_error(i, "roomId", problem));
             }
         }
@@ -237,7 +245,7 @@ pub async fn create(db: &Db, actor: &Actor, input: ReservationIn) -> Result<Rese
     };
     check_counts(&r)?;
     if status.holds_inventory() {
-        hold(&mut tx, &r, &rooms).await?;
+        hold(tx, &r, &rooms).await?;
     }
     store::reservations::insert(tx.conn(), &actor.organization_id, &r).await?;
     store::reservations::save_rooms(tx.conn(), &r, &rooms).await?;
@@ -247,8 +255,7 @@ pub async fn create(db: &Db, actor: &Actor, input: ReservationIn) -> Result<Rese
         r.folio = Some(folio);
     }
     r.rooms = Some(rooms);
-    events::record(&mut tx, &actor.organization_id, Some(&r.hotel_id), EventKind::ReservationCreated, &r).await?;
-    tx.commit().await?;
+    events::record(tx, &actor.organization_id, Some(&r.hotel_id), EventKind::ReservationCreated, &r).await?;
     Ok(r)
 }
 
@@ -388,6 +395,15 @@ async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: Rese
     let newly_held = r.status.holds_inventory() && !before.holds_inventory();
     if r.status.holds_inventory() && (newly_held || dates_changed || reassigned) {
         hold(tx, &r, &rooms).await?;
+    }
+    if before == ReservationStatus::Requested && r.status == ReservationStatus::Confirmed {
+        // Approving a booking request: the offer's rate plan must still sell those nights.
+        let planned: Vec<(String, NaiveDate, NaiveDate)> = rooms
+            .iter()
+            .filter(|room| room.status == RoomStatus::Confirmed)
+            .filter_map(|room| room.rate_plan_id.clone().map(|plan| (plan, r.check_in_date, r.check_out_date)))
+            .collect();
+        inventory::take_allotments(tx, &actor.organization_id, &planned, &r.id).await?;
     }
     let at = now();
     r.updated_at = at;

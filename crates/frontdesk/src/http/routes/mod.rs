@@ -2,6 +2,7 @@
 
 pub mod api_keys;
 pub mod auth;
+pub mod availability;
 pub mod daily_rates;
 pub mod guests;
 pub mod health;

@@ -1,0 +1,550 @@
+//! Public availability and booking requests.
+//!
+//! An offer is a (room type, rate plan) pair that can be sold for the requested stay and party, priced night by
+//! night from the daily rates. Its `offerId` is signed by the service (HMAC-SHA256 with a secret kept in the
+//! database, so every process shares it), so a caller can neither forge nor edit one; booking recomputes the offer
+//! under the inventory lock and refuses (409) if it changed.
+
+use std::collections::HashMap;
+
+use base64::Engine as _;
+use chrono::{Days, NaiveDate, TimeDelta, Utc};
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+use utoipa::{IntoParams, ToSchema};
+
+use super::codes::CurrencyCode;
+use super::daily_rates::DailyRate;
+use super::hotels::Hotel;
+use super::rate_plans::RatePlan;
+use super::reservations::{inventory, write, ReservationIn, ReservationRoomIn, ReservationStatus, Source};
+use super::room_types::RoomType;
+use super::validate::{calendar_date, clean, is_email, Checks};
+use super::{guests, now, secrets, Actor, Error, FieldError, Result};
+use crate::store::{self, Db};
+
+/// Longest stay the public endpoints offer.
+pub const MAX_STAY_NIGHTS: i64 = 30;
+/// Most guests of one kind in a search.
+pub const MAX_PARTY: i64 = 50;
+/// How long an offer can be booked after it was shown.
+pub const OFFER_TTL: TimeDelta = TimeDelta::minutes(30);
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct AvailabilityQuery {
+    #[param(format = Date, value_type = String)]
+    pub check_in_date: String,
+    /// After the check-in date, at most 30 nights later.
+    #[param(format = Date, value_type = String)]
+    pub check_out_date: String,
+    /// Default 2.
+    #[param(minimum = 1, maximum = 50)]
+    pub adults: Option<i64>,
+    /// Default 0.
+    #[param(minimum = 0, maximum = 50)]
+    pub children: Option<i64>,
+    /// Default 0; infants do not count toward occupancy.
+    #[param(minimum = 0, maximum = 50)]
+    pub infants: Option<i64>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct NightlyPrice {
+    pub date: NaiveDate,
+    pub price: i64,
+}
+
+/// A sellable (room type, rate plan) for the requested stay and party.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Offer {
+    /// Opaque and signed; book it with `POST /api/hotels/{hotelId}/book-reservation` within 30 minutes.
+    pub offer_id: String,
+    pub room_type_id: String,
+    pub room_type_name: String,
+    pub description: Option<String>,
+    pub max_occupancy: i64,
+    pub rate_plan_id: String,
+    pub rate_plan_name: String,
+    #[schema(value_type = CurrencyCode)]
+    pub currency: String,
+    pub nights: i64,
+    pub nightly: Vec<NightlyPrice>,
+    /// In minor units of `currency`.
+    pub total_price: i64,
+    /// How many rooms of this offer can still be booked.
+    pub available_units: i64,
+}
+
+/// A stay and party, validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stay {
+    pub check_in: NaiveDate,
+    pub check_out: NaiveDate,
+    pub adults: i64,
+    pub children: i64,
+    pub infants: i64,
+}
+
+impl Stay {
+    pub fn nights(&self) -> i64 {
+        (self.check_out - self.check_in).num_days()
+    }
+
+    fn parse(q: &AvailabilityQuery) -> Result<Stay> {
+        let mut c = Checks::new();
+        let check_in = calendar_date(&q.check_in_date);
+        let check_out = calendar_date(&q.check_out_date);
+        if check_in.is_none() {
+            c.fail("checkInDate", "must be a calendar date YYYY-MM-DD");
+        }
+        if check_out.is_none() {
+            c.fail("checkOutDate", "must be a calendar date YYYY-MM-DD");
+        }
+        let (adults, children, infants) = (q.adults.unwrap_or(2), q.children.unwrap_or(0), q.infants.unwrap_or(0));
+        c.range("adults", adults, 1, MAX_PARTY);
+        c.range("children", children, 0, MAX_PARTY);
+        c.range("infants", infants, 0, MAX_PARTY);
+        if let (Some(from), Some(to)) = (check_in, check_out) {
+            let today = Utc::now().date_naive();
+            let horizon = today.checked_add_months(chrono::Months::new(36)).unwrap_or(today);
+            let nights = (to - from).num_days();
+            if nights < 1 {
+                c.fail("checkOutDate", "must be after checkInDate");
+            } else if nights > MAX_STAY_NIGHTS {
+                c.fail("checkOutDate", format!("a stay may span at most {MAX_STAY_NIGHTS} nights"));
+            }
+            if from < today.pred_opt().unwrap_or(today) {
+                c.fail("checkInDate", "must not be in the past");
+            }
+            if to > horizon {
+                c.fail("checkOutDate", format!("must not be after {horizon}"));
+            }
+        }
+        c.finish()?;
+        match (check_in, check_out) {
+            (Some(check_in), Some(check_out)) => Ok(Stay { check_in, check_out, adults, children, infants }),
+            _ => Err(Error::BadRequest("invalid dates".into())),
+        }
+    }
+}
+
+/// An offer before signing.
+#[derive(Debug, Clone)]
+pub struct Priced {
+    pub room_type: RoomType,
+    pub plan: RatePlan,
+    pub nightly: Vec<NightlyPrice>,
+    pub total: i64,
+    pub units: i64,
+}
+
+/// What an `offerId` carries.
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+struct Claims {
+    h: String,
+    t: String,
+    p: String,
+    i: NaiveDate,
+    o: NaiveDate,
+    a: i64,
+    c: i64,
+    n: i64,
+    s: i64,
+    x: i64,
+}
+
+/// The key offers are signed with.
+#[derive(Clone)]
+pub struct OfferKey(Vec<u8>);
+
+impl std::fmt::Debug for OfferKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OfferKey(…)")
+    }
+}
+
+impl OfferKey {
+    /// The database's offer key, created by the first process that needs it.
+    pub async fn load(db: &Db) -> Result<OfferKey> {
+        let mut tx = db.begin_write().await?;
+        let value =
+            store::booking::service_secret(tx.conn(), "offer_signing_key", &secrets::generate(""), now()).await?;
+        tx.commit().await?;
+        Ok(OfferKey(value.into_bytes()))
+    }
+
+    fn mac(&self, payload: &str) -> Vec<u8> {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.0).expect("HMAC takes keys of any length");
+        mac.update(payload.as_bytes());
+        mac.finalize().into_bytes().to_vec()
+    }
+
+    fn sign(&self, claims: &Claims) -> String {
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let payload = b64.encode(serde_json::to_vec(claims).unwrap_or_default());
+        let signature = b64.encode(self.mac(&payload));
+        format!("{payload}.{signature}")
+    }
+
+    /// The claims of a genuine offer id; `None` for anything forged, edited or malformed.
+    fn verify(&self, offer_id: &str) -> Option<Claims> {
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let (payload, signature) = offer_id.split_once('.')?;
+        let signature = b64.decode(signature).ok()?;
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.0).ok()?;
+        mac.update(payload.as_bytes());
+        // verify_slice compares in constant time and refuses a signature of another length first.
+        mac.verify_slice(&signature).ok()?;
+        serde_json::from_slice(&b64.decode(payload).ok()?).ok()
+    }
+}
+
+/// The hotel behind a public request: 404 when unknown or not open to public booking.
+async fn public_hotel(conn: &mut sqlx::AnyConnection, hotel_id: &str) -> Result<(String, Hotel)> {
+    store::hotels::get_public(conn, hotel_id).await?.filter(|(_, h)| h.public_booking).ok_or(Error::NotFound("hotel"))
+}
+
+/// Every sellable (room type, rate plan) of a hotel for `stay`, or just `only` = (room type, rate plan).
+pub async fn price(
+    conn: &mut sqlx::AnyConnection,
+    organization_id: &str,
+    hotel: &Hotel,
+    stay: &Stay,
+    only: Option<(&str, &str)>,
+    except_reservation: Option<&str>,
+) -> Result<Vec<Priced>> {
+    let types: Vec<RoomType> = store::room_types::list(conn, organization_id, Some(&hotel.id))
+        .await?
+        .into_iter()
+        .filter(|t| only.is_none_or(|(rt, _)| rt == t.id) && t.fits(stay.adults, stay.children))
+        .collect();
+    let plans: Vec<RatePlan> = store::rate_plans::list(conn, organization_id, &hotel.id, None)
+        .await?
+        .into_iter()
+        .filter(|p| p.active && only.is_none_or(|(_, rp)| rp == p.id))
+        .collect();
+    if types.is_empty() || plans.is_empty() {
+        return Ok(Vec::new());
+    }
+    let plan_ids: Vec<&str> = plans.iter().map(|p| p.id.as_str()).collect();
+    // Through the check-out date: its record says whether departures are closed.
+    let rates: HashMap<(String, NaiveDate), DailyRate> =
+        store::daily_rates::for_plans(conn, &plan_ids, stay.check_in, stay.check_out)
+            .await?
+            .into_iter()
+            .map(|r| ((r.rate_plan_id.clone(), r.date), r))
+            .collect();
+    let type_ids: Vec<String> = types.iter().map(|t| t.id.clone()).collect();
+    let free = inventory::free_rooms(conn, &type_ids, stay.check_in, stay.check_out, except_reservation).await?;
+    let plan_id_strings: Vec<String> = plans.iter().map(|p| p.id.clone()).collect();
+    let nights = stay.nights() as usize;
+    let mut sold_by_plan: HashMap<String, Vec<i64>> = HashMap::new();
+    for (plan, check_in, check_out) in
+        store::booking::held_by_plan(conn, &plan_id_strings, stay.check_in, stay.check_out, except_reservation).await?
+    {
+        let counts = sold_by_plan.entry(plan).or_insert_with(|| vec![0; nights]);
+        let first = (check_in.max(stay.check_in) - stay.check_in).num_days() as usize;
+        let last = (check_out.min(stay.check_out) - stay.check_in).num_days() as usize;
+        for count in counts.iter_mut().take(last).skip(first) {
+            *count += 1;
+        }
+    }
+
+    let mut offers = Vec::new();
+    for plan in &plans {
+        for room_type in types.iter().filter(|t| plan.room_type_id.as_ref().is_none_or(|id| *id == t.id)) {
+            if let Some(priced) = price_one(room_type, plan, stay, &rates, &free, sold_by_plan.get(&plan.id)) {
+                offers.push(priced);
+            }
+        }
+    }
+    offers.sort_by(|a, b| a.total.cmp(&b.total).then_with(|| a.room_type.name.cmp(&b.room_type.name)));
+    Ok(offers)
+}
+
+fn price_one(
+    room_type: &RoomType,
+    plan: &RatePlan,
+    stay: &Stay,
+    rates: &HashMap<(String, NaiveDate), DailyRate>,
+    free: &HashMap<String, Vec<i64>>,
+    sold: Option<&Vec<i64>>,
+) -> Option<Priced> {
+    let nights = stay.nights();
+    let mut nightly = Vec::with_capacity(nights as usize);
+    let mut units = i64::MAX;
+    for n in 0..nights {
+        let date = stay.check_in.checked_add_days(Days::new(n as u64))?;
+        let rate = rates.get(&(plan.id.clone(), date))?;
+        if rate.stop_sell {
+            return None;
+        }
+        // Arrival restrictions are judged on the check-in night.
+        if n == 0
+            && (rate.closed_to_arrival
+                || rate.min_stay.is_some_and(|min| nights < min)
+                || rate.max_stay.is_some_and(|max| nights > max))
+        {
+            return None;
+        }
+        let physical = free.get(&room_type.id)?.get(n as usize).copied()?;
+        let allotment = rate.availability.map(|cap| cap - sold.and_then(|s| s.get(n as usize)).copied().unwrap_or(0));
+        units = units.min(allotment.map_or(physical, |a| a.min(physical)));
+        nightly.push(NightlyPrice { date, price: rate.price });
+    }
+    if rates.get(&(plan.id.clone(), stay.check_out)).is_some_and(|r| r.closed_to_departure) || units < 1 {
+        return None;
+    }
+    let total = nightly.iter().map(|n| n.price).sum();
+    Some(Priced { room_type: room_type.clone(), plan: plan.clone(), nightly, total, units })
+}
+
+/// `GET /api/hotels/{hotelId}/availability`.
+pub async fn search(db: &Db, key: &OfferKey, hotel_id: &str, query: &AvailabilityQuery) -> Result<Vec<Offer>> {
+    let stay = Stay::parse(query)?;
+    let mut conn = db.read().await?;
+    let (organization_id, hotel) = public_hotel(&mut conn, hotel_id).await?;
+    let expires = (Utc::now() + OFFER_TTL).timestamp();
+    let priced = price(&mut conn, &organization_id, &hotel, &stay, None, None).await?;
+    Ok(priced
+        .into_iter()
+        .map(|p| {
+            let claims = Claims {
+                h: hotel.id.clone(),
+                t: p.room_type.id.clone(),
+                p: p.plan.id.clone(),
+                i: stay.check_in,
+                o: stay.check_out,
+                a: stay.adults,
+                c: stay.children,
+                n: stay.infants,
+                s: p.total,
+                x: expires,
+            };
+            Offer {
+                offer_id: key.sign(&claims),
+                room_type_id: p.room_type.id,
+                room_type_name: p.room_type.name,
+                description: p.room_type.description,
+                max_occupancy: p.room_type.max_occupancy,
+                rate_plan_id: p.plan.id,
+                rate_plan_name: p.plan.name,
+                currency: p.plan.currency,
+                nights: stay.nights(),
+                nightly: p.nightly,
+                total_price: p.total,
+                available_units: p.units,
+            }
+        })
+        .collect())
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BookingGuestIn {
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    pub first_name: String,
+    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    pub last_name: String,
+    #[schema(
+        max_length = 254,
+        pattern = r"^[^@\s\x00-\x1f\x7f-\x9f]+@[^@\s\x00-\x1f\x7f-\x9f.][^@\s\x00-\x1f\x7f-\x9f]*\.[^@\s\x00-\x1f\x7f-\x9f]*[^@\s\x00-\x1f\x7f-\x9f.]$"
+    )]
+    pub email: String,
+    #[schema(max_length = 50)]
+    pub phone: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BookingIn {
+    /// An `offerId` from the availability answer.
+    pub offer_id: String,
+    pub guest: BookingGuestIn,
+    #[schema(max_length = 2000)]
+    pub notes: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct BookingOut {
+    pub reservation_id: String,
+    pub status: ReservationStatus,
+}
+
+fn request_digest(input: &BookingIn) -> String {
+    secrets::digest(&format!(
+        "{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
+        input.offer_id,
+        input.guest.first_name,
+        input.guest.last_name,
+        input.guest.email.to_lowercase(),
+        input.guest.phone.as_deref().unwrap_or_default(),
+        input.notes.as_deref().unwrap_or_default()
+    ))
+}
+
+/// `POST /api/hotels/{hotelId}/book-reservation`: a REQUESTED reservation with one unassigned PENDING room, for
+/// staff to approve. With an idempotency key, a retry answers the first result instead of booking again.
+pub async fn book(
+    db: &Db,
+    key: &OfferKey,
+    hotel_id: &str,
+    idempotency_key: Option<&str>,
+    input: BookingIn,
+) -> Result<BookingOut> {
+    let claims = key.verify(&input.offer_id).ok_or_else(|| {
+        Error::Validation(vec![FieldError::field("offerId", "not an offer of this service (forged or edited)")])
+    })?;
+    let mut c = Checks::new();
+    if claims.h != hotel_id {
+        c.fail("offerId", "the offer is for another hotel");
+    }
+    c.text("guest.firstName", &input.guest.first_name, 100);
+    c.text("guest.lastName", &input.guest.last_name, 100);
+    if !is_email(&input.guest.email) {
+        c.fail("guest.email", "must be an e-mail address");
+    }
+    c.opt_text("guest.phone", input.guest.phone.as_deref(), 50);
+    c.opt_text("notes", input.notes.as_deref(), 2000);
+    if let Some(k) = idempotency_key {
+        if k.is_empty() || k.len() > 200 {
+            c.fail("Idempotency-Key", "must be 1 to 200 characters");
+        }
+    }
+    c.finish()?;
+    if claims.x < Utc::now().timestamp() {
+        return Err(Error::Conflict("the offer has expired; search availability again".into()));
+    }
+    let digest = request_digest(&input);
+
+    let mut tx = db.begin_write().await?;
+    let (organization_id, hotel) = public_hotel(tx.conn(), hotel_id).await?;
+    if let Some(k) = idempotency_key {
+        if let Some(done) = replay(tx.conn(), hotel_id, k, &digest).await? {
+            return Ok(done);
+        }
+    }
+    let stay =
+        Stay { check_in: claims.i, check_out: claims.o, adults: claims.a, children: claims.c, infants: claims.n };
+    let engine = tx.engine();
+    store::reservations::lock_room_types(tx.conn(), engine, std::slice::from_ref(&claims.t)).await?;
+    let offer = price(tx.conn(), &organization_id, &hotel, &stay, Some((&claims.t, &claims.p)), None)
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::Conflict("the selected offer is no longer available".into()))?;
+    if offer.total != claims.s {
+        return Err(Error::Conflict(format!(
+            "the price of the selected offer changed from {} to {}; search availability again",
+            claims.s, offer.total
+        )));
+    }
+
+    let system = Actor::system(&organization_id);
+    let guest = match store::guests::find_by_email(tx.conn(), &organization_id, &input.guest.email).await? {
+        Some(guest) => guest,
+        None => {
+            let guest_in = guests::GuestIn {
+                hotel_id: Some(hotel.id.clone()),
+                first_name: clean(&input.guest.first_name),
+                last_name: clean(&input.guest.last_name),
+                email: Some(clean(&input.guest.email)),
+                phone: input.guest.phone.clone(),
+                country: None,
+                language: None,
+                notes: None,
+            };
+            guests::insert(&mut tx, &system, guest_in).await?
+        }
+    };
+    let reservation = write::insert(
+        &mut tx,
+        &system,
+        ReservationIn {
+            hotel_id: Some(hotel.id.clone()),
+            guest_id: Some(guest.id),
+            status: Some(ReservationStatus::Requested),
+            check_in_date: stay.check_in.to_string(),
+            check_out_date: stay.check_out.to_string(),
+            start_time: None,
+            end_time: None,
+            adults: Some(stay.adults),
+            children: Some(stay.children),
+            infants: Some(stay.infants),
+            total_price: Some(offer.total),
+            currency: Some(offer.plan.currency.clone()),
+            source: Some(Source::BookingPage),
+            channel_reference: None,
+            notes: input.notes,
+            rooms: vec![ReservationRoomIn {
+                room_type_id: offer.room_type.id.clone(),
+                rate_plan_id: Some(offer.plan.id.clone()),
+                room_id: None,
+                adults: Some(stay.adults),
+                children: Some(stay.children),
+                infants: Some(stay.infants),
+                price: Some(offer.total),
+            }],
+        },
+    )
+    .await?;
+    let out = BookingOut { reservation_id: reservation.id.clone(), status: reservation.status };
+    if let Some(k) = idempotency_key {
+        if let Err(err) = store::booking::remember(tx.conn(), hotel_id, k, &digest, &reservation.id, now()).await {
+            if store::is_unique_violation(&err) {
+                // Another process booked with this key first (PostgreSQL); answer what it answered.
+                drop(tx);
+                let mut conn = db.read().await?;
+                return replay(&mut conn, hotel_id, k, &digest)
+                    .await?
+                    .ok_or_else(|| Error::Conflict("the Idempotency-Key is in use by another request".into()));
+            }
+            return Err(err.into());
+        }
+    }
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// The answer of an earlier booking with the same idempotency key; 409 when the key was used for another request.
+async fn replay(conn: &mut sqlx::AnyConnection, hotel_id: &str, key: &str, digest: &str) -> Result<Option<BookingOut>> {
+    match store::booking::idempotent(conn, hotel_id, key).await? {
+        Some((stored, reservation_id)) if stored == digest => {
+            Ok(Some(BookingOut { reservation_id, status: ReservationStatus::Requested }))
+        }
+        Some(_) => Err(Error::Conflict("this Idempotency-Key was used for a different booking request".into())),
+        None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claims() -> Claims {
+        let d = NaiveDate::from_ymd_opt(2027, 1, 1).unwrap();
+        Claims { h: "h".into(), t: "t".into(), p: "p".into(), i: d, o: d, a: 2, c: 0, n: 0, s: 100, x: 1 }
+    }
+
+    #[test]
+    fn offers_cannot_be_forged_or_edited() {
+        let key = OfferKey(b"secret".to_vec());
+        let token = key.sign(&claims());
+        assert_eq!(key.verify(&token), Some(claims()));
+        let (payload, signature) = token.split_once('.').unwrap();
+        let mut edited = claims();
+        edited.s = 1;
+        let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+        let forged = format!("{}.{signature}", b64.encode(serde_json::to_vec(&edited).unwrap()));
+        assert_eq!(key.verify(&forged), None);
+        assert_eq!(key.verify(&format!("{payload}.{}", &signature[1..])), None);
+        assert_eq!(key.verify("garbage"), None);
+        assert_eq!(OfferKey(b"other".to_vec()).verify(&token), None);
+    }
+}
