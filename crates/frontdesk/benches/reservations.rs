@@ -13,13 +13,11 @@ use std::time::{Duration, Instant};
 
 use chrono::{Days, NaiveDate};
 use frontdesk::domain::{hotels, room_types};
-use frontdesk::store::sql::Conditions;
 use frontdesk::store::Engine;
 use support::{ms, BenchServer, Stats};
 
 const HOTELS: usize = 20;
 const DAYS: u64 = 3 * 365;
-const ROWS_PER_INSERT: usize = 400;
 
 /// A small deterministic generator (xorshift), so every run loads the same data.
 struct Rng(u64);
@@ -42,6 +40,7 @@ fn start() -> NaiveDate {
 }
 
 fn date(offset: u64) -> String {
+    // Calendar dates of the generated data, counted from `start()`.
     (start() + Days::new(offset)).format("%Y-%m-%d").to_string()
 }
 
@@ -91,84 +90,24 @@ async fn load(server: &BenchServer, count: usize) -> (Vec<String>, Vec<String>) 
         type_ids.push(t.id);
     }
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut ids = Vec::with_capacity(count);
     let started = Instant::now();
+    let mut ids = Vec::with_capacity(count);
     let mut loaded = 0;
     while loaded < count {
-        let n = ROWS_PER_INSERT.min(count - loaded);
-        let mut tx = server.db.begin_write().await.expect("tx");
-        let engine = tx.engine();
-        let mut reservations = Conditions::new(engine);
-        let mut rooms = Conditions::new(engine);
-        let mut reservation_rows = Vec::with_capacity(n);
-        let mut room_rows = Vec::with_capacity(n);
-        for _ in 0..n {
-            let h = rng.below(HOTELS as u64) as usize;
-            let check_in = rng.below(DAYS);
-            let nights = 1 + rng.below(7);
-            let id = uuid::Uuid::now_v7().to_string();
-            let (cin, cout) = (date(check_in), date(check_in + nights));
-            let values: Vec<String> = vec![
-                reservations.bind(id.clone()),
-                reservations.bind(server.org.clone()),
-                reservations.bind(hotel_ids[h].clone()),
-                reservations.bind("CONFIRMED".to_string()),
-                reservations.bind(cin.clone()),
-                reservations.bind(cout.clone()),
-                reservations.bind(nights as i64),
-                reservations.bind(format!("{cin}T15:00:00.000000Z")),
-                reservations.bind(format!("{cout}T11:00:00.000000Z")),
-                reservations.bind(2_i64),
-                reservations.bind(10000 * nights as i64),
-                reservations.bind("2026-01-01T00:00:00.000000Z".to_string()),
-                reservations.bind("2026-01-01T00:00:00.000000Z".to_string()),
-            ];
-            // Placeholders must appear in the order their values were bound (SQLite binds them by position).
-            reservation_rows.push(format!(
-                "({}, NULL, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0, {}, 'EUR', 'API', NULL, NULL, {}, {})",
-                values[0],
-                values[1],
-                values[2],
-                values[3],
-                values[4],
-                values[5],
-                values[6],
-                values[7],
-                values[8],
-                values[9],
-                values[10],
-                values[11],
-                values[12]
-            ));
-            let rv: Vec<String> = vec![
-                rooms.bind(uuid::Uuid::now_v7().to_string()),
-                rooms.bind(id.clone()),
-                rooms.bind(hotel_ids[h].clone()),
-                rooms.bind(type_ids[h].clone()),
-                rooms.bind(10000 * nights as i64),
-                rooms.bind(cin),
-                rooms.bind(cout),
-            ];
-            room_rows.push(format!(
-                "({}, {}, {}, {}, NULL, NULL, 'CONFIRMED', 2, 0, 0, {}, {}, {}, 1, 0)",
-                rv[0], rv[1], rv[2], rv[3], rv[4], rv[5], rv[6]
-            ));
-            ids.push(id);
-        }
-        let sql = format!(
-            "INSERT INTO reservations (id, guest_id, organization_id, hotel_id, status, check_in_date, check_out_date, \
-             nights, start_time, end_time, adults, children, infants, total_price, currency, source, \
-             channel_reference, notes, created_at, updated_at) VALUES {}",
-            reservation_rows.join(", ")
-        );
-        sqlx::query_with(&sql, reservations.into_args()).execute(tx.conn()).await.expect("reservations");
-        let sql = format!(
-            "INSERT INTO reservation_rooms (id, reservation_id, hotel_id, room_type_id, rate_plan_id, room_id, status, \
-             adults, children, infants, price, check_in_date, check_out_date, holds_inventory, position) VALUES {}",
-            room_rows.join(", ")
-        );
-        sqlx::query_with(&sql, rooms.into_args()).execute(tx.conn()).await.expect("rooms");
-        tx.commit().await.expect("commit");
+        let n = support::ROWS_PER_INSERT.min(count - loaded);
+        let stays: Vec<support::Stay> = (0..n)
+            .map(|_| {
+                let h = rng.below(HOTELS as u64) as usize;
+                let check_in = start() + Days::new(rng.below(DAYS));
+                support::Stay {
+                    hotel_id: hotel_ids[h].clone(),
+                    room_type_id: type_ids[h].clone(),
+                    check_in,
+                    nights: 1 + rng.below(7),
+                }
+            })
+            .collect();
+        ids.extend(support::insert_stays(server, &stays).await);
         loaded += n;
     }
     eprintln!("  loaded {count} reservations in {:.1} s", started.elapsed().as_secs_f64());

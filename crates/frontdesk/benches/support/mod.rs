@@ -171,3 +171,80 @@ impl Stats {
 pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
+
+/// Rows per multi-row INSERT when loading data.
+pub const ROWS_PER_INSERT: usize = 400;
+
+/// A confirmed one-room stay to load.
+pub struct Stay {
+    pub hotel_id: String,
+    pub room_type_id: String,
+    pub check_in: chrono::NaiveDate,
+    pub nights: u64,
+}
+
+/// Inserts confirmed one-room reservations straight into the tables (at most [`ROWS_PER_INSERT`] per call), for
+/// loading benchmark data quickly; answers their ids.
+pub async fn insert_stays(server: &BenchServer, stays: &[Stay]) -> Vec<String> {
+    use frontdesk::store::sql::Conditions;
+    let day = |d: chrono::NaiveDate| d.format("%Y-%m-%d").to_string();
+    let mut tx = server.db.begin_write().await.expect("tx");
+    let engine = tx.engine();
+    let mut reservations = Conditions::new(engine);
+    let mut rooms = Conditions::new(engine);
+    let (mut reservation_rows, mut room_rows, mut ids) = (Vec::new(), Vec::new(), Vec::new());
+    for stay in stays {
+        let id = uuid::Uuid::now_v7().to_string();
+        let cin = day(stay.check_in);
+        let cout = day(stay.check_in + chrono::Days::new(stay.nights));
+        // Placeholders must appear in the order their values were bound (SQLite binds them by position).
+        let v = [
+            reservations.bind(id.clone()),
+            reservations.bind(server.org.clone()),
+            reservations.bind(stay.hotel_id.clone()),
+            reservations.bind("CONFIRMED".to_string()),
+            reservations.bind(cin.clone()),
+            reservations.bind(cout.clone()),
+            reservations.bind(stay.nights as i64),
+            reservations.bind(format!("{cin}T15:00:00.000000Z")),
+            reservations.bind(format!("{cout}T11:00:00.000000Z")),
+            reservations.bind(2_i64),
+            reservations.bind(10000 * stay.nights as i64),
+            reservations.bind("2026-01-01T00:00:00.000000Z".to_string()),
+            reservations.bind("2026-01-01T00:00:00.000000Z".to_string()),
+        ];
+        reservation_rows.push(format!(
+            "({}, NULL, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0, {}, 'EUR', 'API', NULL, NULL, {}, {})",
+            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]
+        ));
+        let r = [
+            rooms.bind(uuid::Uuid::now_v7().to_string()),
+            rooms.bind(id.clone()),
+            rooms.bind(stay.hotel_id.clone()),
+            rooms.bind(stay.room_type_id.clone()),
+            rooms.bind(10000 * stay.nights as i64),
+            rooms.bind(cin),
+            rooms.bind(cout),
+        ];
+        room_rows.push(format!(
+            "({}, {}, {}, {}, NULL, NULL, 'CONFIRMED', 2, 0, 0, {}, {}, {}, 1, 0)",
+            r[0], r[1], r[2], r[3], r[4], r[5], r[6]
+        ));
+        ids.push(id);
+    }
+    let sql = format!(
+        "INSERT INTO reservations (id, guest_id, organization_id, hotel_id, status, check_in_date, check_out_date, \
+         nights, start_time, end_time, adults, children, infants, total_price, currency, source, channel_reference, \
+         notes, created_at, updated_at) VALUES {}",
+        reservation_rows.join(", ")
+    );
+    sqlx::query_with(&sql, reservations.into_args()).execute(tx.conn()).await.expect("reservations");
+    let sql = format!(
+        "INSERT INTO reservation_rooms (id, reservation_id, hotel_id, room_type_id, rate_plan_id, room_id, status, \
+         adults, children, infants, price, check_in_date, check_out_date, holds_inventory, position) VALUES {}",
+        room_rows.join(", ")
+    );
+    sqlx::query_with(&sql, rooms.into_args()).execute(tx.conn()).await.expect("rooms");
+    tx.commit().await.expect("commit");
+    ids
+}

@@ -40,9 +40,10 @@ CREATE TABLE reservations (
     created_at        TEXT NOT NULL,
     updated_at        TEXT NOT NULL
 );
--- The stay-window list: a hotel's reservations by check-in date, with the check-out date in the index so the
+-- The stay-window list: a hotel's reservations in (check-in date, id) order, the order the list answers, so a page
+-- stops after its last row; the check-out date is in the index so the
 -- window filter is decided without visiting the table.
-CREATE INDEX reservations_hotel_stay ON reservations (organization_id, hotel_id, check_in_date, check_out_date);
+CREATE INDEX reservations_hotel_stay ON reservations (organization_id, hotel_id, check_in_date, id, check_out_date);
 -- The longest stay of a hotel bounds how far before a window a stay overlapping it can start.
 CREATE INDEX reservations_hotel_nights ON reservations (hotel_id, nights);
 CREATE INDEX reservations_organization_nights ON reservations (organization_id, nights);

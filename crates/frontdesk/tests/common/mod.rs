@@ -194,8 +194,17 @@ impl TestServer {
         }
     }
 
+    /// A server on an existing test database (other processes may share it).
+    pub async fn serve_database(database: TestDatabase) -> anyhow::Result<TestServer> {
+        Self::start_on(database, |_| {}).await
+    }
+
     pub async fn start_with(engine: Engine, configure: impl FnOnce(&mut Config)) -> anyhow::Result<TestServer> {
-        let database = TestDatabase::create(engine).await?;
+        Self::start_on(TestDatabase::create(engine).await?, configure).await
+    }
+
+    async fn start_on(database: TestDatabase, configure: impl FnOnce(&mut Config)) -> anyhow::Result<TestServer> {
+        let engine = database.engine;
         let mut config =
             Config { database_url: database.url.clone(), database_max_connections: 8, ..Config::default() };
         configure(&mut config);

@@ -1,0 +1,150 @@
+//! Several `frontdesk serve` processes on one PostgreSQL database behave as one service: racing approvals sent to
+//! different processes take the last room once, an offer found through one process books through the other, and
+//! idempotent retries spread over both book once.
+
+mod common;
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::{Auth, TestDatabase, TestServer};
+use frontdesk::store::Engine;
+use serde_json::{json, Value};
+
+struct Process {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn spawn(url: &str) -> Process {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = Command::new(env!("CARGO_BIN_EXE_frontdesk"))
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .env("FRONTDESK_DATABASE_URL", url)
+        .env("FRONTDESK_LOG", "warn")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    for _ in 0..100 {
+        if client.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
+            return Process { child, base };
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(Process { child, base });
+    panic!("frontdesk serve did not come up");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_on_one_postgres_act_as_one_service() {
+    let database = match TestDatabase::create(Engine::Postgres).await {
+        Ok(db) => db,
+        Err(err) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipping: PostgreSQL unreachable: {err:#}");
+            return;
+        }
+        Err(err) => panic!("PostgreSQL is required under CI=true: {err:#}"),
+    };
+    let url = database.url.clone();
+    // The in-process server migrates and seeds; the two processes serve the same database.
+    let s = TestServer::serve_database(database).await.unwrap();
+    let org = s.org("Acme").await;
+    let hotel = s.hotel(&org, "Sea").await;
+    let room_type = s
+        .post("/api/roomTypes", &org.auth(), json!({"hotelId": hotel, "name": "Double", "maxOccupancy": 2}))
+        .await
+        .expect(200)
+        .body["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.post("/api/rooms", &org.auth(), json!({"roomTypeId": room_type, "name": "101"})).await.expect(200);
+    let plan = s
+        .post("/api/ratePlans", &org.auth(), json!({"hotelId": hotel, "roomTypeId": room_type, "name": "BAR"}))
+        .await
+        .expect(200)
+        .body["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let today = chrono::Utc::now().date_naive();
+    let day = |n: u64| (today + chrono::Days::new(n)).to_string();
+    s.post("/api/dailyRates", &org.auth(), json!({"values": [{"ratePlanId": plan, "date": day(3), "price": 9000}]}))
+        .await
+        .expect(200);
+
+    let a = spawn(&url).await;
+    let b = spawn(&url).await;
+    let client = reqwest::Client::new();
+    let auth = format!("Token {}", org.token);
+
+    // An offer found through process A books through process B (one signing key per database).
+    let search = format!("/api/hotels/{hotel}/availability?checkInDate={}&checkOutDate={}", day(3), day(4));
+    let offers: Value = client.get(format!("{}{search}", a.base)).send().await.unwrap().json().await.unwrap();
+    let offer_id = offers[0]["offerId"].as_str().unwrap().to_string();
+
+    // Idempotent retries spread over both processes book once.
+    let mut calls = Vec::new();
+    for n in 0..10 {
+        let base = if n % 2 == 0 { a.base.clone() } else { b.base.clone() };
+        let (client, hotel, offer_id) = (client.clone(), hotel.clone(), offer_id.clone());
+        calls.push(tokio::spawn(async move {
+            let body = json!({"offerId": offer_id, "guest": {"firstName": "Ana", "lastName": "Silva", "email": "ana@example.com"}});
+            let res = client
+                .post(format!("{base}/api/hotels/{hotel}/book-reservation"))
+                .header("idempotency-key", "same-retry")
+                .json(&body)
+                .send()
+                .await
+                .unwrap();
+            TestServer::answer(res).await
+        }));
+    }
+    let mut ids = std::collections::HashSet::new();
+    for call in calls {
+        ids.insert(call.await.unwrap().expect(201).body["reservationId"].as_str().unwrap().to_string());
+    }
+    assert_eq!(ids.len(), 1, "one reservation for one idempotency key");
+
+    // More requests for the same night, then approvals racing through both processes: exactly one wins.
+    for n in 0..19 {
+        let body = json!({"offerId": offer_id, "guest": {"firstName": "G", "lastName": "N", "email": format!("g{n}@example.com")}});
+        let res =
+            client.post(format!("{}/api/hotels/{hotel}/book-reservation", b.base)).json(&body).send().await.unwrap();
+        ids.insert(TestServer::answer(res).await.expect(201).body["reservationId"].as_str().unwrap().to_string());
+    }
+    assert_eq!(ids.len(), 20);
+    let mut calls = Vec::new();
+    for (n, id) in ids.into_iter().enumerate() {
+        let base = if n % 2 == 0 { a.base.clone() } else { b.base.clone() };
+        let (client, auth) = (client.clone(), auth.clone());
+        calls.push(tokio::spawn(async move {
+            client
+                .post(format!("{base}/api/reservations/{id}/approve"))
+                .header("authorization", auth)
+                .json(&json!({}))
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }));
+    }
+    let mut statuses = Vec::new();
+    for call in calls {
+        statuses.push(call.await.unwrap());
+    }
+    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 1, "{statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == 409).count(), 19, "{statuses:?}");
+    let sold = s.get(&search, &Auth::None).await.expect(200);
+    assert_eq!(sold.body, json!([]), "the room is sold for that night");
+}
