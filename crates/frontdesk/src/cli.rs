@@ -141,7 +141,7 @@ async fn admin(db: &Db, config: &Config, cmd: AdminCommand) -> anyhow::Result<()
         }
         AdminCommand::CreateApiKey { org, name, scopes, hotel } => {
             let scopes = parse_scopes(&scopes)?;
-            let input = api_keys::ApiKeyIn { name, scopes, hotel_id: hotel };
+            let input = api_keys::ApiKeyIn { name, scopes, hotel_id: hotel, rate_limit_per_minute: None };
             json!(api_keys::create_for_organization(db, &org, input).await?)
         }
         AdminCommand::ListOrgs => json!({ "organizations": identity::list_organizations(db).await? }),

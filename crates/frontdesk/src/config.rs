@@ -47,6 +47,22 @@ pub struct ConfigArgs {
     /// The service's public base URL (used in links it hands out).
     #[arg(long, env = "FRONTDESK_PUBLIC_URL", global = true)]
     pub public_url: Option<String>,
+    /// Redis for rate limits shared by several processes, e.g. `redis://127.0.0.1:6379`.
+    #[arg(long, env = "FRONTDESK_REDIS_URL", global = true)]
+    pub redis_url: Option<String>,
+    /// Requests per minute per API key (bursts up to the same number), unless the key says otherwise.
+    #[arg(long, env = "FRONTDESK_RATE_LIMIT_PER_MINUTE", global = true)]
+    pub rate_limit_per_minute: Option<u32>,
+    /// Requests per minute per operator access token holder.
+    #[arg(long, env = "FRONTDESK_OPERATOR_RATE_LIMIT_PER_MINUTE", global = true)]
+    pub operator_rate_limit_per_minute: Option<u32>,
+    /// Requests per minute per client address on the public availability and booking endpoints.
+    #[arg(long, env = "FRONTDESK_PUBLIC_RATE_LIMIT_PER_MINUTE", global = true)]
+    pub public_rate_limit_per_minute: Option<u32>,
+    /// A header set by a trusted reverse proxy with the client address (e.g. `x-forwarded-for`); only then is it
+    /// believed.
+    #[arg(long, env = "FRONTDESK_TRUSTED_PROXY_HEADER", global = true)]
+    pub trusted_proxy_header: Option<String>,
 }
 
 /// The optional TOML file: the same settings as the flags, snake_case.
@@ -61,6 +77,11 @@ pub struct FileConfig {
     pub body_limit_bytes: Option<usize>,
     pub request_timeout_secs: Option<u64>,
     pub public_url: Option<String>,
+    pub redis_url: Option<String>,
+    pub rate_limit_per_minute: Option<u32>,
+    pub operator_rate_limit_per_minute: Option<u32>,
+    pub public_rate_limit_per_minute: Option<u32>,
+    pub trusted_proxy_header: Option<String>,
 }
 
 /// The resolved configuration.
@@ -74,6 +95,11 @@ pub struct Config {
     pub body_limit_bytes: usize,
     pub request_timeout_secs: u64,
     pub public_url: Option<String>,
+    pub redis_url: Option<String>,
+    pub rate_limit_per_minute: u32,
+    pub operator_rate_limit_per_minute: u32,
+    pub public_rate_limit_per_minute: u32,
+    pub trusted_proxy_header: Option<String>,
 }
 
 impl Default for Config {
@@ -87,6 +113,11 @@ impl Default for Config {
             body_limit_bytes: 2 * 1024 * 1024,
             request_timeout_secs: 30,
             public_url: None,
+            redis_url: None,
+            rate_limit_per_minute: 600,
+            operator_rate_limit_per_minute: 6000,
+            public_rate_limit_per_minute: 300,
+            trusted_proxy_header: None,
         }
     }
 }
@@ -113,8 +144,28 @@ impl Config {
                 .or(file.request_timeout_secs)
                 .unwrap_or(d.request_timeout_secs),
             public_url: args.public_url.clone().or(file.public_url),
+            redis_url: args.redis_url.clone().or(file.redis_url),
+            rate_limit_per_minute: args
+                .rate_limit_per_minute
+                .or(file.rate_limit_per_minute)
+                .unwrap_or(d.rate_limit_per_minute),
+            operator_rate_limit_per_minute: args
+                .operator_rate_limit_per_minute
+                .or(file.operator_rate_limit_per_minute)
+                .unwrap_or(d.operator_rate_limit_per_minute),
+            public_rate_limit_per_minute: args
+                .public_rate_limit_per_minute
+                .or(file.public_rate_limit_per_minute)
+                .unwrap_or(d.public_rate_limit_per_minute),
+            trusted_proxy_header: args.trusted_proxy_header.clone().or(file.trusted_proxy_header),
         };
         anyhow::ensure!(config.token_ttl_days >= 1, "token_ttl_days must be at least 1");
+        anyhow::ensure!(
+            config.rate_limit_per_minute >= 1
+                && config.operator_rate_limit_per_minute >= 1
+                && config.public_rate_limit_per_minute >= 1,
+            "rate limits must be at least 1 request per minute"
+        );
         anyhow::ensure!(config.database_max_connections >= 1, "database_max_connections must be at least 1");
         Ok(config)
     }

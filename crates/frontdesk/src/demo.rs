@@ -62,7 +62,12 @@ pub async fn seed(db: &Db) -> anyhow::Result<Seeded> {
     let key = api_keys::create_for_organization(
         db,
         &org.id,
-        ApiKeyIn { name: "Demo key (every scope)".into(), scopes: Scope::ALL.to_vec(), hotel_id: None },
+        ApiKeyIn {
+            name: "Demo key (every scope)".into(),
+            scopes: Scope::ALL.to_vec(),
+            hotel_id: None,
+            rate_limit_per_minute: None,
+        },
     )
     .await?;
     Ok(Seeded { organization_id: org.id, hotel_id: Some(hotel.id), api_key_secret: Some(key.secret) })

@@ -77,7 +77,12 @@ impl BenchServer {
         let key = api_keys::create_for_organization(
             &db,
             &org.id,
-            api_keys::ApiKeyIn { name: "bench".into(), scopes: Scope::ALL.to_vec(), hotel_id: None },
+            api_keys::ApiKeyIn {
+                name: "bench".into(),
+                scopes: Scope::ALL.to_vec(),
+                hotel_id: None,
+                rate_limit_per_minute: None,
+            },
         )
         .await
         .expect("key");

@@ -77,7 +77,7 @@ pub enum Credential {
     /// An operator's dashboard session token.
     Operator { operator_id: String, token_id: String },
     /// An API key with its scopes.
-    ApiKey { key_id: String, scopes: Vec<Scope> },
+    ApiKey { key_id: String, scopes: Vec<Scope>, rate_limit_per_minute: Option<u32> },
     /// The service itself, acting for an organization from the command line (admin commands, demo seeding).
     System,
 }

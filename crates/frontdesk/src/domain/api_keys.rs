@@ -17,6 +17,8 @@ pub struct ApiKey {
     pub scopes: Vec<Scope>,
     /// The hotel this key is pinned to; every request it makes is confined to that hotel.
     pub hotel_id: Option<String>,
+    /// Requests per minute this key may make; `null`: the service default.
+    pub rate_limit_per_minute: Option<i64>,
     pub created_at: DateTime<Utc>,
     pub last_used_at: Option<DateTime<Utc>>,
 }
@@ -32,6 +34,10 @@ pub struct ApiKeyIn {
     /// Pins the key to one hotel of the organization. Immutable.
     #[serde(default)]
     pub hotel_id: Option<String>,
+    /// Requests per minute (1 to 1,000,000); left out or `null`: the service default.
+    #[serde(default)]
+    #[schema(minimum = 1, maximum = 1000000)]
+    pub rate_limit_per_minute: Option<i64>,
 }
 
 /// Changes to a key; fields left out keep their value. The pin and the secret cannot change.
@@ -42,6 +48,10 @@ pub struct ApiKeyPatch {
     pub name: Option<String>,
     /// Replaces the scopes. Empty: every `:read` scope.
     pub scopes: Option<Vec<Scope>>,
+    /// Requests per minute (1 to 1,000,000); `null`: back to the service default.
+    #[serde(default, deserialize_with = "super::nullable")]
+    #[schema(value_type = Option<i64>, minimum = 1, maximum = 1000000)]
+    pub rate_limit_per_minute: Option<Option<i64>>,
 }
 
 /// The create answer: the key and, this once, its secret.
@@ -53,6 +63,9 @@ pub struct ApiKeyCreated {
     /// Send as `Authorization: Basic <base64 of this secret>`. Never shown again.
     pub secret: String,
 }
+
+/// The highest per-key rate limit, in requests per minute.
+pub const MAX_RATE_LIMIT: i64 = 1_000_000;
 
 fn effective_scopes(mut scopes: Vec<Scope>) -> Vec<Scope> {
     if scopes.is_empty() {
@@ -72,6 +85,9 @@ pub async fn list(db: &Db, actor: &Actor) -> Result<Vec<ApiKey>> {
 pub async fn create_for_organization(db: &Db, organization_id: &str, input: ApiKeyIn) -> Result<ApiKeyCreated> {
     let mut checks = Checks::new();
     checks.text("name", &input.name, 200);
+    if let Some(limit) = input.rate_limit_per_minute {
+        checks.range("rateLimitPerMinute", limit, 1, MAX_RATE_LIMIT);
+    }
     checks.finish()?;
     let mut tx = db.begin_write().await?;
     if let Some(hotel_id) = &input.hotel_id {
@@ -85,6 +101,7 @@ pub async fn create_for_organization(db: &Db, organization_id: &str, input: ApiK
         name: clean(&input.name),
         scopes: effective_scopes(input.scopes),
         hotel_id: input.hotel_id,
+        rate_limit_per_minute: input.rate_limit_per_minute,
         created_at: now(),
         last_used_at: None,
     };
@@ -104,6 +121,9 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ApiKeyPatch) -> Res
     if let Some(name) = &patch.name {
         checks.text("name", name, 200);
     }
+    if let Some(Some(limit)) = patch.rate_limit_per_minute {
+        checks.range("rateLimitPerMinute", limit, 1, MAX_RATE_LIMIT);
+    }
     checks.finish()?;
     let mut tx = db.begin_write().await?;
     let mut key =
@@ -113,6 +133,9 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ApiKeyPatch) -> Res
     }
     if let Some(scopes) = patch.scopes {
         key.scopes = effective_scopes(scopes);
+    }
+    if let Some(limit) = patch.rate_limit_per_minute {
+        key.rate_limit_per_minute = limit;
     }
     store::api_keys::update(tx.conn(), &actor.organization_id, &key).await?;
     tx.commit().await?;

@@ -225,7 +225,11 @@ pub async fn authenticate_api_key(db: &Db, secret: &str) -> Result<Actor> {
     Ok(Actor {
         organization_id: key.organization_id,
         hotel_pin: key.hotel_id,
-        credential: Credential::ApiKey { key_id: key.id, scopes: scopes_from_text(&key.scopes) },
+        credential: Credential::ApiKey {
+            key_id: key.id,
+            scopes: scopes_from_text(&key.scopes),
+            rate_limit_per_minute: key.rate_limit_per_minute.and_then(|l| u32::try_from(l).ok()),
+        },
     })
 }
 

@@ -62,6 +62,9 @@ pub enum Error {
     Validation(Vec<FieldError>),
     #[error("{0}")]
     BadRequest(String),
+    /// The caller's rate limit is spent.
+    #[error("{0}")]
+    RateLimited(String),
     #[error("internal error")]
     Internal(#[from] anyhow::Error),
 }

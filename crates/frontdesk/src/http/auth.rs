@@ -11,7 +11,13 @@ use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use base64::Engine as _;
 
+use std::net::SocketAddr;
+
+use axum::extract::ConnectInfo;
+
+use super::rate_limit::DecisionSlot;
 use super::AppState;
+use crate::domain::access::Credential;
 use crate::domain::{identity, Actor, Error};
 
 /// The authenticated caller of a request (either credential kind).
@@ -26,9 +32,60 @@ impl FromRequestParts<AppState> for Principal {
         }
         let actor =
             authenticate(parts, state).await?.ok_or_else(|| Error::Unauthorized("credentials are required".into()))?;
+        limit_caller(parts, state, &actor).await?;
         parts.extensions.insert(actor.clone());
         Ok(Principal(actor))
     }
+}
+
+/// Counts the request against the caller's limit: per API key (its own limit or the default), per operator.
+async fn limit_caller(parts: &Parts, state: &AppState, actor: &Actor) -> Result<(), Error> {
+    let (bucket, per_minute) = match &actor.credential {
+        Credential::ApiKey { key_id, rate_limit_per_minute, .. } => {
+            (format!("key:{key_id}"), rate_limit_per_minute.unwrap_or(state.config.rate_limit_per_minute))
+        }
+        Credential::Operator { operator_id, .. } => {
+            (format!("operator:{operator_id}"), state.config.operator_rate_limit_per_minute)
+        }
+        Credential::System => return Ok(()),
+    };
+    limit(parts, state, &bucket, per_minute).await
+}
+
+async fn limit(parts: &Parts, state: &AppState, bucket: &str, per_minute: u32) -> Result<(), Error> {
+    let decision = state.limiter.check(bucket, per_minute).await;
+    if let Some(slot) = parts.extensions.get::<DecisionSlot>() {
+        slot.record(decision);
+    }
+    if decision.allowed {
+        Ok(())
+    } else {
+        Err(Error::RateLimited(format!(
+            "rate limit of {} requests per minute exceeded; retry in {} s",
+            decision.limit, decision.retry_after
+        )))
+    }
+}
+
+/// The client's address: the trusted proxy's header when one is configured, else the connection's peer.
+fn client_address(parts: &Parts, state: &AppState) -> String {
+    if let Some(header) = &state.config.trusted_proxy_header {
+        if let Some(first) = parts
+            .headers
+            .get(header.as_str())
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+        {
+            return first.to_string();
+        }
+    }
+    parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip().to_string())
+        .unwrap_or_else(|| "unknown".into())
 }
 
 /// The caller if it sent credentials (public endpoints); bad credentials still answer 401.
@@ -38,7 +95,14 @@ impl FromRequestParts<AppState> for MaybePrincipal {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        Ok(MaybePrincipal(authenticate(parts, state).await?))
+        // Public endpoints are limited per client address, so that one caller cannot exhaust the service.
+        let address = client_address(parts, state);
+        limit(parts, state, &format!("address:{address}"), state.config.public_rate_limit_per_minute).await?;
+        let actor = authenticate(parts, state).await?;
+        if let Some(actor) = &actor {
+            limit_caller(parts, state, actor).await?;
+        }
+        Ok(MaybePrincipal(actor))
     }
 }
 

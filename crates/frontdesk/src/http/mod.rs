@@ -5,6 +5,7 @@ pub mod extract;
 pub mod listing;
 pub mod openapi;
 pub mod problem;
+pub mod rate_limit;
 pub mod routes;
 
 use std::future::Future;
@@ -25,6 +26,7 @@ use utoipa_axum::router::OpenApiRouter;
 use crate::config::Config;
 use crate::domain::availability::OfferKey;
 use crate::store::Db;
+use rate_limit::RateLimiter;
 
 /// What every handler can reach.
 #[derive(Clone)]
@@ -33,12 +35,14 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// Signs and checks public offers; kept in the database so every process shares it.
     pub offer_key: OfferKey,
+    pub limiter: RateLimiter,
 }
 
 impl AppState {
-    pub async fn new(db: Db, config: Config) -> crate::domain::Result<AppState> {
+    pub async fn new(db: Db, config: Config) -> anyhow::Result<AppState> {
         let offer_key = OfferKey::load(&db).await?;
-        Ok(AppState { db, config: Arc::new(config), offer_key })
+        let limiter = RateLimiter::new(config.redis_url.as_deref()).await?;
+        Ok(AppState { db, config: Arc::new(config), offer_key, limiter })
     }
 }
 
@@ -107,6 +111,7 @@ pub fn with_middleware(router: Router, config: &Config) -> Router {
             Duration::from_secs(config.request_timeout_secs),
         ))
         .layer(CatchPanicLayer::custom(problem::panic_response))
+        .layer(axum::middleware::from_fn(rate_limit::headers))
         .layer(map_response(problem::ensure_problem))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
@@ -139,7 +144,9 @@ pub async fn serve_router(
             tracing::warn!(error = %err, "could not set TCP_NODELAY");
         }
     });
-    axum::serve(listener, router).with_graceful_shutdown(shutdown).await
+    axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>())
+        .with_graceful_shutdown(shutdown)
+        .await
 }
 
 /// Completes on SIGINT or SIGTERM.

@@ -81,6 +81,7 @@ impl IntoResponse for Error {
             Error::NotFound(_) => (StatusCode::NOT_FOUND, self.to_string()),
             Error::Conflict(m) => (StatusCode::CONFLICT, m.clone()),
             Error::BadRequest(m) => (StatusCode::BAD_REQUEST, m.clone()),
+            Error::RateLimited(m) => (StatusCode::TOO_MANY_REQUESTS, m.clone()),
             Error::Validation(errors) => {
                 let mut problem = Problem::new(StatusCode::BAD_REQUEST, Some(summary(errors)));
                 problem.type_ = "urn:frontdesk:problem:validation".into();

@@ -8,7 +8,7 @@ use super::{format_ts, RowExt, StoreResult};
 use crate::domain::access::{scopes_from_text, scopes_to_text};
 use crate::domain::api_keys::ApiKey;
 
-const COLUMNS: &str = "id, organization_id, hotel_id, name, scopes, created_at, last_used_at";
+const COLUMNS: &str = "id, organization_id, hotel_id, name, scopes, rate_limit_per_minute, created_at, last_used_at";
 
 fn api_key(row: &AnyRow) -> StoreResult<ApiKey> {
     Ok(ApiKey {
@@ -16,6 +16,7 @@ fn api_key(row: &AnyRow) -> StoreResult<ApiKey> {
         name: row.try_get("name")?,
         scopes: scopes_from_text(&row.try_get::<String, _>("scopes")?),
         hotel_id: row.try_get("hotel_id")?,
+        rate_limit_per_minute: row.try_get("rate_limit_per_minute")?,
         created_at: row.get_ts("created_at")?,
         last_used_at: row.get_opt_ts("last_used_at")?,
     })
@@ -28,8 +29,8 @@ pub async fn insert(
     secret_hash: &str,
 ) -> StoreResult<()> {
     sqlx::query(
-        "INSERT INTO api_keys (id, organization_id, hotel_id, name, scopes, secret_hash, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO api_keys (id, organization_id, hotel_id, name, scopes, secret_hash, created_at, \
+         rate_limit_per_minute) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(&key.id)
     .bind(organization_id)
@@ -38,6 +39,7 @@ pub async fn insert(
     .bind(scopes_to_text(&key.scopes))
     .bind(secret_hash)
     .bind(format_ts(key.created_at))
+    .bind(key.rate_limit_per_minute)
     .execute(conn)
     .await?;
     Ok(())
@@ -65,13 +67,16 @@ pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> S
 }
 
 pub async fn update(conn: &mut AnyConnection, organization_id: &str, key: &ApiKey) -> StoreResult<()> {
-    sqlx::query("UPDATE api_keys SET name = $1, scopes = $2 WHERE organization_id = $3 AND id = $4")
-        .bind(&key.name)
-        .bind(scopes_to_text(&key.scopes))
-        .bind(organization_id)
-        .bind(&key.id)
-        .execute(conn)
-        .await?;
+    sqlx::query(
+        "UPDATE api_keys SET name = $1, scopes = $2, rate_limit_per_minute = $3 WHERE organization_id = $4 AND id = $5",
+    )
+    .bind(&key.name)
+    .bind(scopes_to_text(&key.scopes))
+    .bind(key.rate_limit_per_minute)
+    .bind(organization_id)
+    .bind(&key.id)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -91,12 +96,13 @@ pub struct StoredApiKey {
     pub hotel_id: Option<String>,
     pub scopes: String,
     pub secret_hash: String,
+    pub rate_limit_per_minute: Option<i64>,
     pub last_used_at: Option<DateTime<Utc>>,
 }
 
 pub async fn find_by_digest(conn: &mut AnyConnection, secret_hash: &str) -> StoreResult<Option<StoredApiKey>> {
     let row = sqlx::query(
-        "SELECT id, organization_id, hotel_id, scopes, secret_hash, last_used_at FROM api_keys \
+        "SELECT id, organization_id, hotel_id, scopes, secret_hash, rate_limit_per_minute, last_used_at FROM api_keys \
          WHERE secret_hash = $1",
     )
     .bind(secret_hash)
@@ -109,6 +115,7 @@ pub async fn find_by_digest(conn: &mut AnyConnection, secret_hash: &str) -> Stor
             hotel_id: row.try_get("hotel_id")?,
             scopes: row.try_get("scopes")?,
             secret_hash: row.try_get("secret_hash")?,
+            rate_limit_per_minute: row.try_get("rate_limit_per_minute")?,
             last_used_at: row.get_opt_ts("last_used_at")?,
         })
     })

@@ -1,0 +1,234 @@
+//! Rate limiting: per API key, per operator, and per client address on the public endpoints.
+//!
+//! The algorithm is GCRA (a token bucket in disguise): a limit of `L` requests per minute allows a burst of `L`,
+//! then one request every `60 s / L`. With one process the state lives in memory (`governor`). With several
+//! processes it lives in Redis (`FRONTDESK_REDIS_URL`), one atomic script call per request, so the limit holds
+//! for the sum of their traffic. When Redis cannot be reached, requests are still served (fail open): the failure
+//! is logged and counted, and this process falls back to its own memory until Redis answers again.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::Request;
+use axum::http::{HeaderName, HeaderValue};
+use axum::middleware::Next;
+use axum::response::Response;
+use governor::clock::{Clock, DefaultClock};
+use governor::middleware::StateInformationMiddleware;
+use governor::{Quota, RateLimiter as Governor};
+
+type KeyedLimiter =
+    Governor<String, governor::state::keyed::DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
+
+/// The outcome of one request against its bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    pub allowed: bool,
+    pub limit: u32,
+    pub remaining: u32,
+    /// Seconds until the bucket is full again.
+    pub reset: u64,
+    /// Seconds until a refused request may be retried.
+    pub retry_after: u64,
+}
+
+/// GCRA in Redis: one atomic call per request. KEYS[1] = bucket, ARGV[1] = emission interval (µs),
+/// ARGV[2] = burst. Answers {allowed, remaining, reset µs, retry µs}. The clock is Redis's own, so every process
+/// agrees on it.
+const GCRA: &str = r"
+local t = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+local new_tat = tat + t
+local allow_at = new_tat - t * burst
+if allow_at > now then
+  return {0, 0, tat - now, allow_at - now}
+end
+redis.call('SET', KEYS[1], new_tat, 'PX', math.ceil((new_tat - now) / 1000) + 1)
+return {1, math.floor((t * burst - (new_tat - now)) / t), new_tat - now, 0}
+";
+
+#[derive(Clone)]
+pub struct RateLimiter {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    memory: Mutex<HashMap<u32, Arc<KeyedLimiter>>>,
+    redis: Option<redis::aio::ConnectionManager>,
+    script: redis::Script,
+    redis_failures: AtomicU64,
+}
+
+impl std::fmt::Debug for RateLimiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimiter").field("redis", &self.inner.redis.is_some()).finish()
+    }
+}
+
+fn secs_ceil(micros: i64) -> u64 {
+    (micros.max(0) as u64).div_ceil(1_000_000)
+}
+
+impl RateLimiter {
+    /// A limiter in memory, or in Redis when `redis_url` is given.
+    pub async fn new(redis_url: Option<&str>) -> anyhow::Result<RateLimiter> {
+        let redis = match redis_url {
+            Some(url) => {
+                let client = redis::Client::open(url)?;
+                let config = redis::aio::ConnectionManagerConfig::new()
+                    .set_connection_timeout(Some(Duration::from_millis(500)))
+                    .set_response_timeout(Some(Duration::from_millis(500)))
+                    .set_number_of_retries(1);
+                Some(redis::aio::ConnectionManager::new_with_config(client, config).await?)
+            }
+            None => None,
+        };
+        let limiter = RateLimiter {
+            inner: Arc::new(Inner {
+                memory: Mutex::new(HashMap::new()),
+                redis,
+                script: redis::Script::new(GCRA),
+                redis_failures: AtomicU64::new(0),
+            }),
+        };
+        // Forget buckets that are full again, so memory follows the active callers, not every caller ever seen.
+        let weak = Arc::downgrade(&limiter.inner);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                tick.tick().await;
+                let Some(inner) = weak.upgrade() else { break };
+                let limiters: Vec<Arc<KeyedLimiter>> =
+                    inner.memory.lock().map(|m| m.values().cloned().collect()).unwrap_or_default();
+                for limiter in limiters {
+                    limiter.retain_recent();
+                }
+            }
+        });
+        Ok(limiter)
+    }
+
+    /// How many times Redis could not be asked (and this process decided alone).
+    pub fn redis_failures(&self) -> u64 {
+        self.inner.redis_failures.load(Ordering::Relaxed)
+    }
+
+    /// Counts one request against `bucket`, limited to `per_minute`.
+    pub async fn check(&self, bucket: &str, per_minute: u32) -> Decision {
+        let per_minute = per_minute.max(1);
+        if let Some(redis) = &self.inner.redis {
+            let interval = 60_000_000 / i64::from(per_minute);
+            let mut conn = redis.clone();
+            let answer: redis::RedisResult<(i64, i64, i64, i64)> = self
+                .inner
+                .script
+                .key(format!("frontdesk:ratelimit:{bucket}"))
+                .arg(interval)
+                .arg(per_minute)
+                .invoke_async(&mut conn)
+                .await;
+            match answer {
+                Ok((allowed, remaining, reset, retry)) => {
+                    return Decision {
+                        allowed: allowed == 1,
+                        limit: per_minute,
+                        remaining: remaining.clamp(0, i64::from(per_minute)) as u32,
+                        reset: secs_ceil(reset),
+                        retry_after: secs_ceil(retry).max(u64::from(allowed != 1)),
+                    };
+                }
+                Err(err) => {
+                    let failures = self.inner.redis_failures.fetch_add(1, Ordering::Relaxed) + 1;
+                    tracing::warn!(error = %err, failures, "rate limiting could not reach Redis; deciding in memory");
+                }
+            }
+        }
+        self.check_memory(bucket, per_minute)
+    }
+
+    fn check_memory(&self, bucket: &str, per_minute: u32) -> Decision {
+        let limit = NonZeroU32::new(per_minute).unwrap_or(NonZeroU32::MIN);
+        let limiter = {
+            let mut memory = match self.inner.memory.lock() {
+                Ok(memory) => memory,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            memory
+                .entry(per_minute)
+                .or_insert_with(|| Arc::new(Governor::keyed(Quota::per_minute(limit)).with_middleware()))
+                .clone()
+        };
+        let interval = 60.0 / f64::from(per_minute);
+        match limiter.check_key(&bucket.to_string()) {
+            Ok(state) => {
+                let remaining = state.remaining_burst_capacity();
+                Decision {
+                    allowed: true,
+                    limit: per_minute,
+                    remaining,
+                    reset: (f64::from(per_minute - remaining.min(per_minute)) * interval).ceil() as u64,
+                    retry_after: 0,
+                }
+            }
+            Err(not_until) => {
+                let wait = not_until.wait_time_from(DefaultClock::default().now());
+                Decision {
+                    allowed: false,
+                    limit: per_minute,
+                    remaining: 0,
+                    reset: (f64::from(per_minute) * interval).ceil() as u64,
+                    retry_after: wait.as_secs_f64().ceil().max(1.0) as u64,
+                }
+            }
+        }
+    }
+}
+
+/// Where the extractors leave the decision of a request, for [`headers`] to put on the answer.
+#[derive(Clone, Default)]
+pub struct DecisionSlot(Arc<Mutex<Option<Decision>>>);
+
+impl DecisionSlot {
+    /// Keeps the tighter of two decisions (a public request counts against its address and its key).
+    pub fn record(&self, decision: Decision) {
+        if let Ok(mut slot) = self.0.lock() {
+            let keep = match *slot {
+                Some(current) => !current.allowed || (decision.allowed && current.remaining <= decision.remaining),
+                None => false,
+            };
+            if !keep {
+                *slot = Some(decision);
+            }
+        }
+    }
+}
+
+const LIMIT: HeaderName = HeaderName::from_static("ratelimit-limit");
+const REMAINING: HeaderName = HeaderName::from_static("ratelimit-remaining");
+const RESET: HeaderName = HeaderName::from_static("ratelimit-reset");
+
+/// Middleware: gives each request a [`DecisionSlot`] and puts `RateLimit-*` (and on 429 `Retry-After`) headers on
+/// answers to rate-limited requests.
+pub async fn headers(mut request: Request, next: Next) -> Response {
+    let slot = DecisionSlot::default();
+    request.extensions_mut().insert(slot.clone());
+    let mut response = next.run(request).await;
+    let decision = slot.0.lock().ok().and_then(|d| *d);
+    if let Some(d) = decision {
+        let h = response.headers_mut();
+        h.insert(LIMIT, HeaderValue::from(d.limit));
+        h.insert(REMAINING, HeaderValue::from(d.remaining));
+        h.insert(RESET, HeaderValue::from(d.reset));
+        if !d.allowed {
+            h.insert(axum::http::header::RETRY_AFTER, HeaderValue::from(d.retry_after));
+        }
+    }
+    response
+}

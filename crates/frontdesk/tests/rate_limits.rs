@@ -1,0 +1,189 @@
+//! Rate limits: per key (with per-key overrides), per operator, per client address on the public endpoints, and
+//! one limit across processes sharing Redis, which keep serving when Redis goes away. On both engines.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{Auth, TestServer};
+use frontdesk::config::Config;
+use frontdesk::domain::Scope;
+use frontdesk::http::{self, AppState};
+use frontdesk::store::Engine;
+use serde_json::json;
+
+on_both_engines_configured!(
+    a_key_is_limited_alone_and_headers_count_down,
+    keys_can_carry_their_own_limit,
+    operators_and_public_addresses_have_their_own_limits,
+    processes_sharing_redis_hold_one_limit,
+    requests_are_served_when_redis_goes_away,
+);
+
+async fn a_key_is_limited_alone_and_headers_count_down(engine: Engine) {
+    let Some(s) = TestServer::configured(engine, |c| c.rate_limit_per_minute = 5).await else { return };
+    let org = s.org("Acme").await;
+    let first = Auth::Key(s.key(&org, &[], None).await);
+    let second = Auth::Key(s.key(&org, &[], None).await);
+    for remaining in (0..5).rev() {
+        let answer = s.get("/api/hotels", &first).await.expect(200);
+        assert_eq!(answer.header("ratelimit-limit"), Some("5"));
+        assert_eq!(answer.header("ratelimit-remaining"), Some(remaining.to_string().as_str()));
+        assert!(answer.header("ratelimit-reset").is_some_and(|r| r.parse::<u64>().unwrap() <= 60));
+    }
+    let refused = s.get("/api/hotels", &first).await.expect(429);
+    let retry: u64 = refused.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=12).contains(&retry), "one request frees up every 12 s: {retry}");
+    assert_eq!(refused.header("ratelimit-remaining"), Some("0"));
+    // The other key is untouched.
+    let other = s.get("/api/hotels", &second).await.expect(200);
+    assert_eq!(other.header("ratelimit-remaining"), Some("4"));
+    // An operator's answers carry the operator limit, not a key's.
+    let op = s.get("/api/hotels", &org.auth()).await.expect(200);
+    assert_eq!(op.header("ratelimit-limit"), Some("6000"));
+}
+
+async fn keys_can_carry_their_own_limit(engine: Engine) {
+    let Some(s) = TestServer::configured(engine, |_| {}).await else { return };
+    let org = s.org("Acme").await;
+    let created = s
+        .post("/api/apiKeys", &org.auth(), json!({"name": "slow", "scopes": ["rooms:read"], "rateLimitPerMinute": 2}))
+        .await
+        .expect(200);
+    assert_eq!(created.body["rateLimitPerMinute"], json!(2));
+    let key = Auth::Key(created.body["secret"].as_str().unwrap().to_string());
+    s.get("/api/hotels", &key).await.expect(200);
+    assert_eq!(s.get("/api/hotels", &key).await.expect(200).header("ratelimit-limit"), Some("2"));
+    s.get("/api/hotels", &key).await.expect(429);
+    // Back to the default.
+    let id = created.body["id"].as_str().unwrap();
+    let updated =
+        s.put(&format!("/api/apiKeys/{id}"), &org.auth(), json!({"rateLimitPerMinute": null})).await.expect(200);
+    assert_eq!(updated.body["rateLimitPerMinute"], serde_json::Value::Null);
+    let answer = s.get("/api/hotels", &key).await.expect(200);
+    assert_eq!(answer.header("ratelimit-limit"), Some("600"));
+    s.post("/api/apiKeys", &org.auth(), json!({"name": "x", "rateLimitPerMinute": 0})).await.expect(400);
+}
+
+async fn operators_and_public_addresses_have_their_own_limits(engine: Engine) {
+    let Some(s) = TestServer::configured(engine, |c| {
+        c.operator_rate_limit_per_minute = 3;
+        c.public_rate_limit_per_minute = 2;
+    })
+    .await
+    else {
+        return;
+    };
+    let org = s.org("Acme").await;
+    let hotel = s.hotel(&org, "Sea").await; // one operator request
+    s.get("/api/hotels", &org.auth()).await.expect(200);
+    s.get("/api/hotels", &org.auth()).await.expect(200);
+    s.get("/api/hotels", &org.auth()).await.expect(429);
+    let today = chrono::Utc::now().date_naive();
+    let search = format!(
+        "/api/hotels/{hotel}/availability?checkInDate={}&checkOutDate={}",
+        today + chrono::Days::new(3),
+        today + chrono::Days::new(4)
+    );
+    s.get(&search, &Auth::None).await.expect(200);
+    let last = s.get(&search, &Auth::None).await.expect(200);
+    assert_eq!(last.header("ratelimit-remaining"), Some("0"));
+    let refused = s.get(&search, &Auth::None).await.expect(429);
+    assert!(refused.header("retry-after").is_some());
+}
+
+fn redis_url() -> Option<String> {
+    let url = std::env::var("FRONTDESK_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+    let reachable = std::net::TcpStream::connect_timeout(
+        &url.trim_start_matches("redis://").parse().ok()?,
+        Duration::from_millis(500),
+    )
+    .is_ok();
+    match reachable {
+        true => Some(url),
+        false if std::env::var("CI").as_deref() == Ok("true") => panic!("Redis is required under CI=true at {url}"),
+        false => {
+            eprintln!("skipping: Redis unreachable at {url}");
+            None
+        }
+    }
+}
+
+async fn processes_sharing_redis_hold_one_limit(engine: Engine) {
+    let Some(url) = redis_url() else { return };
+    let configure = |c: &mut Config| {
+        c.redis_url = Some(url.clone());
+        c.rate_limit_per_minute = 10;
+    };
+    let Some(a) = TestServer::configured(engine, configure).await else { return };
+    // A second server process-alike: its own limiter and state, the same database and Redis.
+    let mut config = Config { database_url: String::new(), ..Config::default() };
+    configure(&mut config);
+    let state = AppState::new(a.db.clone(), config).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let b_base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(http::serve_router(listener, http::app(state), std::future::pending()));
+
+    let org = a.org("Acme").await;
+    let secret = a.key(&org, &[Scope::RoomsRead], None).await;
+    let client = reqwest::Client::new();
+    let mut served = 0;
+    for n in 0..30 {
+        let base = if n % 2 == 0 { a.base.clone() } else { b_base.clone() };
+        let res = client
+            .get(format!("{base}/api/hotels"))
+            .header("authorization", common::basic(&secret))
+            .send()
+            .await
+            .unwrap();
+        if res.status().is_success() {
+            served += 1;
+        } else {
+            assert_eq!(res.status().as_u16(), 429);
+        }
+    }
+    assert_eq!(served, 10, "the two servers together allow the key's 10, not 10 each");
+}
+
+async fn requests_are_served_when_redis_goes_away(engine: Engine) {
+    if Command::new("redis-server").arg("--version").output().is_err() {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "redis-server is required under CI=true");
+        eprintln!("skipping: no redis-server to start and stop");
+        return;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut redis = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..50 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let url = format!("redis://127.0.0.1:{port}");
+    let Some(s) = TestServer::configured(engine, |c| {
+        c.redis_url = Some(url.clone());
+        c.rate_limit_per_minute = 1000;
+    })
+    .await
+    else {
+        let _ = redis.kill();
+        let _ = redis.wait();
+        return;
+    };
+    let org = s.org("Acme").await;
+    let key = Auth::Key(s.key(&org, &[], None).await);
+    s.get("/api/hotels", &key).await.expect(200);
+    let _ = redis.kill();
+    let _ = redis.wait();
+    let s = Arc::new(s);
+    for _ in 0..5 {
+        let answer = s.get("/api/hotels", &key).await.expect(200);
+        assert_eq!(answer.header("ratelimit-limit"), Some("1000"), "still limited, in memory");
+    }
+}
