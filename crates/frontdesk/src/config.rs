@@ -50,6 +50,9 @@ pub struct ConfigArgs {
     /// Redis for rate limits shared by several processes, e.g. `redis://127.0.0.1:6379`.
     #[arg(long, env = "FRONTDESK_REDIS_URL", global = true)]
     pub redis_url: Option<String>,
+    /// `false` turns rate limiting off (for example behind a gateway that limits already).
+    #[arg(long, env = "FRONTDESK_RATE_LIMITS", global = true)]
+    pub rate_limits: Option<bool>,
     /// Requests per minute per API key (bursts up to the same number), unless the key says otherwise.
     #[arg(long, env = "FRONTDESK_RATE_LIMIT_PER_MINUTE", global = true)]
     pub rate_limit_per_minute: Option<u32>,
@@ -78,6 +81,7 @@ pub struct FileConfig {
     pub request_timeout_secs: Option<u64>,
     pub public_url: Option<String>,
     pub redis_url: Option<String>,
+    pub rate_limits: Option<bool>,
     pub rate_limit_per_minute: Option<u32>,
     pub operator_rate_limit_per_minute: Option<u32>,
     pub public_rate_limit_per_minute: Option<u32>,
@@ -96,6 +100,7 @@ pub struct Config {
     pub request_timeout_secs: u64,
     pub public_url: Option<String>,
     pub redis_url: Option<String>,
+    pub rate_limits: bool,
     pub rate_limit_per_minute: u32,
     pub operator_rate_limit_per_minute: u32,
     pub public_rate_limit_per_minute: u32,
@@ -114,6 +119,7 @@ impl Default for Config {
             request_timeout_secs: 30,
             public_url: None,
             redis_url: None,
+            rate_limits: true,
             rate_limit_per_minute: 600,
             operator_rate_limit_per_minute: 6000,
             public_rate_limit_per_minute: 300,
@@ -145,6 +151,7 @@ impl Config {
                 .unwrap_or(d.request_timeout_secs),
             public_url: args.public_url.clone().or(file.public_url),
             redis_url: args.redis_url.clone().or(file.redis_url),
+            rate_limits: args.rate_limits.or(file.rate_limits).unwrap_or(d.rate_limits),
             rate_limit_per_minute: args
                 .rate_limit_per_minute
                 .or(file.rate_limit_per_minute)

@@ -50,7 +50,9 @@ impl BenchServer {
                 (format!("{admin}{sep}options=-c%20search_path%3D{schema}"), None)
             }
         };
-        let config = Config { database_url: url.clone(), database_max_connections: 16, ..Config::default() };
+        // Benchmarks measure the service itself; what the rate limiter costs is measured by `benches/rate_limits.rs`.
+        let config =
+            Config { database_url: url.clone(), database_max_connections: 16, rate_limits: false, ..Config::default() };
         let db = Db::connect(&url, config.database_max_connections).await.expect("database");
         db.migrate().await.expect("migrations");
         let org = identity::create_organization(&db, "Bench").await.expect("org");

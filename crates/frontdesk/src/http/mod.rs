@@ -35,13 +35,17 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// Signs and checks public offers; kept in the database so every process shares it.
     pub offer_key: OfferKey,
-    pub limiter: RateLimiter,
+    /// `None` when rate limiting is turned off.
+    pub limiter: Option<RateLimiter>,
 }
 
 impl AppState {
     pub async fn new(db: Db, config: Config) -> anyhow::Result<AppState> {
         let offer_key = OfferKey::load(&db).await?;
-        let limiter = RateLimiter::new(config.redis_url.as_deref()).await?;
+        let limiter = match config.rate_limits {
+            true => Some(RateLimiter::new(config.redis_url.as_deref()).await?),
+            false => None,
+        };
         Ok(AppState { db, config: Arc::new(config), offer_key, limiter })
     }
 }

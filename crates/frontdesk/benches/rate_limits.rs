@@ -1,0 +1,122 @@
+//! What rate limiting costs: a cheap authenticated GET (`/api/hotels/{id}` with an API key) served without a
+//! limiter, with the in-memory limiter and with the Redis limiter, in one run, rounds interleaved so that the
+//! machine's noise falls on all three alike. Reports requests per second and the ratio to the unlimited server.
+//!
+//! `cargo bench --bench rate_limits` (Redis at `FRONTDESK_BENCH_REDIS_URL`, default `redis://127.0.0.1:6379`).
+
+use std::time::{Duration, Instant};
+
+use frontdesk::config::Config;
+use frontdesk::domain::{api_keys, hotels, identity, Scope};
+use frontdesk::http::{self, AppState};
+use frontdesk::store::Db;
+
+const CLIENTS: usize = 32;
+const ROUND: Duration = Duration::from_secs(3);
+const ROUNDS: usize = 3;
+
+async fn serve(db: &Db, configure: impl FnOnce(&mut Config)) -> String {
+    let mut config = Config { rate_limit_per_minute: 1_000_000_000, ..Config::default() };
+    configure(&mut config);
+    let state = AppState::new(db.clone(), config).await.expect("state");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("listener");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    tokio::spawn(http::serve(listener, state, std::future::pending()));
+    base
+}
+
+async fn round(client: &reqwest::Client, url: &str, auth: &str) -> f64 {
+    let deadline = Instant::now() + ROUND;
+    let mut tasks = Vec::new();
+    for _ in 0..CLIENTS {
+        let (client, url, auth) = (client.clone(), url.to_string(), auth.to_string());
+        tasks.push(tokio::spawn(async move {
+            let mut done = 0u64;
+            while Instant::now() < deadline {
+                let res = client.get(&url).header("authorization", &auth).send().await.expect("request");
+                assert!(res.status().is_success(), "{}", res.status());
+                let _ = res.bytes().await;
+                done += 1;
+            }
+            done
+        }));
+    }
+    let started = Instant::now();
+    let mut total = 0;
+    for task in tasks {
+        total += task.await.expect("client");
+    }
+    total as f64 / started.elapsed().as_secs_f64()
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let path = std::env::temp_dir().join(format!("frontdesk-bench-rl-{}.db", uuid::Uuid::now_v7().simple()));
+        let db = Db::connect(&format!("sqlite://{}", path.display()), 16).await.expect("db");
+        db.migrate().await.expect("migrate");
+        let org = identity::create_organization(&db, "Bench").await.expect("org");
+        let hotel = hotels::create_for_organization(
+            &db,
+            &org.id,
+            hotels::HotelIn {
+                name: "Bench".into(),
+                timezone: "UTC".into(),
+                currency: "EUR".into(),
+                check_in_time: None,
+                check_out_time: None,
+                address_line1: None,
+                address_line2: None,
+                city: None,
+                postal_code: None,
+                region: None,
+                country: None,
+                public_booking: None,
+            },
+        )
+        .await
+        .expect("hotel");
+        let key = api_keys::create_for_organization(
+            &db,
+            &org.id,
+            api_keys::ApiKeyIn {
+                name: "bench".into(),
+                scopes: Scope::ALL.to_vec(),
+                hotel_id: None,
+                rate_limit_per_minute: None,
+            },
+        )
+        .await
+        .expect("key");
+        use base64::Engine as _;
+        let auth = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(&key.secret));
+        let redis = std::env::var("FRONTDESK_BENCH_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+
+        let off = serve(&db, |c| c.rate_limits = false).await;
+        let memory = serve(&db, |_| {}).await;
+        let with_redis = serve(&db, |c| c.redis_url = Some(redis.clone())).await;
+        let client = reqwest::Client::builder().pool_max_idle_per_host(CLIENTS).build().expect("client");
+        let url = |base: &str| format!("{base}/api/hotels/{}", hotel.id);
+        // Warm up every server.
+        for base in [&off, &memory, &with_redis] {
+            round(&client, &url(base), &auth).await;
+        }
+        let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            a.push(round(&client, &url(&off), &auth).await);
+            b.push(round(&client, &url(&memory), &auth).await);
+            c.push(round(&client, &url(&with_redis), &auth).await);
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let (a, b, c) = (mean(&a), mean(&b), mean(&c));
+        println!(
+            "GET /api/hotels/{{id}} with an API key, {CLIENTS} clients, {ROUNDS} interleaved rounds of {ROUND:?}:"
+        );
+        println!("  no limiter:     {a:.0} requests/s");
+        println!("  memory limiter: {b:.0} requests/s ({:.1}% of no limiter)", 100.0 * b / a);
+        println!("  Redis limiter:  {c:.0} requests/s ({:.1}% of no limiter)", 100.0 * c / a);
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+    });
+}
