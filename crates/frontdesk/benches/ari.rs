@@ -147,7 +147,8 @@ fn main() {
     let batches = std::env::var("ARI_BATCHES").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
-        run(Engine::Sqlite, batches).await;
-        run(Engine::Postgres, batches).await;
+        for engine in support::engines() {
+            run(engine, batches).await;
+        }
     });
 }

@@ -187,7 +187,8 @@ async fn run(engine: Engine) {
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
-        run(Engine::Sqlite).await;
-        run(Engine::Postgres).await;
+        for engine in support::engines() {
+            run(engine).await;
+        }
     });
 }

@@ -56,26 +56,9 @@ fn main() {
         let db = Db::connect(&format!("sqlite://{}", path.display()), 16).await.expect("db");
         db.migrate().await.expect("migrate");
         let org = identity::create_organization(&db, "Bench").await.expect("org");
-        let hotel = hotels::create_for_organization(
-            &db,
-            &org.id,
-            hotels::HotelIn {
-                name: "Bench".into(),
-                timezone: "UTC".into(),
-                currency: "EUR".into(),
-                check_in_time: None,
-                check_out_time: None,
-                address_line1: None,
-                address_line2: None,
-                city: None,
-                postal_code: None,
-                region: None,
-                country: None,
-                public_booking: None,
-            },
-        )
-        .await
-        .expect("hotel");
+        let hotel = hotels::create_for_organization(&db, &org.id, hotels::HotelIn::new("Bench", "UTC", "EUR"))
+            .await
+            .expect("hotel");
         let key = api_keys::create_for_organization(
             &db,
             &org.id,

@@ -52,20 +52,7 @@ async fn load(server: &BenchServer, count: usize) -> (Vec<String>, Vec<String>) 
         let hotel = hotels::create_for_organization(
             &server.db,
             &server.org,
-            hotels::HotelIn {
-                name: format!("Hotel {i}"),
-                timezone: "UTC".into(),
-                currency: "EUR".into(),
-                check_in_time: None,
-                check_out_time: None,
-                address_line1: None,
-                address_line2: None,
-                city: None,
-                postal_code: None,
-                region: None,
-                country: None,
-                public_booking: None,
-            },
+            hotels::HotelIn::new(format!("Hotel {i}"), "UTC", "EUR"),
         )
         .await
         .expect("hotel");
@@ -237,7 +224,8 @@ fn main() {
     let count = std::env::var("RESERVATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     runtime.block_on(async {
-        run(Engine::Sqlite, count).await;
-        run(Engine::Postgres, count).await;
+        for engine in support::engines() {
+            run(engine, count).await;
+        }
     });
 }

@@ -56,26 +56,9 @@ impl BenchServer {
         let db = Db::connect(&url, config.database_max_connections).await.expect("database");
         db.migrate().await.expect("migrations");
         let org = identity::create_organization(&db, "Bench").await.expect("org");
-        let hotel = hotels::create_for_organization(
-            &db,
-            &org.id,
-            hotels::HotelIn {
-                name: "Bench Hotel".into(),
-                timezone: "UTC".into(),
-                currency: "EUR".into(),
-                check_in_time: None,
-                check_out_time: None,
-                address_line1: None,
-                address_line2: None,
-                city: None,
-                postal_code: None,
-                region: None,
-                country: None,
-                public_booking: None,
-            },
-        )
-        .await
-        .expect("hotel");
+        let hotel = hotels::create_for_organization(&db, &org.id, hotels::HotelIn::new("Bench Hotel", "UTC", "EUR"))
+            .await
+            .expect("hotel");
         let key = api_keys::create_for_organization(
             &db,
             &org.id,
@@ -254,4 +237,13 @@ pub async fn insert_stays(server: &BenchServer, stays: &[Stay]) -> Vec<String> {
     sqlx::query_with(&sql, rooms.into_args()).execute(tx.conn()).await.expect("rooms");
     tx.commit().await.expect("commit");
     ids
+}
+
+/// The engines to measure: `FRONTDESK_BENCH_ENGINES=sqlite` (or `postgres`) runs one; both by default.
+pub fn engines() -> Vec<Engine> {
+    match std::env::var("FRONTDESK_BENCH_ENGINES").as_deref() {
+        Ok("sqlite") => vec![Engine::Sqlite],
+        Ok("postgres") => vec![Engine::Postgres],
+        _ => vec![Engine::Sqlite, Engine::Postgres],
+    }
 }

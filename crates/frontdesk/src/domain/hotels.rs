@@ -69,6 +69,26 @@ pub struct HotelIn {
     pub public_booking: Option<bool>,
 }
 
+impl HotelIn {
+    /// A hotel with the required fields only; every other field takes its default.
+    pub fn new(name: impl Into<String>, timezone: impl Into<String>, currency: impl Into<String>) -> HotelIn {
+        HotelIn {
+            name: name.into(),
+            timezone: timezone.into(),
+            currency: currency.into(),
+            check_in_time: None,
+            check_out_time: None,
+            address_line1: None,
+            address_line2: None,
+            city: None,
+            postal_code: None,
+            region: None,
+            country: None,
+            public_booking: None,
+        }
+    }
+}
+
 /// Changes to a hotel: fields left out keep their value; address fields may be set to `null` to clear them.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

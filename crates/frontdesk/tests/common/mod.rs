@@ -355,27 +355,10 @@ impl TestServer {
 
     /// Creates a hotel directly through the domain (no HTTP), for tests that need many.
     pub async fn hotel_direct(&self, org_id: &str, name: &str) -> String {
-        hotels::create_for_organization(
-            &self.db,
-            org_id,
-            hotels::HotelIn {
-                name: name.into(),
-                timezone: "UTC".into(),
-                currency: "EUR".into(),
-                check_in_time: None,
-                check_out_time: None,
-                address_line1: None,
-                address_line2: None,
-                city: None,
-                postal_code: None,
-                region: None,
-                country: None,
-                public_booking: None,
-            },
-        )
-        .await
-        .expect("hotel")
-        .id
+        hotels::create_for_organization(&self.db, org_id, hotels::HotelIn::new(name, "UTC", "EUR"))
+            .await
+            .expect("hotel")
+            .id
     }
 
     pub async fn key_direct(&self, org_id: &str, scopes: Vec<Scope>) -> String {
