@@ -24,11 +24,16 @@ impl Drop for Process {
 }
 
 async fn spawn(url: &str) -> Process {
+    spawn_with(url, &[]).await
+}
+
+async fn spawn_with(url: &str, env: &[(&str, &str)]) -> Process {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let child = Command::new(env!("CARGO_BIN_EXE_frontdesk"))
         .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
         .env("FRONTDESK_DATABASE_URL", url)
         .env("FRONTDESK_LOG", "warn")
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
@@ -147,4 +152,60 @@ async fn two_processes_on_one_postgres_act_as_one_service() {
     assert_eq!(statuses.iter().filter(|s| **s == 409).count(), 19, "{statuses:?}");
     let sold = s.get(&search, &Auth::None).await.expect(200);
     assert_eq!(sold.body, json!([]), "the room is sold for that night");
+}
+
+/// Two `frontdesk serve` processes sharing Redis hold one limit for a key: N requests spread over both, and only
+/// the key's limit of them is served. On both engines (two processes on one SQLite file work too).
+async fn two_processes_sharing_redis_hold_one_limit(engine: Engine) {
+    let redis = std::env::var("FRONTDESK_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+    let address = redis.trim_start_matches("redis://").to_string();
+    if std::net::TcpStream::connect(&address).is_err() {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "Redis is required under CI=true at {redis}");
+        eprintln!("skipping: Redis unreachable at {redis}");
+        return;
+    }
+    let database = match TestDatabase::create(engine).await {
+        Ok(db) => db,
+        Err(err) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipping: {err:#}");
+            return;
+        }
+        Err(err) => panic!("test database: {err:#}"),
+    };
+    let url = database.url.clone();
+    let s = TestServer::serve_database(database).await.unwrap();
+    let org = s.org("Acme").await;
+    let secret = s.key(&org, &[frontdesk::domain::Scope::RoomsRead], None).await;
+    let env = [("FRONTDESK_REDIS_URL", redis.as_str()), ("FRONTDESK_RATE_LIMIT_PER_MINUTE", "12")];
+    let a = spawn_with(&url, &env).await;
+    let b = spawn_with(&url, &env).await;
+    let client = reqwest::Client::new();
+    let mut served = 0;
+    for n in 0..40 {
+        let base = if n % 2 == 0 { &a.base } else { &b.base };
+        let res = client
+            .get(format!("{base}/api/hotels"))
+            .header("authorization", common::basic(&secret))
+            .send()
+            .await
+            .unwrap();
+        match res.status().as_u16() {
+            200 => served += 1,
+            429 => assert!(res.headers().contains_key("retry-after")),
+            other => panic!("unexpected status {other}"),
+        }
+    }
+    assert_eq!(served, 12, "12 a minute for the key across both processes, not 12 each");
+}
+
+mod two_processes_sharing_redis_hold_one_limit {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        super::two_processes_sharing_redis_hold_one_limit(frontdesk::store::Engine::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        super::two_processes_sharing_redis_hold_one_limit(frontdesk::store::Engine::Postgres).await;
+    }
 }
