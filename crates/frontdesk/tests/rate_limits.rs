@@ -17,6 +17,7 @@ on_both_engines_configured!(
     keys_can_carry_their_own_limit,
     operators_and_public_addresses_have_their_own_limits,
     requests_are_served_when_redis_goes_away,
+    public_limits_follow_a_trusted_proxy_header_only_when_configured,
 );
 
 async fn a_key_is_limited_alone_and_headers_count_down(engine: Engine) {
@@ -129,5 +130,38 @@ async fn requests_are_served_when_redis_goes_away(engine: Engine) {
     for _ in 0..5 {
         let answer = s.get("/api/hotels", &key).await.expect(200);
         assert_eq!(answer.header("ratelimit-limit"), Some("1000"), "still limited, in memory");
+    }
+}
+
+async fn public_limits_follow_a_trusted_proxy_header_only_when_configured(engine: Engine) {
+    for trusted in [true, false] {
+        let Some(s) = TestServer::configured(engine, |c| {
+            c.public_rate_limit_per_minute = 1;
+            c.trusted_proxy_header = trusted.then(|| "x-forwarded-for".to_string());
+        })
+        .await
+        else {
+            return;
+        };
+        let org = s.org("Acme").await;
+        let hotel = s.hotel(&org, "Sea").await;
+        let today = chrono::Utc::now().date_naive();
+        let url = format!(
+            "{}/api/hotels/{hotel}/availability?checkInDate={}&checkOutDate={}",
+            s.base,
+            today + chrono::Days::new(3),
+            today + chrono::Days::new(4)
+        );
+        let from = |address: &'static str| {
+            let (client, url) = (s.client.clone(), url.clone());
+            async move {
+                let res = client.get(&url).header("x-forwarded-for", address).send().await.unwrap();
+                res.status().as_u16()
+            }
+        };
+        assert_eq!(from("203.0.113.1").await, 200);
+        // Another address behind the proxy has its own bucket only when the header is trusted.
+        assert_eq!(from("203.0.113.2").await, if trusted { 200 } else { 429 });
+        assert_eq!(from("203.0.113.1").await, 429);
     }
 }
