@@ -4,10 +4,11 @@
 //!
 //! `cargo bench --bench rate_limits` (Redis at `FRONTDESK_BENCH_REDIS_URL`, default `redis://127.0.0.1:6379`).
 
+mod support;
+
 use std::time::{Duration, Instant};
 
 use frontdesk::config::Config;
-use frontdesk::domain::{api_keys, hotels, identity, Scope};
 use frontdesk::http::{self, AppState};
 use frontdesk::store::Db;
 
@@ -55,31 +56,16 @@ fn main() {
         let path = std::env::temp_dir().join(format!("frontdesk-bench-rl-{}.db", uuid::Uuid::now_v7().simple()));
         let db = Db::connect(&format!("sqlite://{}", path.display()), 16).await.expect("db");
         db.migrate().await.expect("migrate");
-        let org = identity::create_organization(&db, "Bench").await.expect("org");
-        let hotel = hotels::create_for_organization(&db, &org.id, hotels::HotelIn::new("Bench", "UTC", "EUR"))
-            .await
-            .expect("hotel");
-        let key = api_keys::create_for_organization(
-            &db,
-            &org.id,
-            api_keys::ApiKeyIn {
-                name: "bench".into(),
-                scopes: Scope::ALL.to_vec(),
-                hotel_id: None,
-                rate_limit_per_minute: None,
-            },
-        )
-        .await
-        .expect("key");
+        let (_, hotel, secret) = support::seed_tenant(&db).await;
         use base64::Engine as _;
-        let auth = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(&key.secret));
+        let auth = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(&secret));
         let redis = std::env::var("FRONTDESK_BENCH_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
 
         let off = serve(&db, |c| c.rate_limits = false).await;
         let memory = serve(&db, |_| {}).await;
         let with_redis = serve(&db, |c| c.redis_url = Some(redis.clone())).await;
         let client = reqwest::Client::builder().pool_max_idle_per_host(CLIENTS).build().expect("client");
-        let url = |base: &str| format!("{base}/api/hotels/{}", hotel.id);
+        let url = |base: &str| format!("{base}/api/hotels/{hotel}");
         // Warm up every server.
         for base in [&off, &memory, &with_redis] {
             round(&client, &url(base), &auth).await;

@@ -27,6 +27,27 @@ fn postgres_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
 }
 
+/// An organization with one hotel and an API key with every scope: (organization id, hotel id, key secret).
+pub async fn seed_tenant(db: &Db) -> (String, String, String) {
+    let org = identity::create_organization(db, "Bench").await.expect("org");
+    let hotel = hotels::create_for_organization(db, &org.id, hotels::HotelIn::new("Bench Hotel", "UTC", "EUR"))
+        .await
+        .expect("hotel");
+    let key = api_keys::create_for_organization(
+        db,
+        &org.id,
+        api_keys::ApiKeyIn {
+            name: "bench".into(),
+            scopes: Scope::ALL.to_vec(),
+            hotel_id: None,
+            rate_limit_per_minute: None,
+        },
+    )
+    .await
+    .expect("key");
+    (org.id, hotel.id, key.secret)
+}
+
 impl BenchServer {
     /// Starts a server on a fresh database with one organization, one hotel and a key with every scope.
     /// `None` when PostgreSQL is asked for and cannot be reached.
@@ -55,22 +76,7 @@ impl BenchServer {
             Config { database_url: url.clone(), database_max_connections: 16, rate_limits: false, ..Config::default() };
         let db = Db::connect(&url, config.database_max_connections).await.expect("database");
         db.migrate().await.expect("migrations");
-        let org = identity::create_organization(&db, "Bench").await.expect("org");
-        let hotel = hotels::create_for_organization(&db, &org.id, hotels::HotelIn::new("Bench Hotel", "UTC", "EUR"))
-            .await
-            .expect("hotel");
-        let key = api_keys::create_for_organization(
-            &db,
-            &org.id,
-            api_keys::ApiKeyIn {
-                name: "bench".into(),
-                scopes: Scope::ALL.to_vec(),
-                hotel_id: None,
-                rate_limit_per_minute: None,
-            },
-        )
-        .await
-        .expect("key");
+        let (org, hotel, secret) = seed_tenant(&db).await;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("listener");
         let addr = listener.local_addr().expect("address");
         let state = AppState::new(db.clone(), config).await.expect("state");
@@ -82,9 +88,9 @@ impl BenchServer {
             url,
             db,
             engine,
-            org: org.id,
-            hotel: hotel.id,
-            secret: key.secret,
+            org,
+            hotel,
+            secret,
             client: reqwest::Client::builder().pool_max_idle_per_host(64).build().expect("client"),
             cleanup: cleanup.or(Some(String::new())).filter(|s| !s.is_empty()),
         })
