@@ -2,8 +2,7 @@
 
 mod common;
 
-use chrono::{Days, Utc};
-use common::{Auth, Org, TestServer};
+use common::{day, Auth, Org, TestServer};
 use frontdesk::domain::Scope;
 use serde_json::{json, Value};
 
@@ -17,38 +16,24 @@ on_both_engines!(
     approval_rechecks_the_rate_plan,
 );
 
-fn day(offset: u64) -> String {
-    (Utc::now().date_naive() + Days::new(offset)).format("%Y-%m-%d").to_string()
-}
-
 /// A hotel with `rooms` double rooms and a rate plan priced for 60 nights: (hotel, room type, rate plan).
 async fn bookable(s: &TestServer, org: &Org, rooms: usize) -> (String, String, String) {
     let hotel = s.hotel(org, "Sea").await;
     let room_type = s
-        .post(
+        .create(
             "/api/roomTypes",
             &org.auth(),
             json!({"hotelId": hotel, "name": "Double", "description": "Sea view", "maxOccupancy": 2, "maxChildren": 1}),
         )
-        .await
-        .expect(200)
-        .body["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+        .await;
     for n in 0..rooms {
         s.post("/api/rooms", &org.auth(), json!({"roomTypeId": room_type, "name": format!("{}", 101 + n)}))
             .await
             .expect(200);
     }
     let plan = s
-        .post("/api/ratePlans", &org.auth(), json!({"hotelId": hotel, "roomTypeId": room_type, "name": "Flexible"}))
-        .await
-        .expect(200)
-        .body["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+        .create("/api/ratePlans", &org.auth(), json!({"hotelId": hotel, "roomTypeId": room_type, "name": "Flexible"}))
+        .await;
     let values: Vec<Value> =
         (0..60).map(|d| json!({"ratePlanId": plan, "date": day(d), "price": 10000 + 100 * d})).collect();
     s.post("/api/dailyRates", &org.auth(), json!({"values": values})).await.expect(200);

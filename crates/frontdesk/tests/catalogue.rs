@@ -3,7 +3,7 @@
 mod common;
 
 use chrono::{Days, Utc};
-use common::{Auth, Org, TestServer};
+use common::{day, Auth, Org, TestServer};
 use frontdesk::domain::Scope;
 use serde_json::{json, Value};
 
@@ -17,10 +17,6 @@ on_both_engines!(
     daily_rate_reads_are_bounded,
     deleting_a_rate_plan_takes_its_daily_rates,
 );
-
-fn day(offset: u64) -> String {
-    (Utc::now().date_naive() + Days::new(offset)).format("%Y-%m-%d").to_string()
-}
 
 /// A hotel with one room type (two adults) and one rate plan for it: (hotel, room type, rate plan).
 async fn catalogue(s: &TestServer, org: &Org) -> (String, String, String) {
@@ -93,13 +89,8 @@ async fn rooms_validate_their_room_type_and_names(s: TestServer) {
     let (hotel, room_type, _) = catalogue(&s, &org).await;
     let other_hotel = s.hotel(&org, "Mountain").await;
     let other_type = s
-        .post("/api/roomTypes", &org.auth(), json!({"hotelId": other_hotel, "name": "Single", "maxOccupancy": 1}))
-        .await
-        .expect(200)
-        .body["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+        .create("/api/roomTypes", &org.auth(), json!({"hotelId": other_hotel, "name": "Single", "maxOccupancy": 1}))
+        .await;
 
     let room = s
         .post("/api/rooms", &org.auth(), json!({"roomTypeId": room_type, "name": "101", "floor": 1}))

@@ -64,23 +64,12 @@ async fn two_processes_on_one_postgres_act_as_one_service() {
     let s = TestServer::serve_database(database).await.unwrap();
     let org = s.org("Acme").await;
     let hotel = s.hotel(&org, "Sea").await;
-    let room_type = s
-        .post("/api/roomTypes", &org.auth(), json!({"hotelId": hotel, "name": "Double", "maxOccupancy": 2}))
-        .await
-        .expect(200)
-        .body["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let room_type =
+        s.create("/api/roomTypes", &org.auth(), json!({"hotelId": hotel, "name": "Double", "maxOccupancy": 2})).await;
     s.post("/api/rooms", &org.auth(), json!({"roomTypeId": room_type, "name": "101"})).await.expect(200);
     let plan = s
-        .post("/api/ratePlans", &org.auth(), json!({"hotelId": hotel, "roomTypeId": room_type, "name": "BAR"}))
-        .await
-        .expect(200)
-        .body["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+        .create("/api/ratePlans", &org.auth(), json!({"hotelId": hotel, "roomTypeId": room_type, "name": "BAR"}))
+        .await;
     let today = chrono::Utc::now().date_naive();
     let day = |n: u64| (today + chrono::Days::new(n)).to_string();
     s.post("/api/dailyRates", &org.auth(), json!({"values": [{"ratePlanId": plan, "date": day(3), "price": 9000}]}))

@@ -3,8 +3,7 @@
 
 mod common;
 
-use chrono::{Days, Utc};
-use common::{Auth, Org, TestServer};
+use common::{day, Auth, Org, TestServer};
 use frontdesk::domain::Scope;
 use serde_json::{json, Value};
 
@@ -23,21 +22,11 @@ on_both_engines!(
     racing_writers_never_take_the_last_room_twice,
 );
 
-fn day(offset: u64) -> String {
-    (Utc::now().date_naive() + Days::new(offset)).format("%Y-%m-%d").to_string()
-}
-
 /// A hotel with a room type of `rooms` physical rooms: (hotel, room type, room ids).
 async fn hotel_with_rooms(s: &TestServer, org: &Org, rooms: usize) -> (String, String, Vec<String>) {
     let hotel = s.hotel(org, "Sea").await;
-    let room_type = s
-        .post("/api/roomTypes", &org.auth(), json!({"hotelId": hotel, "name": "Double", "maxOccupancy": 2}))
-        .await
-        .expect(200)
-        .body["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let room_type =
+        s.create("/api/roomTypes", &org.auth(), json!({"hotelId": hotel, "name": "Double", "maxOccupancy": 2})).await;
     let mut ids = Vec::new();
     for n in 0..rooms {
         let room =
@@ -168,13 +157,8 @@ async fn confirmed_reservations_get_rooms_and_a_folio(s: TestServer) {
 
     // Price from the rate plan's daily prices when none is given.
     let plan = s
-        .post("/api/ratePlans", &org.auth(), json!({"hotelId": hotel, "roomTypeId": room_type, "name": "BAR"}))
-        .await
-        .expect(200)
-        .body["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+        .create("/api/ratePlans", &org.auth(), json!({"hotelId": hotel, "roomTypeId": room_type, "name": "BAR"}))
+        .await;
     let values: Vec<Value> = (20..23).map(|d| json!({"ratePlanId": plan, "date": day(d), "price": 100 * d})).collect();
     s.post("/api/dailyRates", &org.auth(), json!({"values": values})).await.expect(200);
     let priced = s

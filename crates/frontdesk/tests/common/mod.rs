@@ -60,6 +60,11 @@ macro_rules! on_both_engines_configured {
     };
 }
 
+/// The calendar date `offset` days from today, `YYYY-MM-DD`.
+pub fn day(offset: u64) -> String {
+    (chrono::Utc::now().date_naive() + chrono::Days::new(offset)).format("%Y-%m-%d").to_string()
+}
+
 pub fn postgres_url() -> String {
     std::env::var("FRONTDESK_TEST_POSTGRES_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
 }
@@ -312,6 +317,11 @@ impl TestServer {
 
     pub async fn delete(&self, path: &str, auth: &Auth) -> Answer {
         self.request(Method::DELETE, path, auth, None).await
+    }
+
+    /// Creates a record through the API (200 expected) and answers its id.
+    pub async fn create(&self, path: &str, auth: &Auth, body: Value) -> String {
+        self.post(path, auth, body).await.expect(200).body["id"].as_str().expect("id").to_string()
     }
 
     /// A new organization with a signed-in operator.
