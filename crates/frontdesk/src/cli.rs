@@ -9,6 +9,7 @@ use crate::config::{Config, ConfigArgs, LogFormat};
 use crate::domain::{api_keys, identity, Scope};
 use crate::http::{self, AppState};
 use crate::store::Db;
+use crate::worker::webhooks::{Dispatcher, DispatcherOptions};
 
 #[derive(Debug, Parser)]
 #[command(name = "frontdesk", version, about = "Hotel operations REST service")]
@@ -120,7 +121,14 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
     let local = listener.local_addr()?;
     tracing::info!(address = %local, engine = ?db.engine(), "frontdesk is serving");
     let state = AppState::new(db, config).await?;
+    let dispatcher = match state.config.webhook_dispatcher {
+        true => Some(Dispatcher::spawn(state.db.clone(), &state.webhooks, DispatcherOptions::default())?),
+        false => None,
+    };
     http::serve(listener, state, http::shutdown_signal()).await?;
+    if let Some(dispatcher) = dispatcher {
+        dispatcher.stop().await;
+    }
     tracing::info!("stopped");
     Ok(())
 }

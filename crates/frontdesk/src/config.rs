@@ -66,6 +66,13 @@ pub struct ConfigArgs {
     /// believed.
     #[arg(long, env = "FRONTDESK_TRUSTED_PROXY_HEADER", global = true)]
     pub trusted_proxy_header: Option<String>,
+    /// `true` lets webhook subscriptions point at private, loopback and link-local addresses (local development,
+    /// receivers inside your own network). Off by default: such URLs are refused.
+    #[arg(long, env = "FRONTDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", global = true)]
+    pub webhook_allow_private_addresses: Option<bool>,
+    /// `false` runs this process without the webhook dispatcher (another process delivers).
+    #[arg(long, env = "FRONTDESK_WEBHOOK_DISPATCHER", global = true)]
+    pub webhook_dispatcher: Option<bool>,
 }
 
 /// The optional TOML file: the same settings as the flags, snake_case.
@@ -86,6 +93,8 @@ pub struct FileConfig {
     pub operator_rate_limit_per_minute: Option<u32>,
     pub public_rate_limit_per_minute: Option<u32>,
     pub trusted_proxy_header: Option<String>,
+    pub webhook_allow_private_addresses: Option<bool>,
+    pub webhook_dispatcher: Option<bool>,
 }
 
 /// The resolved configuration.
@@ -105,6 +114,8 @@ pub struct Config {
     pub operator_rate_limit_per_minute: u32,
     pub public_rate_limit_per_minute: u32,
     pub trusted_proxy_header: Option<String>,
+    pub webhook_allow_private_addresses: bool,
+    pub webhook_dispatcher: bool,
 }
 
 impl Default for Config {
@@ -124,6 +135,8 @@ impl Default for Config {
             operator_rate_limit_per_minute: 6000,
             public_rate_limit_per_minute: 300,
             trusted_proxy_header: None,
+            webhook_allow_private_addresses: false,
+            webhook_dispatcher: true,
         }
     }
 }
@@ -165,6 +178,11 @@ impl Config {
                 .or(file.public_rate_limit_per_minute)
                 .unwrap_or(d.public_rate_limit_per_minute),
             trusted_proxy_header: args.trusted_proxy_header.clone().or(file.trusted_proxy_header),
+            webhook_allow_private_addresses: args
+                .webhook_allow_private_addresses
+                .or(file.webhook_allow_private_addresses)
+                .unwrap_or(d.webhook_allow_private_addresses),
+            webhook_dispatcher: args.webhook_dispatcher.or(file.webhook_dispatcher).unwrap_or(d.webhook_dispatcher),
         };
         anyhow::ensure!(config.token_ttl_days >= 1, "token_ttl_days must be at least 1");
         anyhow::ensure!(

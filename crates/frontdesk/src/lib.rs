@@ -12,6 +12,7 @@
 //! * [`store`]: data access. All SQL lives here, written once in the portable subset that SQLite and PostgreSQL share
 //!   (see the module docs for the rules that keep it portable), executed through sqlx's `Any` driver. Every write
 //!   goes through [`store::WriteTx`], which also records webhook events in the same transaction (the outbox).
+//! * [`worker`]: background work beside the HTTP server: the webhook dispatcher, which delivers the outbox.
 //! * [`cli`] and [`config`]: the `frontdesk` command (`serve`, `migrate`, `admin …`) and its configuration.
 //! * [`demo`]: the demo data of `frontdesk serve --demo`.
 
@@ -21,3 +22,4 @@ pub mod demo;
 pub mod domain;
 pub mod http;
 pub mod store;
+pub mod worker;

@@ -4,50 +4,10 @@
 
 mod common;
 
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
-
+use common::process::{spawn, spawn_with};
 use common::{Auth, TestDatabase, TestServer};
 use frontdesk::store::Engine;
 use serde_json::{json, Value};
-
-struct Process {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn spawn(url: &str) -> Process {
-    spawn_with(url, &[]).await
-}
-
-async fn spawn_with(url: &str, env: &[(&str, &str)]) -> Process {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new(env!("CARGO_BIN_EXE_frontdesk"))
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-        .env("FRONTDESK_DATABASE_URL", url)
-        .env("FRONTDESK_LOG", "warn")
-        .envs(env.iter().copied())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
-    let client = reqwest::Client::new();
-    for _ in 0..100 {
-        if client.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
-            return Process { child, base };
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    drop(Process { child, base });
-    panic!("frontdesk serve did not come up");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_on_one_postgres_act_as_one_service() {

@@ -1,19 +1,27 @@
 //! Webhook events. Every write that changes a guest or a reservation records its event here, inside the write's own
 //! transaction (the outbox), so an event is never lost nor sent for a change that rolled back.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use super::Result;
 use crate::store::outbox::NewEvent;
 use crate::store::WriteTx;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What happened to which kind of record; the `event` of a delivery and the names a subscription picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 pub enum EventKind {
+    #[serde(rename = "reservation.created")]
     ReservationCreated,
+    #[serde(rename = "reservation.updated")]
     ReservationUpdated,
+    #[serde(rename = "reservation.deleted")]
     ReservationDeleted,
+    #[serde(rename = "guest.created")]
     GuestCreated,
+    #[serde(rename = "guest.updated")]
     GuestUpdated,
+    #[serde(rename = "guest.deleted")]
     GuestDeleted,
 }
 

@@ -20,6 +20,7 @@ pub mod room_types;
 pub mod rooms;
 pub mod secrets;
 pub mod validate;
+pub mod webhooks;
 
 use serde::Serialize;
 use utoipa::ToSchema;

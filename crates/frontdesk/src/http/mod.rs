@@ -25,6 +25,7 @@ use utoipa_axum::router::OpenApiRouter;
 
 use crate::config::Config;
 use crate::domain::availability::OfferKey;
+use crate::domain::webhooks::WebhookSettings;
 use crate::store::Db;
 use rate_limit::RateLimiter;
 
@@ -37,6 +38,8 @@ pub struct AppState {
     pub offer_key: OfferKey,
     /// `None` when rate limiting is turned off.
     pub limiter: Option<RateLimiter>,
+    /// Seals subscription secrets; the URL policy.
+    pub webhooks: WebhookSettings,
 }
 
 impl AppState {
@@ -46,7 +49,8 @@ impl AppState {
             true => Some(RateLimiter::new(config.redis_url.as_deref()).await?),
             false => None,
         };
-        Ok(AppState { db, config: Arc::new(config), offer_key, limiter })
+        let webhooks = WebhookSettings::load(&db, config.webhook_allow_private_addresses).await?;
+        Ok(AppState { db, config: Arc::new(config), offer_key, limiter, webhooks })
     }
 }
 
@@ -66,6 +70,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(routes::guests::router())
         .merge(routes::reservations::router())
         .merge(routes::availability::router())
+        .merge(routes::webhook_subscriptions::router())
 }
 
 /// The routes and the finished OpenAPI document.

@@ -37,8 +37,10 @@ pub mod reservations;
 pub mod room_types;
 pub mod rooms;
 pub mod sql;
+pub mod webhooks;
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -46,6 +48,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, AnyPool, Executor, Row};
+use tokio::sync::Notify;
 
 /// Which database engine a [`Db`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +85,15 @@ impl Engine {
             Engine::Postgres => " FOR UPDATE",
         }
     }
+
+    /// Like [`Engine::lock_rows`], skipping rows another transaction holds, so that several processes can claim
+    /// work from one table without waiting on each other.
+    pub fn lock_rows_skip_locked(self) -> &'static str {
+        match self {
+            Engine::Sqlite => "",
+            Engine::Postgres => " FOR UPDATE SKIP LOCKED",
+        }
+    }
 }
 
 /// A handle on the database: cheap to clone, shared by every request.
@@ -90,6 +102,9 @@ pub struct Db {
     engine: Engine,
     read: AnyPool,
     write: AnyPool,
+    /// Woken when a transaction that recorded webhook events commits, so that this process's dispatcher sends
+    /// them at once instead of at its next poll.
+    outbox_signal: Arc<Notify>,
 }
 
 pub type StoreResult<T> = Result<T, sqlx::Error>;
@@ -139,7 +154,7 @@ impl Db {
                     .connect_with(options)
                     .await
                     .context("opening the SQLite database")?;
-                Ok(Db { engine, read, write })
+                Ok(Db { engine, read, write, outbox_signal: Arc::default() })
             }
             Engine::Postgres => {
                 let pool = AnyPoolOptions::new()
@@ -148,7 +163,7 @@ impl Db {
                     .connect_with(options)
                     .await
                     .context("connecting to PostgreSQL")?;
-                Ok(Db { engine, read: pool.clone(), write: pool })
+                Ok(Db { engine, read: pool.clone(), write: pool, outbox_signal: Arc::default() })
             }
         }
     }
@@ -178,7 +193,13 @@ impl Db {
             Engine::Sqlite => self.write.begin_with("BEGIN IMMEDIATE").await?,
             Engine::Postgres => self.write.begin().await?,
         };
-        Ok(WriteTx { tx, engine: self.engine })
+        Ok(WriteTx { tx, engine: self.engine, outbox_signal: None, db_signal: self.outbox_signal.clone() })
+    }
+
+    /// Completes after a transaction of this process that recorded webhook events has committed (at once if one
+    /// did since the last call).
+    pub async fn outbox_written(&self) {
+        self.outbox_signal.notified().await
     }
 
     /// Answers whether the database can serve a query now.
@@ -198,6 +219,9 @@ impl Db {
 pub struct WriteTx {
     tx: sqlx::Transaction<'static, Any>,
     engine: Engine,
+    /// Set once an event is recorded: the dispatcher is woken on commit.
+    outbox_signal: Option<Arc<Notify>>,
+    db_signal: Arc<Notify>,
 }
 
 impl WriteTx {
@@ -211,11 +235,17 @@ impl WriteTx {
 
     /// Records a webhook event in the outbox, atomically with the change that caused it.
     pub async fn record_event(&mut self, event: &outbox::NewEvent<'_>) -> StoreResult<()> {
-        outbox::insert(&mut self.tx, event).await
+        outbox::insert(&mut self.tx, event).await?;
+        self.outbox_signal = Some(self.db_signal.clone());
+        Ok(())
     }
 
     pub async fn commit(self) -> StoreResult<()> {
-        self.tx.commit().await
+        self.tx.commit().await?;
+        if let Some(signal) = self.outbox_signal {
+            signal.notify_one();
+        }
+        Ok(())
     }
 }
 

@@ -5,12 +5,16 @@
 //! PostgreSQL cannot be reached the PostgreSQL variant of a test is skipped, except under `CI=true`, where it fails.
 #![allow(dead_code)]
 
+pub mod process;
+pub mod receiver;
+
 use base64::Engine as _;
 use chrono::TimeDelta;
 use frontdesk::config::Config;
 use frontdesk::domain::{api_keys, hotels, identity, Scope};
 use frontdesk::http::{self, AppState};
 use frontdesk::store::{Db, Engine};
+use frontdesk::worker::webhooks::{Dispatcher, DispatcherOptions};
 use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -200,6 +204,7 @@ pub struct TestServer {
     pub engine: Engine,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
+    dispatcher: Option<Dispatcher>,
     _database: TestDatabase,
 }
 
@@ -225,6 +230,14 @@ impl TestServer {
         Self::start_on(database, |_| {}).await
     }
 
+    /// Like [`TestServer::serve_database`], with its configuration adjusted.
+    pub async fn serve_database_with(
+        database: TestDatabase,
+        configure: impl FnOnce(&mut Config),
+    ) -> anyhow::Result<TestServer> {
+        Self::start_on(database, configure).await
+    }
+
     /// A server with its configuration adjusted; `None` (skipped, with a note) when PostgreSQL is asked for and is
     /// unreachable outside CI.
     pub async fn configured(engine: Engine, configure: impl FnOnce(&mut Config)) -> Option<TestServer> {
@@ -244,13 +257,24 @@ impl TestServer {
 
     async fn start_on(database: TestDatabase, configure: impl FnOnce(&mut Config)) -> anyhow::Result<TestServer> {
         let engine = database.engine;
-        let mut config =
-            Config { database_url: database.url.clone(), database_max_connections: 8, ..Config::default() };
+        // Test receivers listen on the loopback address, which the service refuses unless allowed.
+        let mut config = Config {
+            database_url: database.url.clone(),
+            database_max_connections: 8,
+            webhook_allow_private_addresses: true,
+            ..Config::default()
+        };
         configure(&mut config);
         let db = Db::connect(&config.database_url, config.database_max_connections).await?;
         db.migrate().await?;
         let state = AppState::new(db.clone(), config).await?;
-        Self::serve_router(http::app(state), db, engine, database).await
+        let dispatcher = match state.config.webhook_dispatcher {
+            true => Some(Dispatcher::spawn(db.clone(), &state.webhooks, DispatcherOptions::default())?),
+            false => None,
+        };
+        let mut server = Self::serve_router(http::app(state), db, engine, database).await?;
+        server.dispatcher = dispatcher;
+        Ok(server)
     }
 
     /// Serves an arbitrary router (used to test the middleware stack).
@@ -276,6 +300,7 @@ impl TestServer {
             engine,
             shutdown: Some(tx),
             task: Some(task),
+            dispatcher: None,
             _database: database,
         })
     }
@@ -400,6 +425,9 @@ impl TestServer {
         }
         if let Some(task) = self.task.take() {
             let _ = task.await;
+        }
+        if let Some(dispatcher) = self.dispatcher.take() {
+            dispatcher.stop().await;
         }
         self.db.close().await;
     }

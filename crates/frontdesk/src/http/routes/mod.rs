@@ -11,3 +11,4 @@ pub mod rate_plans;
 pub mod reservations;
 pub mod room_types;
 pub mod rooms;
+pub mod webhook_subscriptions;

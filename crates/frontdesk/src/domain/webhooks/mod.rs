@@ -1,0 +1,246 @@
+//! Webhook subscriptions: who is told about which events, and the log of what was sent to them.
+//!
+//! Subscriptions are managed by operators only. The signing secret is shown once, in the create answer; it is
+//! kept sealed ([`SecretBox`]) because the dispatcher needs it back to sign every delivery. Delivery itself is
+//! [`crate::worker::webhooks`].
+
+pub mod signature;
+pub mod url_policy;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::events::EventKind;
+use super::validate::Checks;
+use super::{new_id, now, secrets, Actor, Error, FieldError, Result};
+use crate::store::{self, Db};
+
+pub use secrets::SecretBox;
+
+/// After this many failed deliveries in a row a subscription is turned off (`active = false`).
+pub const MAX_CONSECUTIVE_FAILURES: i64 = 20;
+/// How many recent delivery attempts are kept (and listed) per subscription.
+pub const DELIVERY_LOG_SIZE: i64 = 100;
+/// Longest accepted subscription URL.
+pub const MAX_URL_LENGTH: usize = 2000;
+/// The prefix of signing secrets, so that a leaked one is recognisable.
+pub const SECRET_PREFIX: &str = "whsec_";
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookSubscription {
+    pub id: String,
+    pub hotel_id: String,
+    pub url: String,
+    /// The event kinds delivered; empty: every kind.
+    pub events: Vec<EventKind>,
+    /// `false` when turned off with PUT or after 20 failed deliveries in a row.
+    pub active: bool,
+    /// Failed deliveries since the last success; the 20th turns the subscription off.
+    pub consecutive_failures: i64,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WebhookSubscriptionIn {
+    /// The hotel whose events are delivered (guests without a hotel reach every subscription). Immutable.
+    pub hotel_id: String,
+    /// An `http` or `https` URL on a public address.
+    #[schema(max_length = 2000, format = "uri")]
+    pub url: String,
+    /// Event kinds to deliver; left out or empty: every kind.
+    #[serde(default)]
+    pub events: Vec<EventKind>,
+}
+
+/// Changes to a subscription; fields left out keep their value. The hotel and the secret cannot change.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WebhookSubscriptionPatch {
+    #[schema(max_length = 2000, format = "uri")]
+    pub url: Option<String>,
+    /// Replaces the event kinds; empty: every kind.
+    pub events: Option<Vec<EventKind>>,
+    /// `true` turns a subscription back on and clears its failure count.
+    pub active: Option<bool>,
+}
+
+/// The create answer: the subscription and, this once, its signing secret.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookSubscriptionCreated {
+    #[serde(flatten)]
+    pub subscription: WebhookSubscription,
+    /// Verifies `X-Service-Signature` (HMAC-SHA256 keyed with this string). Never shown again.
+    pub secret: String,
+}
+
+/// One delivery attempt.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct WebhookDelivery {
+    /// Sent as `X-Service-Delivery`.
+    pub id: String,
+    /// The event's `id` (the same for every subscription that received it).
+    pub event_id: String,
+    pub event: EventKind,
+    pub attempted_at: DateTime<Utc>,
+    /// Whether the receiver answered 2xx within 5 seconds.
+    pub success: bool,
+    /// The receiver's HTTP status, when it answered.
+    pub status_code: Option<i64>,
+    /// Why the attempt failed without an answer (timeout, refused connection, address not allowed, …).
+    pub error: Option<String>,
+    pub duration_ms: i64,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct DeliveriesQuery {
+    /// How many attempts, newest first (1 to 100, default 100).
+    #[param(minimum = 1, maximum = 100)]
+    pub limit: Option<i64>,
+}
+
+/// What the webhook endpoints need beyond the database: the key that seals secrets and the address policy.
+#[derive(Clone)]
+pub struct WebhookSettings {
+    pub secret_box: SecretBox,
+    /// Allows subscription URLs on private, loopback and link-local addresses (tests, local development).
+    pub allow_private_addresses: bool,
+}
+
+impl WebhookSettings {
+    pub async fn load(db: &Db, allow_private_addresses: bool) -> Result<WebhookSettings> {
+        Ok(WebhookSettings { secret_box: SecretBox::load(db, "webhook_secret_key").await?, allow_private_addresses })
+    }
+}
+
+pub async fn list(db: &Db, actor: &Actor) -> Result<Vec<WebhookSubscription>> {
+    actor.require_operator()?;
+    Ok(store::webhooks::list(&mut *db.read().await?, &actor.organization_id).await?)
+}
+
+pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<WebhookSubscription> {
+    actor.require_operator()?;
+    store::webhooks::get(&mut *db.read().await?, &actor.organization_id, id)
+        .await?
+        .ok_or(Error::NotFound("webhook subscription"))
+}
+
+/// Checks a subscription URL: its shape, then where its host resolves (see [`url_policy`]).
+async fn check_url(field: &str, url: &str, settings: &WebhookSettings) -> Result<String> {
+    let refuse = |message: String| Error::Validation(vec![FieldError::field(field, message)]);
+    if url.chars().count() > MAX_URL_LENGTH {
+        return Err(refuse(format!("must be at most {MAX_URL_LENGTH} characters")));
+    }
+    let parsed = url_policy::parse(url).map_err(refuse)?;
+    url_policy::resolve_allowed(&parsed, settings.allow_private_addresses).await.map_err(refuse)?;
+    Ok(parsed.to_string())
+}
+
+fn normalized(mut events: Vec<EventKind>) -> Vec<EventKind> {
+    events.sort_by_key(|e| e.as_str());
+    events.dedup();
+    events
+}
+
+pub async fn create(
+    db: &Db,
+    settings: &WebhookSettings,
+    actor: &Actor,
+    input: WebhookSubscriptionIn,
+) -> Result<WebhookSubscriptionCreated> {
+    actor.require_operator()?;
+    let mut checks = Checks::new();
+    if input.hotel_id.is_empty() {
+        checks.fail("hotelId", "must not be empty");
+    }
+    checks.finish()?;
+    let url = check_url("url", &input.url, settings).await?;
+    let secret = secrets::generate(SECRET_PREFIX);
+    let sealed = settings.secret_box.seal(&secret)?;
+    let at = now();
+    let subscription = WebhookSubscription {
+        id: new_id(),
+        hotel_id: input.hotel_id,
+        url,
+        events: normalized(input.events),
+        active: true,
+        consecutive_failures: 0,
+        created_at: at,
+        updated_at: at,
+    };
+    let mut tx = db.begin_write().await?;
+    if store::hotels::get(tx.conn(), &actor.organization_id, &subscription.hotel_id).await?.is_none() {
+        return Err(Error::NotFound("hotel"));
+    }
+    store::webhooks::insert(tx.conn(), &actor.organization_id, &subscription, &sealed).await?;
+    tx.commit().await?;
+    Ok(WebhookSubscriptionCreated { subscription, secret })
+}
+
+pub async fn update(
+    db: &Db,
+    settings: &WebhookSettings,
+    actor: &Actor,
+    id: &str,
+    patch: WebhookSubscriptionPatch,
+) -> Result<WebhookSubscription> {
+    actor.require_operator()?;
+    // Resolving the host may take a while: do it before taking the write lock.
+    let url = match &patch.url {
+        Some(url) => Some(check_url("url", url, settings).await?),
+        None => None,
+    };
+    let mut tx = db.begin_write().await?;
+    let mut subscription = store::webhooks::get(tx.conn(), &actor.organization_id, id)
+        .await?
+        .ok_or(Error::NotFound("webhook subscription"))?;
+    if let Some(url) = url {
+        subscription.url = url;
+    }
+    if let Some(events) = patch.events {
+        subscription.events = normalized(events);
+    }
+    if let Some(active) = patch.active {
+        // Turning a subscription on (again) starts its failure count afresh.
+        if active {
+            subscription.consecutive_failures = 0;
+        }
+        subscription.active = active;
+    }
+    subscription.updated_at = now();
+    store::webhooks::update(tx.conn(), &actor.organization_id, &subscription).await?;
+    tx.commit().await?;
+    Ok(subscription)
+}
+
+pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<WebhookSubscription> {
+    actor.require_operator()?;
+    let mut tx = db.begin_write().await?;
+    let subscription = store::webhooks::get(tx.conn(), &actor.organization_id, id)
+        .await?
+        .ok_or(Error::NotFound("webhook subscription"))?;
+    store::webhooks::delete(tx.conn(), &actor.organization_id, id).await?;
+    tx.commit().await?;
+    Ok(subscription)
+}
+
+/// The most recent delivery attempts of a subscription, newest first.
+pub async fn deliveries(db: &Db, actor: &Actor, id: &str, query: DeliveriesQuery) -> Result<Vec<WebhookDelivery>> {
+    actor.require_operator()?;
+    let limit = query.limit.unwrap_or(DELIVERY_LOG_SIZE);
+    let mut checks = Checks::new();
+    checks.range("limit", limit, 1, DELIVERY_LOG_SIZE);
+    checks.finish()?;
+    let mut conn = db.read().await?;
+    if store::webhooks::get(&mut conn, &actor.organization_id, id).await?.is_none() {
+        return Err(Error::NotFound("webhook subscription"));
+    }
+    Ok(store::webhooks::deliveries(&mut conn, id, limit).await?)
+}

@@ -1,0 +1,165 @@
+//! Where the service may send webhooks: `http(s)` URLs whose host resolves only to public addresses, unless the
+//! operator of the service allows private ones. Checked when a subscription is created or changed and again at
+//! every delivery (DNS can change): the dispatcher connects only to addresses this policy allows
+//! ([`PolicyResolver`]), so a name that later resolves inward is refused, not followed.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::Duration;
+
+use reqwest::Url;
+
+/// How long a name may take to resolve when a subscription is saved.
+const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Parses a subscription URL; the message says what is wrong.
+pub fn parse(url: &str) -> Result<Url, String> {
+    let parsed = Url::parse(url).map_err(|err| format!("must be an absolute http or https URL ({err})"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err("must be an http or https URL".into());
+    }
+    if parsed.host().is_none() {
+        return Err("must name a host".into());
+    }
+    Ok(parsed)
+}
+
+/// Whether an address is off limits: loopback, private, link-local (which holds cloud metadata services),
+/// shared, unspecified, multicast, documentation and reserved ranges, and their IPv6 counterparts or IPv4
+/// addresses embedded in IPv6.
+pub fn is_forbidden(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_forbidden_v4(v4),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_forbidden_v4(v4);
+            }
+            let s = v6.segments();
+            // NAT64 (64:ff9b::/96) reaches the embedded IPv4 address.
+            if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
+                return is_forbidden_v4(Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8));
+            }
+            v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
+                || (s[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
+                || (s[0] & 0xffc0) == 0xfec0 // site-local fec0::/10
+                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+                || v6 == Ipv6Addr::new(0, 0, 0, 0, 0, 0, 0, 0)
+                || s[0..6] == [0, 0, 0, 0, 0, 0] // IPv4-compatible ::a.b.c.d (deprecated)
+        }
+    }
+}
+
+fn is_forbidden_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    ip.is_private()
+        || ip.is_loopback()
+        || ip.is_link_local()
+        || ip.is_unspecified()
+        || ip.is_broadcast()
+        || ip.is_multicast()
+        || ip.is_documentation()
+        || a == 0 // "this network"
+        || (a == 100 && (64..128).contains(&b)) // shared address space (carrier-grade NAT)
+        || (a == 192 && b == 0 && ip.octets()[2] == 0) // IETF protocol assignments
+        || (a == 198 && (b == 18 || b == 19)) // benchmarking
+        || a >= 240 // reserved
+}
+
+/// The addresses `url` may be sent to; an error when it resolves nowhere or to any address the policy forbids.
+pub async fn resolve_allowed(url: &Url, allow_private: bool) -> Result<Vec<SocketAddr>, String> {
+    let port = url.port_or_known_default().unwrap_or(80);
+    let addrs: Vec<SocketAddr> = match url.host() {
+        Some(url::Host::Ipv4(ip)) => vec![SocketAddr::new(IpAddr::V4(ip), port)],
+        Some(url::Host::Ipv6(ip)) => vec![SocketAddr::new(IpAddr::V6(ip), port)],
+        Some(url::Host::Domain(name)) => {
+            match tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((name, port))).await {
+                Ok(Ok(addrs)) => addrs.collect(),
+                Ok(Err(_)) | Err(_) => return Err(format!("the host {name} does not resolve")),
+            }
+        }
+        None => return Err("must name a host".into()),
+    };
+    if addrs.is_empty() {
+        return Err("the host does not resolve".into());
+    }
+    if !allow_private && addrs.iter().any(|a| is_forbidden(a.ip())) {
+        return Err("must not point at a private, loopback, link-local or reserved address".into());
+    }
+    Ok(addrs)
+}
+
+/// The dispatcher's DNS resolver: resolves as usual, then keeps only the addresses the policy allows, so the
+/// connection can only go where the policy says (no gap between check and use).
+pub struct PolicyResolver {
+    pub allow_private: bool,
+}
+
+impl reqwest::dns::Resolve for PolicyResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let allow_private = self.allow_private;
+        Box::pin(async move {
+            let resolved: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), 0)).await?.collect();
+            let allowed: Vec<SocketAddr> =
+                resolved.into_iter().filter(|a| allow_private || !is_forbidden(a.ip())).collect();
+            if allowed.is_empty() {
+                return Err("the host resolves only to addresses webhooks may not reach".into());
+            }
+            Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn forbidden(s: &str) -> bool {
+        is_forbidden(s.parse().unwrap())
+    }
+
+    #[test]
+    fn private_and_special_addresses_are_forbidden() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "255.255.255.255",
+            "::1",
+            "::",
+            "fd00:ec2::254",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "64:ff9b::a9fe:a9fe",
+        ] {
+            assert!(forbidden(ip), "{ip} must be forbidden");
+        }
+        for ip in ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8"] {
+            assert!(!forbidden(ip), "{ip} is public");
+        }
+    }
+
+    #[test]
+    fn only_http_urls_with_a_host() {
+        assert!(parse("https://example.com/hook").is_ok());
+        assert!(parse("http://93.184.216.34:8080/x").is_ok());
+        for bad in ["ftp://example.com/", "file:///etc/passwd", "example.com/hook", "https://", "javascript:x"] {
+            assert!(parse(bad).is_err(), "{bad} must be refused");
+        }
+    }
+
+    #[tokio::test]
+    async fn literal_private_addresses_are_refused_unless_allowed() {
+        let url = parse("http://127.0.0.1:9/x").unwrap();
+        assert!(resolve_allowed(&url, false).await.is_err());
+        assert!(resolve_allowed(&url, true).await.is_ok());
+        let localhost = parse("http://localhost:9/x").unwrap();
+        assert!(resolve_allowed(&localhost, false).await.is_err());
+    }
+}

@@ -1,0 +1,251 @@
+//! Webhook subscriptions and their delivery log.
+
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use super::{bool_int, format_ts, RowExt, StoreResult};
+use crate::domain::events::EventKind;
+use crate::domain::webhooks::{WebhookDelivery, WebhookSubscription, DELIVERY_LOG_SIZE, MAX_CONSECUTIVE_FAILURES};
+
+const COLUMNS: &str =
+    "id, organization_id, hotel_id, url, events, active, consecutive_failures, created_at, updated_at";
+
+fn events_to_text(events: &[EventKind]) -> String {
+    events.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(" ")
+}
+
+fn events_from_text(text: &str) -> Vec<EventKind> {
+    text.split_whitespace().filter_map(EventKind::parse).collect()
+}
+
+fn subscription(row: &AnyRow) -> StoreResult<WebhookSubscription> {
+    Ok(WebhookSubscription {
+        id: row.try_get("id")?,
+        hotel_id: row.try_get("hotel_id")?,
+        url: row.try_get("url")?,
+        events: events_from_text(&row.try_get::<String, _>("events")?),
+        active: row.get_bool("active")?,
+        consecutive_failures: row.try_get("consecutive_failures")?,
+        created_at: row.get_ts("created_at")?,
+        updated_at: row.get_ts("updated_at")?,
+    })
+}
+
+pub async fn insert(
+    conn: &mut AnyConnection,
+    organization_id: &str,
+    s: &WebhookSubscription,
+    secret_sealed: &str,
+) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO webhook_subscriptions (id, organization_id, hotel_id, url, events, active, secret_sealed, \
+         consecutive_failures, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    )
+    .bind(&s.id)
+    .bind(organization_id)
+    .bind(&s.hotel_id)
+    .bind(&s.url)
+    .bind(events_to_text(&s.events))
+    .bind(bool_int(s.active))
+    .bind(secret_sealed)
+    .bind(s.consecutive_failures)
+    .bind(format_ts(s.created_at))
+    .bind(format_ts(s.updated_at))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn list(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<Vec<WebhookSubscription>> {
+    sqlx::query(&format!("SELECT {COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 ORDER BY id"))
+        .bind(organization_id)
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(subscription)
+        .collect()
+}
+
+pub async fn get(
+    conn: &mut AnyConnection,
+    organization_id: &str,
+    id: &str,
+) -> StoreResult<Option<WebhookSubscription>> {
+    sqlx::query(&format!("SELECT {COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2"))
+        .bind(organization_id)
+        .bind(id)
+        .fetch_optional(conn)
+        .await?
+        .as_ref()
+        .map(subscription)
+        .transpose()
+}
+
+pub async fn update(conn: &mut AnyConnection, organization_id: &str, s: &WebhookSubscription) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE webhook_subscriptions SET url = $1, events = $2, active = $3, consecutive_failures = $4, \
+         updated_at = $5 WHERE organization_id = $6 AND id = $7",
+    )
+    .bind(&s.url)
+    .bind(events_to_text(&s.events))
+    .bind(bool_int(s.active))
+    .bind(s.consecutive_failures)
+    .bind(format_ts(s.updated_at))
+    .bind(organization_id)
+    .bind(&s.id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<()> {
+    sqlx::query("DELETE FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2")
+        .bind(organization_id)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// An active subscription as the dispatcher needs it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub id: String,
+    pub organization_id: String,
+    pub hotel_id: String,
+    pub url: String,
+    pub events: Vec<EventKind>,
+    pub secret_sealed: String,
+    pub consecutive_failures: i64,
+}
+
+impl Target {
+    /// Whether an event of `kind` about a record of `hotel_id` (none: an organization-wide record) goes here.
+    pub fn wants(&self, organization_id: &str, hotel_id: Option<&str>, kind: EventKind) -> bool {
+        self.organization_id == organization_id
+            && hotel_id.is_none_or(|h| h == self.hotel_id)
+            && (self.events.is_empty() || self.events.contains(&kind))
+    }
+}
+
+/// The active subscriptions of an organization.
+pub async fn active_targets(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<Vec<Target>> {
+    let rows = sqlx::query(
+        "SELECT id, organization_id, hotel_id, url, events, secret_sealed, consecutive_failures \
+         FROM webhook_subscriptions WHERE organization_id = $1 AND active = 1",
+    )
+    .bind(organization_id)
+    .fetch_all(conn)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            Ok(Target {
+                id: row.try_get("id")?,
+                organization_id: row.try_get("organization_id")?,
+                hotel_id: row.try_get("hotel_id")?,
+                url: row.try_get("url")?,
+                events: events_from_text(&row.try_get::<String, _>("events")?),
+                secret_sealed: row.try_get("secret_sealed")?,
+                consecutive_failures: row.try_get("consecutive_failures")?,
+            })
+        })
+        .collect()
+}
+
+/// Counts a failed delivery; the [`MAX_CONSECUTIVE_FAILURES`]th in a row turns the subscription off. Answers the
+/// new count and whether the subscription is still active (`None` if it was deleted meanwhile).
+pub async fn record_failure(conn: &mut AnyConnection, id: &str, at: &str) -> StoreResult<Option<(i64, bool)>> {
+    let row = sqlx::query(
+        "UPDATE webhook_subscriptions SET consecutive_failures = consecutive_failures + 1, \
+         active = CASE WHEN consecutive_failures + 1 >= $1 THEN 0 ELSE active END, updated_at = $2 \
+         WHERE id = $3 RETURNING consecutive_failures, active",
+    )
+    .bind(MAX_CONSECUTIVE_FAILURES)
+    .bind(at)
+    .bind(id)
+    .fetch_optional(conn)
+    .await?;
+    row.map(|row| Ok((row.try_get("consecutive_failures")?, row.get_bool("active")?))).transpose()
+}
+
+/// A success clears the failure count.
+pub async fn record_success(conn: &mut AnyConnection, id: &str) -> StoreResult<()> {
+    sqlx::query("UPDATE webhook_subscriptions SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures > 0")
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// A delivery attempt to log.
+pub struct NewDelivery {
+    pub subscription_id: String,
+    pub delivery: WebhookDelivery,
+}
+
+/// Logs delivery attempts (of subscriptions that still exist).
+pub async fn insert_deliveries(conn: &mut AnyConnection, deliveries: &[&NewDelivery]) -> StoreResult<()> {
+    for d in deliveries {
+        sqlx::query(
+            "INSERT INTO webhook_deliveries (id, subscription_id, event_id, event, attempted_at, success, \
+             status_code, error, duration_ms) SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 \
+             WHERE EXISTS (SELECT 1 FROM webhook_subscriptions WHERE id = $2)",
+        )
+        .bind(&d.delivery.id)
+        .bind(&d.subscription_id)
+        .bind(&d.delivery.event_id)
+        .bind(d.delivery.event.as_str())
+        .bind(format_ts(d.delivery.attempted_at))
+        .bind(bool_int(d.delivery.success))
+        .bind(d.delivery.status_code)
+        .bind(&d.delivery.error)
+        .bind(d.delivery.duration_ms)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Keeps the newest [`DELIVERY_LOG_SIZE`] attempts of a subscription (ids are time-ordered UUIDv7).
+pub async fn prune_deliveries(conn: &mut AnyConnection, subscription_id: &str) -> StoreResult<()> {
+    sqlx::query(
+        "DELETE FROM webhook_deliveries WHERE subscription_id = $1 AND id < (SELECT MIN(id) FROM \
+         (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY id DESC LIMIT $2) AS newest)",
+    )
+    .bind(subscription_id)
+    .bind(DELIVERY_LOG_SIZE)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn deliveries(
+    conn: &mut AnyConnection,
+    subscription_id: &str,
+    limit: i64,
+) -> StoreResult<Vec<WebhookDelivery>> {
+    let rows = sqlx::query(
+        "SELECT id, event_id, event, attempted_at, success, status_code, error, duration_ms FROM webhook_deliveries \
+         WHERE subscription_id = $1 ORDER BY id DESC LIMIT $2",
+    )
+    .bind(subscription_id)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            let event: String = row.try_get("event")?;
+            Ok(WebhookDelivery {
+                id: row.try_get("id")?,
+                event_id: row.try_get("event_id")?,
+                event: EventKind::parse(&event)
+                    .ok_or_else(|| sqlx::Error::Decode(format!("unknown event kind {event}").into()))?,
+                attempted_at: row.get_ts("attempted_at")?,
+                success: row.get_bool("success")?,
+                status_code: row.try_get("status_code")?,
+                error: row.try_get("error")?,
+                duration_ms: row.try_get("duration_ms")?,
+            })
+        })
+        .collect()
+}

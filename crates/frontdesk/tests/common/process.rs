@@ -1,0 +1,44 @@
+//! The real `frontdesk` binary as a separate process, for tests of several processes and of crashes.
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running `frontdesk serve` process, killed when dropped.
+pub struct Process {
+    pub child: Child,
+    pub base: String,
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub async fn spawn(url: &str) -> Process {
+    spawn_with(url, &[]).await
+}
+
+/// Starts `frontdesk serve` on `url` with extra environment, and waits until it is ready.
+pub async fn spawn_with(url: &str, env: &[(&str, &str)]) -> Process {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = Command::new(env!("CARGO_BIN_EXE_frontdesk"))
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .env("FRONTDESK_DATABASE_URL", url)
+        .env("FRONTDESK_LOG", "warn")
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    for _ in 0..100 {
+        if client.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
+            return Process { child, base };
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(Process { child, base });
+    panic!("frontdesk serve did not come up");
+}
