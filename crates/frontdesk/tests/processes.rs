@@ -1,8 +1,10 @@
 //! Several `frontdesk serve` processes on one PostgreSQL database behave as one service: racing approvals sent to
 //! different processes take the last room once, an offer found through one process books through the other, and
-//! idempotent retries spread over both book once.
+//! idempotent retries spread over both book once; with both dispatching webhooks, each event is delivered once.
 
 mod common;
+
+use std::time::Duration;
 
 use common::process::{spawn, spawn_with};
 use common::{Auth, TestDatabase, TestServer};
@@ -157,4 +159,61 @@ mod two_processes_sharing_redis_hold_one_limit {
     async fn postgres() {
         super::two_processes_sharing_redis_hold_one_limit(frontdesk::store::Engine::Postgres).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_deliver_each_webhook_event_once() {
+    use common::receiver::Receiver;
+    let database = match TestDatabase::create(Engine::Postgres).await {
+        Ok(db) => db,
+        Err(err) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("skipping: PostgreSQL unreachable: {err:#}");
+            return;
+        }
+        Err(err) => panic!("PostgreSQL is required under CI=true: {err:#}"),
+    };
+    let url = database.url.clone();
+    let s = TestServer::serve_database_with(database, |c| c.webhook_dispatcher = false).await.unwrap();
+    let org = s.org("Acme").await;
+    let hotel = s.hotel(&org, "Sea").await;
+    let receiver = Receiver::start().await;
+    s.post("/api/webhooksubscriptions", &org.auth(), json!({"hotelId": hotel, "url": receiver.url})).await.expect(200);
+
+    // Both processes write and both dispatch, claiming from the one outbox.
+    let allow = [("FRONTDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", "true"), ("FRONTDESK_RATE_LIMITS", "false")];
+    let a = spawn_with(&url, &allow).await;
+    let b = spawn_with(&url, &allow).await;
+    let client = reqwest::Client::new();
+    let writes = (0..200).map(|n| {
+        let base = if n % 2 == 0 { a.base.clone() } else { b.base.clone() };
+        let client = client.clone();
+        let token = org.token.clone();
+        let hotel = hotel.clone();
+        async move {
+            let answer = client
+                .post(format!("{base}/api/guests"))
+                .header("authorization", format!("Token {token}"))
+                .json(&json!({"hotelId": hotel, "firstName": "Guest", "lastName": format!("{n}")}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(answer.status().as_u16(), 200);
+            answer.json::<Value>().await.unwrap()["id"].as_str().unwrap().to_string()
+        }
+    });
+    let created: std::collections::HashSet<String> = futures::future::join_all(writes).await.into_iter().collect();
+    assert_eq!(created.len(), 200);
+
+    receiver.wait_for(200, Duration::from_secs(30)).await;
+    // Give a duplicate, if there were one, time to arrive.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let received = receiver.received();
+    let event_ids: std::collections::HashSet<String> =
+        received.iter().map(|d| d.json()["id"].as_str().unwrap().to_string()).collect();
+    let guests: std::collections::HashSet<String> =
+        received.iter().map(|d| d.json()["data"]["id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(received.len(), 200, "each event delivered once");
+    assert_eq!(event_ids.len(), 200);
+    assert_eq!(guests, created);
+    assert_eq!(s.count("outbox_events").await, 0);
 }
