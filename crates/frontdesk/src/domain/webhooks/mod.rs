@@ -156,11 +156,10 @@ pub async fn create(
     input: WebhookSubscriptionIn,
 ) -> Result<WebhookSubscriptionCreated> {
     actor.require_operator()?;
-    let mut checks = Checks::new();
-    if input.hotel_id.is_empty() {
-        checks.fail("hotelId", "must not be empty");
+    // The hotel first: resolving the URL's host may take a while, and is pointless for a hotel that is not there.
+    if store::hotels::get(&mut *db.read().await?, &actor.organization_id, &input.hotel_id).await?.is_none() {
+        return Err(Error::NotFound("hotel"));
     }
-    checks.finish()?;
     let url = check_url("url", &input.url, settings).await?;
     let secret = secrets::generate(SECRET_PREFIX);
     let sealed = settings.secret_box.seal(&secret)?;
@@ -176,9 +175,6 @@ pub async fn create(
         updated_at: at,
     };
     let mut tx = db.begin_write().await?;
-    if store::hotels::get(tx.conn(), &actor.organization_id, &subscription.hotel_id).await?.is_none() {
-        return Err(Error::NotFound("hotel"));
-    }
     store::webhooks::insert(tx.conn(), &actor.organization_id, &subscription, &sealed).await?;
     tx.commit().await?;
     Ok(WebhookSubscriptionCreated { subscription, secret })
@@ -191,11 +187,11 @@ pub async fn update(
     id: &str,
     patch: WebhookSubscriptionPatch,
 ) -> Result<WebhookSubscription> {
-    actor.require_operator()?;
+    let current = get(db, actor, id).await?;
     // Resolving the host may take a while: do it before taking the write lock.
     let url = match &patch.url {
-        Some(url) => Some(check_url("url", url, settings).await?),
-        None => None,
+        Some(url) if *url != current.url => Some(check_url("url", url, settings).await?),
+        _ => None,
     };
     let mut tx = db.begin_write().await?;
     let mut subscription = store::webhooks::get(tx.conn(), &actor.organization_id, id)
