@@ -82,6 +82,17 @@ pub async fn extend_claims(conn: &mut AnyConnection, ids: &[String], until: &str
     Ok(())
 }
 
+/// Gives events back unsent, for any dispatcher to claim at once.
+pub async fn release_claims(conn: &mut AnyConnection, ids: &[String]) -> StoreResult<()> {
+    for chunk in ids.chunks(500) {
+        let mut query = super::sql::Conditions::new(super::Engine::of(conn));
+        query.push_in("id", chunk);
+        let sql = format!("UPDATE outbox_events SET claimed_until = NULL{}", query.where_clause());
+        sqlx::query_with(&sql, query.into_args()).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
 /// Removes delivered events.
 pub async fn remove(conn: &mut AnyConnection, ids: &[String]) -> StoreResult<()> {
     for chunk in ids.chunks(500) {

@@ -16,7 +16,7 @@
 //! taken over. The body's `id` lets receivers drop duplicates.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -84,20 +84,28 @@ impl Dispatcher {
             client,
             in_flight: in_flight.clone(),
             results,
+            stopping: AtomicBool::new(false),
         });
         let (stop, stop_rx) = watch::channel(false);
-        let recorder = tokio::spawn(record(db, in_flight, results_rx));
+        let recorder = tokio::spawn(record(db.clone(), in_flight.clone(), results_rx));
         let task = tokio::spawn(async move {
             claim_loop(shared, options, stop_rx).await;
             // The lanes hold the last senders of the results channel; once they finish, the recorder writes what is
             // left and ends.
             let _ = recorder.await;
+            // Events claimed but not sent are released for the next dispatcher instead of waiting out the lease.
+            let left: Vec<String> = in_flight.lock().drain().collect();
+            if !left.is_empty() {
+                if let Err(err) = release_claims(&db, &left).await {
+                    tracing::warn!(error = %err, "releasing unsent webhook events failed; they go out when their claim runs out");
+                }
+            }
         });
         Ok(Dispatcher { stop, task })
     }
 
-    /// Stops claiming, lets the deliveries under way finish (at most one timeout per subscription lane) and
-    /// records them.
+    /// Stops claiming, lets the deliveries under way finish (at most one timeout), records them, and releases the
+    /// events not sent yet to the next dispatcher.
     pub async fn stop(self) {
         let _ = self.stop.send(true);
         let _ = self.task.await;
@@ -113,6 +121,8 @@ struct Shared {
     client: reqwest::Client,
     in_flight: InFlight,
     results: mpsc::UnboundedSender<Outcome>,
+    /// Set when the dispatcher stops: lanes send nothing more.
+    stopping: AtomicBool,
 }
 
 /// Events claimed by this process and not yet recorded as delivered.
@@ -192,6 +202,7 @@ async fn claim_loop(shared: Arc<Shared>, options: DispatcherOptions, mut stop: w
             _ = stop.changed() => break,
         }
     }
+    shared.stopping.store(true, Ordering::Release);
 }
 
 /// Claims a batch and hands each (event, subscription) to the subscription's lane. Answers how many events were
@@ -287,6 +298,10 @@ async fn lane(shared: Arc<Shared>, mut jobs: mpsc::UnboundedReceiver<Job>) {
     let mut turned_off_at: Option<Instant> = None;
     let mut failures: Option<i64> = None;
     while let Some(job) = jobs.recv().await {
+        if shared.stopping.load(Ordering::Acquire) {
+            // Neither sent nor done: released when the dispatcher stops.
+            continue;
+        }
         let skip = turned_off_at.is_some_and(|at| job.loaded_at <= at);
         if !skip {
             turned_off_at = None;
@@ -320,6 +335,12 @@ async fn lane(shared: Arc<Shared>, mut jobs: mpsc::UnboundedReceiver<Job>) {
             let _ = shared.results.send(Outcome::Done(job.event.id.clone()));
         }
     }
+}
+
+async fn release_claims(db: &Db, ids: &[String]) -> Result<(), sqlx::Error> {
+    let mut tx = db.begin_write().await?;
+    outbox::release_claims(tx.conn(), ids).await?;
+    tx.commit().await
 }
 
 async fn count_failure(db: &Db, id: &str) -> Result<Option<(i64, bool)>, sqlx::Error> {
