@@ -118,12 +118,21 @@ pub struct Target {
     pub events: Vec<EventKind>,
     pub secret_sealed: String,
     pub consecutive_failures: i64,
+    pub created_at: chrono::DateTime<chrono::Utc>,
 }
 
 impl Target {
-    /// Whether an event of `kind` about a record of `hotel_id` (none: an organization-wide record) goes here.
-    pub fn wants(&self, organization_id: &str, hotel_id: Option<&str>, kind: EventKind) -> bool {
+    /// Whether an event of `kind` about a record of `hotel_id` (none: an organization-wide record), which happened
+    /// at `at`, goes here. A subscription hears of changes made after it was created, not before.
+    pub fn wants(
+        &self,
+        organization_id: &str,
+        hotel_id: Option<&str>,
+        kind: EventKind,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> bool {
         self.organization_id == organization_id
+            && at >= self.created_at
             && hotel_id.is_none_or(|h| h == self.hotel_id)
             && (self.events.is_empty() || self.events.contains(&kind))
     }
@@ -132,7 +141,7 @@ impl Target {
 /// The active subscriptions of an organization.
 pub async fn active_targets(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<Vec<Target>> {
     let rows = sqlx::query(
-        "SELECT id, organization_id, hotel_id, url, events, secret_sealed, consecutive_failures \
+        "SELECT id, organization_id, hotel_id, url, events, secret_sealed, consecutive_failures, created_at \
          FROM webhook_subscriptions WHERE organization_id = $1 AND active = 1",
     )
     .bind(organization_id)
@@ -148,6 +157,7 @@ pub async fn active_targets(conn: &mut AnyConnection, organization_id: &str) -> 
                 events: events_from_text(&row.try_get::<String, _>("events")?),
                 secret_sealed: row.try_get("secret_sealed")?,
                 consecutive_failures: row.try_get("consecutive_failures")?,
+                created_at: row.get_ts("created_at")?,
             })
         })
         .collect()

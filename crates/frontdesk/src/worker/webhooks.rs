@@ -46,6 +46,9 @@ pub struct DispatcherOptions {
     pub batch_size: i64,
     /// Longest a delivery may take.
     pub timeout: Duration,
+    /// How long a wake-up by a write waits for more writes before claiming, so that a burst of writes is claimed
+    /// in one batch rather than one transaction each.
+    pub batch_window: Duration,
 }
 
 impl Default for DispatcherOptions {
@@ -55,6 +58,7 @@ impl Default for DispatcherOptions {
             lease: Duration::from_secs(60),
             batch_size: 500,
             timeout: Duration::from_secs(5),
+            batch_window: Duration::from_millis(5),
         }
     }
 }
@@ -197,7 +201,7 @@ async fn claim_loop(shared: Arc<Shared>, options: DispatcherOptions, mut stop: w
             }
         }
         tokio::select! {
-            _ = shared.db.outbox_written() => {}
+            _ = shared.db.outbox_written() => tokio::time::sleep(options.batch_window).await,
             _ = tokio::time::sleep(options.poll_interval) => {}
             _ = stop.changed() => break,
         }
@@ -246,7 +250,7 @@ async fn claim_batch(
         };
         let wanted: Vec<Arc<Target>> = targets[&event.organization_id]
             .iter()
-            .filter(|t| t.wants(&event.organization_id, event.hotel_id.as_deref(), kind))
+            .filter(|t| t.wants(&event.organization_id, event.hotel_id.as_deref(), kind, event.created_at))
             .cloned()
             .collect();
         if wanted.is_empty() {
