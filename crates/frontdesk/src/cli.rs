@@ -111,7 +111,7 @@ fn init_tracing(format: LogFormat) {
 async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
     if demo {
         let seeded = crate::demo::seed(&db).await?;
-        let base = config.public_url.clone().unwrap_or_else(|| format!("http://{}", config.listen));
+        let base = config.public_base();
         println!("{}", seeded.instructions(&base));
     }
     let listener = tokio::net::TcpListener::bind(config.listen)

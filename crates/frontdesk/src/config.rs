@@ -66,6 +66,12 @@ pub struct ConfigArgs {
     /// believed.
     #[arg(long, env = "FRONTDESK_TRUSTED_PROXY_HEADER", global = true)]
     pub trusted_proxy_header: Option<String>,
+    /// Lifetime of the assistant connector's OAuth access tokens, in seconds.
+    #[arg(long, env = "FRONTDESK_OAUTH_ACCESS_TOKEN_TTL_SECS", global = true)]
+    pub oauth_access_token_ttl_secs: Option<i64>,
+    /// Lifetime of the assistant connector's OAuth refresh tokens, in days (each use rotates the token).
+    #[arg(long, env = "FRONTDESK_OAUTH_REFRESH_TOKEN_TTL_DAYS", global = true)]
+    pub oauth_refresh_token_ttl_days: Option<i64>,
 }
 
 /// The optional TOML file: the same settings as the flags, snake_case.
@@ -86,6 +92,8 @@ pub struct FileConfig {
     pub operator_rate_limit_per_minute: Option<u32>,
     pub public_rate_limit_per_minute: Option<u32>,
     pub trusted_proxy_header: Option<String>,
+    pub oauth_access_token_ttl_secs: Option<i64>,
+    pub oauth_refresh_token_ttl_days: Option<i64>,
 }
 
 /// The resolved configuration.
@@ -105,6 +113,8 @@ pub struct Config {
     pub operator_rate_limit_per_minute: u32,
     pub public_rate_limit_per_minute: u32,
     pub trusted_proxy_header: Option<String>,
+    pub oauth_access_token_ttl_secs: i64,
+    pub oauth_refresh_token_ttl_days: i64,
 }
 
 impl Default for Config {
@@ -124,6 +134,8 @@ impl Default for Config {
             operator_rate_limit_per_minute: 6000,
             public_rate_limit_per_minute: 300,
             trusted_proxy_header: None,
+            oauth_access_token_ttl_secs: 3600,
+            oauth_refresh_token_ttl_days: 30,
         }
     }
 }
@@ -165,6 +177,14 @@ impl Config {
                 .or(file.public_rate_limit_per_minute)
                 .unwrap_or(d.public_rate_limit_per_minute),
             trusted_proxy_header: args.trusted_proxy_header.clone().or(file.trusted_proxy_header),
+            oauth_access_token_ttl_secs: args
+                .oauth_access_token_ttl_secs
+                .or(file.oauth_access_token_ttl_secs)
+                .unwrap_or(d.oauth_access_token_ttl_secs),
+            oauth_refresh_token_ttl_days: args
+                .oauth_refresh_token_ttl_days
+                .or(file.oauth_refresh_token_ttl_days)
+                .unwrap_or(d.oauth_refresh_token_ttl_days),
         };
         anyhow::ensure!(config.token_ttl_days >= 1, "token_ttl_days must be at least 1");
         anyhow::ensure!(
@@ -174,7 +194,28 @@ impl Config {
             "rate limits must be at least 1 request per minute"
         );
         anyhow::ensure!(config.database_max_connections >= 1, "database_max_connections must be at least 1");
+        anyhow::ensure!(
+            (1..=86_400).contains(&config.oauth_access_token_ttl_secs),
+            "oauth_access_token_ttl_secs must be between 1 and 86400"
+        );
+        anyhow::ensure!(
+            (1..=365).contains(&config.oauth_refresh_token_ttl_days),
+            "oauth_refresh_token_ttl_days must be between 1 and 365"
+        );
+        if let Some(url) = &config.public_url {
+            let parsed = url::Url::parse(url).context("public_url must be an absolute URL")?;
+            anyhow::ensure!(
+                matches!(parsed.scheme(), "http" | "https") && parsed.query().is_none() && parsed.fragment().is_none(),
+                "public_url must be an http(s) URL without query or fragment"
+            );
+        }
         Ok(config)
+    }
+
+    /// The service's public base URL without a trailing slash: `public_url`, else `http://<listen>`.
+    pub fn public_base(&self) -> String {
+        let base = self.public_url.clone().unwrap_or_else(|| format!("http://{}", self.listen));
+        base.trim_end_matches('/').to_string()
     }
 }
 

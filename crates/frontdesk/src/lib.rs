@@ -20,4 +20,5 @@ pub mod config;
 pub mod demo;
 pub mod domain;
 pub mod http;
+pub mod mcp;
 pub mod store;

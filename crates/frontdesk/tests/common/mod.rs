@@ -244,13 +244,19 @@ impl TestServer {
 
     async fn start_on(database: TestDatabase, configure: impl FnOnce(&mut Config)) -> anyhow::Result<TestServer> {
         let engine = database.engine;
-        let mut config =
-            Config { database_url: database.url.clone(), database_max_connections: 8, ..Config::default() };
+        // Bound first, so that the configuration names the address really served (the default public URL).
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let mut config = Config {
+            database_url: database.url.clone(),
+            database_max_connections: 8,
+            listen: listener.local_addr()?,
+            ..Config::default()
+        };
         configure(&mut config);
         let db = Db::connect(&config.database_url, config.database_max_connections).await?;
         db.migrate().await?;
         let state = AppState::new(db.clone(), config).await?;
-        Self::serve_router(http::app(state), db, engine, database).await
+        Self::serve_on(listener, http::app(state), db, engine, database).await
     }
 
     /// Serves an arbitrary router (used to test the middleware stack).
@@ -261,6 +267,16 @@ impl TestServer {
         database: TestDatabase,
     ) -> anyhow::Result<TestServer> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        Self::serve_on(listener, router, db, engine, database).await
+    }
+
+    async fn serve_on(
+        listener: tokio::net::TcpListener,
+        router: axum::Router,
+        db: Db,
+        engine: Engine,
+        database: TestDatabase,
+    ) -> anyhow::Result<TestServer> {
         let addr = listener.local_addr()?;
         let (tx, rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
