@@ -113,6 +113,11 @@ pub async fn rate_plans(
     room_type_id: Option<&str>,
 ) -> Result<Vec<RatePlanSummary>> {
     let hotel = hotels::get(db, actor, hotel_id).await?;
+    if let Some(room_type_id) = room_type_id {
+        if room_types::get(db, actor, room_type_id).await?.hotel_id != hotel.id {
+            return Err(Error::NotFound("room type of this hotel"));
+        }
+    }
     let today = hotel_today(&hotel.timezone);
     let last = today.checked_add_days(Days::new(CATALOGUE_NIGHTS - 1)).unwrap_or(today);
     let plans = rate_plans::list(db, actor, Some(&hotel.id), room_type_id).await?;
