@@ -113,7 +113,8 @@ async fn sign_in_and_consent(s: &TestServer, authorize_url: &str, email: &str, d
     assert!(html.contains("Sign in"), "{html}");
     // The sign-in form re-posts the authorization request's parameters as hidden fields.
     let query = url::Url::parse(authorize_url).expect("url");
-    let mut fields: Vec<(String, String)> = query.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+    let mut fields: Vec<(String, String)> =
+        query.query_pairs().map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
     fields.push(("email".into(), email.into()));
     fields.push(("password".into(), PASSWORD.into()));
     let consent = b.post(format!("{}/oauth/authorize", s.base)).form(&fields).send().await.expect("sign in");
@@ -158,9 +159,13 @@ async fn token_request(s: &TestServer, form: &[(&str, &str)]) -> common::Answer 
 async fn code_for(s: &TestServer, org: &Org) -> (String, String, String) {
     let client_id = register(s, REDIRECT).await;
     let (verifier, challenge) = pkce();
-    let location =
-        sign_in_and_consent(s, &authorize_url(s, &client_id, REDIRECT, &challenge, "xyz"), &org.operator_email, "allow")
-            .await;
+    let location = sign_in_and_consent(
+        s,
+        &authorize_url(s, &client_id, REDIRECT, &challenge, "xyz"),
+        &org.operator_email,
+        "allow",
+    )
+    .await;
     let q = query_of(&location);
     assert_eq!(q.get("state").map(String::as_str), Some("xyz"), "state round trip");
     assert_eq!(q.get("iss"), Some(&s.base), "RFC 9207 issuer");
@@ -269,7 +274,8 @@ async fn assistant_connects_end_to_end(s: TestServer) {
     assert_eq!(unauthenticated.status().as_u16(), 401);
     let challenge = unauthenticated.headers()["www-authenticate"].to_str().expect("header").to_string();
     assert!(
-        challenge.starts_with(&format!(r#"Bearer resource_metadata="{}/.well-known/oauth-protected-resource""#, s.base)),
+        challenge
+            .starts_with(&format!(r#"Bearer resource_metadata="{}/.well-known/oauth-protected-resource""#, s.base)),
         "{challenge}"
     );
 
@@ -326,7 +332,10 @@ async fn assistant_connects_end_to_end(s: TestServer) {
         }
 
         let answers = every_tool(&client, &hotel, &room_type, &plan).await;
-        assert_eq!(answers[0]["hotels"], json!([{"id": hotel, "name": "Sea View", "currency": "EUR", "timezone": "Europe/Lisbon"}]));
+        assert_eq!(
+            answers[0]["hotels"],
+            json!([{"id": hotel, "name": "Sea View", "currency": "EUR", "timezone": "Europe/Lisbon"}])
+        );
         assert_eq!(answers[1]["roomTypes"].as_array().expect("types").len(), 2);
         let rate_plan = &answers[2]["ratePlans"][0];
         assert_eq!(rate_plan["id"], json!(plan));
@@ -335,7 +344,10 @@ async fn assistant_connects_end_to_end(s: TestServer) {
         assert_eq!(rate_plan["highestPriceNext30Nights"], json!(12000 + 100 * 29));
         let days = answers[3]["days"].as_array().expect("days");
         assert_eq!(days.len(), 7);
-        assert_eq!(days[1], json!({"date": day(1), "price": 12100, "availability": null, "stopSell": false, "closedToArrival": false, "closedToDeparture": false, "minStay": null, "maxStay": null}));
+        assert_eq!(
+            days[1],
+            json!({"date": day(1), "price": 12100, "availability": null, "stopSell": false, "closedToArrival": false, "closedToDeparture": false, "minStay": null, "maxStay": null})
+        );
         assert_eq!(answers[3]["currency"], json!("EUR"));
         let offer = &answers[4]["offers"][0];
         assert_eq!(offer["totalPrice"], json!(12300 + 12400));
@@ -345,9 +357,15 @@ async fn assistant_connects_end_to_end(s: TestServer) {
         assert_eq!(answers[5]["totalRooms"], json!(3));
         let schedule = answers[6]["days"].as_array().expect("days");
         assert_eq!(schedule.len(), 10);
-        assert_eq!(schedule[3], json!({"date": day(3), "arrivals": 1, "departures": 0, "inHouse": 1, "pendingRequests": 0}));
+        assert_eq!(
+            schedule[3],
+            json!({"date": day(3), "arrivals": 1, "departures": 0, "inHouse": 1, "pendingRequests": 0})
+        );
         assert_eq!(schedule[4]["inHouse"], json!(1));
-        assert_eq!(schedule[5], json!({"date": day(5), "arrivals": 0, "departures": 1, "inHouse": 0, "pendingRequests": 0}));
+        assert_eq!(
+            schedule[5],
+            json!({"date": day(5), "arrivals": 0, "departures": 1, "inHouse": 0, "pendingRequests": 0})
+        );
         assert_eq!(schedule[6]["pendingRequests"], json!(1));
         client.cancel().await.expect("close");
     }
@@ -522,20 +540,27 @@ async fn authorization_rules(s: TestServer) {
 
     // Refresh tokens rotate; presenting a spent one revokes the family.
     let (client_id, _, refresh) = tokens_for(&s, &org).await;
-    let first = token_request(&s, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &client_id)]).await;
+    let first =
+        token_request(&s, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &client_id)])
+            .await;
     assert_eq!(first.status.as_u16(), 200, "{}", first.body);
     let newer = first.body["refresh_token"].as_str().expect("refresh").to_string();
     let newer_access = first.body["access_token"].as_str().expect("access").to_string();
-    let reused = token_request(&s, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &client_id)]).await;
+    let reused =
+        token_request(&s, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &client_id)])
+            .await;
     assert_eq!(reused.body["error"], json!("invalid_grant"));
-    let after = token_request(&s, &[("grant_type", "refresh_token"), ("refresh_token", &newer), ("client_id", &client_id)]).await;
+    let after =
+        token_request(&s, &[("grant_type", "refresh_token"), ("refresh_token", &newer), ("client_id", &client_id)])
+            .await;
     assert_eq!(after.body["error"], json!("invalid_grant"), "the whole family is revoked");
     let answer = s.client.post(&mcp).bearer_auth(&newer_access).json(&json!({})).send().await.expect("post");
     assert_eq!(answer.status().as_u16(), 401);
     // Another client cannot use the refresh token.
     let (_, _, refresh) = tokens_for(&s, &org).await;
     let other = register(&s, REDIRECT).await;
-    let answer = token_request(&s, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &other)]).await;
+    let answer =
+        token_request(&s, &[("grant_type", "refresh_token"), ("refresh_token", &refresh), ("client_id", &other)]).await;
     assert_eq!(answer.body["error"], json!("invalid_grant"));
     let answer = token_request(&s, &[("grant_type", "password"), ("client_id", &other)]).await;
     assert_eq!(answer.body["error"], json!("unsupported_grant_type"));
@@ -560,7 +585,8 @@ async fn only_oauth_access_tokens_open_mcp(s: TestServer) {
         assert_eq!(answer.status.as_u16(), 401, "{auth:?}");
         let challenge = answer.header("www-authenticate").expect("challenge");
         assert!(
-            challenge.starts_with(&format!(r#"Bearer resource_metadata="{}/.well-known/oauth-protected-resource""#, s.base)),
+            challenge
+                .starts_with(&format!(r#"Bearer resource_metadata="{}/.well-known/oauth-protected-resource""#, s.base)),
             "{challenge}"
         );
     }
@@ -650,7 +676,9 @@ async fn nothing_about_guests_leaks(s: TestServer) {
     // Errors too: guest and reservation ids given as hotel ids.
     for id in [&guest, &reservation_ids[0]] {
         output.push_str(&tool_error(call(&client, "housekeeping_summary", json!({"hotelId": id})).await));
-        output.push_str(&tool_error(call(&client, "get_daily_prices", json!({"ratePlanId": id, "dateFrom": day(0), "dateTo": day(1)})).await));
+        output.push_str(&tool_error(
+            call(&client, "get_daily_prices", json!({"ratePlanId": id, "dateFrom": day(0), "dateTo": day(1)})).await,
+        ));
     }
     assert!(output.contains("Harbour"), "the answers are there");
     let lower = output.to_lowercase();
@@ -680,8 +708,16 @@ async fn tool_input_is_validated(s: TestServer) {
         ("get_daily_prices", json!({"ratePlanId": plan, "dateFrom": day(0), "dateTo": day(400)}), "366"),
         ("schedule_counts", json!({"hotelId": hotel, "dateFrom": day(0), "dateTo": day(366)}), "366"),
         ("schedule_counts", json!({"hotelId": hotel, "dateFrom": "yesterday", "dateTo": day(3)}), "dateFrom"),
-        ("check_availability", json!({"hotelId": hotel, "checkInDate": day(5), "checkOutDate": day(5)}), "checkOutDate"),
-        ("check_availability", json!({"hotelId": hotel, "checkInDate": day(1), "checkOutDate": day(2), "adults": 0}), "adults"),
+        (
+            "check_availability",
+            json!({"hotelId": hotel, "checkInDate": day(5), "checkOutDate": day(5)}),
+            "checkOutDate",
+        ),
+        (
+            "check_availability",
+            json!({"hotelId": hotel, "checkInDate": day(1), "checkOutDate": day(2), "adults": 0}),
+            "adults",
+        ),
         ("housekeeping_summary", json!({"hotelId": "not-an-id"}), "not found"),
         ("list_room_types", json!({"hotelId": "' OR 1=1 --"}), "not found"),
     ] {
@@ -690,9 +726,10 @@ async fn tool_input_is_validated(s: TestServer) {
     }
     // Arguments of the wrong shape are refused by the SDK as invalid parameters, not a crash.
     let refused = client
-        .call_tool(CallToolRequestParams::new("list_room_types").with_arguments(
-            json!({"hotelId": 5}).as_object().cloned().unwrap_or_default(),
-        ))
+        .call_tool(
+            CallToolRequestParams::new("list_room_types")
+                .with_arguments(json!({"hotelId": 5}).as_object().cloned().unwrap_or_default()),
+        )
         .await;
     assert!(refused.is_err() || refused.as_ref().is_ok_and(|r| r.is_error == Some(true)), "{refused:?}");
     // Still serving.
@@ -706,7 +743,8 @@ async fn expired_access_tokens_are_refused(engine: Engine) {
     let (client_id, access, refresh) = tokens_for(&s, &org).await;
     connect(&s, &access).await.cancel().await.expect("close");
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-    let answer = s.client.post(format!("{}/mcp", s.base)).bearer_auth(&access).json(&json!({})).send().await.expect("post");
+    let answer =
+        s.client.post(format!("{}/mcp", s.base)).bearer_auth(&access).json(&json!({})).send().await.expect("post");
     assert_eq!(answer.status().as_u16(), 401);
     let challenge = answer.headers()["www-authenticate"].to_str().expect("header");
     assert!(challenge.contains(r#"error="invalid_token""#) && challenge.contains("expired"), "{challenge}");
@@ -738,9 +776,9 @@ async fn metadata_names_the_public_url(engine: Engine) {
     assert_eq!(asm.body["code_challenge_methods_supported"], json!(["S256"]));
     let answer = s.post("/mcp", &Auth::None, json!({})).await;
     assert_eq!(answer.status.as_u16(), 401);
-    assert!(answer
-        .header("www-authenticate")
-        .is_some_and(|h| h.starts_with(&format!(r#"Bearer resource_metadata="{public}/.well-known/oauth-protected-resource""#))));
+    assert!(answer.header("www-authenticate").is_some_and(
+        |h| h.starts_with(&format!(r#"Bearer resource_metadata="{public}/.well-known/oauth-protected-resource""#))
+    ));
     // Not part of the REST API's document.
     let doc = s.get("/api/openapi.json", &Auth::None).await;
     assert!(doc.body["paths"].as_object().is_some_and(|p| !p.keys().any(|k| k.contains("oauth") || k == "/mcp")));

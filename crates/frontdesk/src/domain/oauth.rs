@@ -145,8 +145,7 @@ pub async fn register(db: &Db, input: RegistrationIn) -> OAuthResult<Registratio
         None | Some("none") => {}
         Some(_) => return Err(invalid("only public clients are supported: token_endpoint_auth_method must be none")),
     }
-    if input.grant_types.as_ref().is_some_and(|g| g.iter().any(|g| g != "authorization_code" && g != "refresh_token"))
-    {
+    if input.grant_types.as_ref().is_some_and(|g| g.iter().any(|g| g != "authorization_code" && g != "refresh_token")) {
         return Err(invalid("grant_types may only be authorization_code and refresh_token"));
     }
     if input.response_types.as_ref().is_some_and(|r| r.iter().any(|r| r != "code")) {
@@ -415,7 +414,9 @@ pub async fn token(db: &Db, settings: &Settings, p: TokenParams) -> OAuthResult<
     match p.grant_type.as_deref() {
         Some("authorization_code") => exchange_code(db, settings, p).await,
         Some("refresh_token") => refresh(db, settings, p).await,
-        Some(_) => Err(OAuthError::new("unsupported_grant_type", "grant_type must be authorization_code or refresh_token")),
+        Some(_) => {
+            Err(OAuthError::new("unsupported_grant_type", "grant_type must be authorization_code or refresh_token"))
+        }
         None => Err(OAuthError::new("invalid_request", "grant_type is missing")),
     }
 }
@@ -508,8 +509,7 @@ async fn issue(
 ) -> OAuthResult<TokenOut> {
     let access = secrets::generate(ACCESS_TOKEN_PREFIX);
     let refresh = secrets::generate(REFRESH_TOKEN_PREFIX);
-    for (kind, secret, ttl) in [("access", &access, settings.access_ttl), ("refresh", &refresh, settings.refresh_ttl)]
-    {
+    for (kind, secret, ttl) in [("access", &access, settings.access_ttl), ("refresh", &refresh, settings.refresh_ttl)] {
         rows::insert_token(
             tx.conn(),
             &rows::TokenRow {

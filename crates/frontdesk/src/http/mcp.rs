@@ -57,7 +57,8 @@ async fn bearer(State(state): State<AppState>, request: Request, next: Next) -> 
 
 /// 401 with the challenge MCP's authorization spec asks for (RFC 9728 section 5.1, RFC 6750 section 3).
 fn challenge(issuer: &str, invalid: Option<&str>) -> Response {
-    let mut value = format!(r#"Bearer resource_metadata="{issuer}{PROTECTED_RESOURCE_PATH}", scope="{}""#, oauth::SCOPE);
+    let mut value =
+        format!(r#"Bearer resource_metadata="{issuer}{PROTECTED_RESOURCE_PATH}", scope="{}""#, oauth::SCOPE);
     if let Some(reason) = invalid {
         value.push_str(&format!(r#", error="invalid_token", error_description="{reason}""#));
     }

@@ -13,9 +13,7 @@ use axum::http::request::Parts;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::Extension;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{
-    CallToolResult, ContentBlock, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig,
-};
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler};
@@ -306,9 +304,5 @@ pub fn service(db: Db, offer_key: OfferKey) -> StreamableHttpService<Connector, 
         .disable_allowed_hosts();
     // The tools are described once; each request gets a cheap clone.
     let connector = Connector::new(db, offer_key);
-    StreamableHttpService::new(
-        move || Ok(connector.clone()),
-        Arc::new(NeverSessionManager::default()),
-        config,
-    )
+    StreamableHttpService::new(move || Ok(connector.clone()), Arc::new(NeverSessionManager::default()), config)
 }

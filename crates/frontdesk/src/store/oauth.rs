@@ -239,13 +239,12 @@ pub async fn token_by_hash(conn: &mut AnyConnection, token_hash: &str) -> StoreR
 
 /// Spends a refresh token; answers whether this call was the one that spent it.
 pub async fn use_token(conn: &mut AnyConnection, id: &str, at: DateTime<Utc>) -> StoreResult<bool> {
-    let done = sqlx::query(
-        "UPDATE oauth_tokens SET used_at = $1 WHERE id = $2 AND used_at IS NULL AND revoked_at IS NULL",
-    )
-    .bind(format_ts(at))
-    .bind(id)
-    .execute(conn)
-    .await?;
+    let done =
+        sqlx::query("UPDATE oauth_tokens SET used_at = $1 WHERE id = $2 AND used_at IS NULL AND revoked_at IS NULL")
+            .bind(format_ts(at))
+            .bind(id)
+            .execute(conn)
+            .await?;
     Ok(done.rows_affected() == 1)
 }
 

@@ -90,7 +90,10 @@ async fn register(_: AddressLimited, State(state): State<AppState>, body: Bytes)
     let input = match serde_json::from_slice::<oauth::RegistrationIn>(&body) {
         Ok(input) => input,
         Err(_) => {
-            return oauth_error(OAuthError::new("invalid_client_metadata", "the body must be a JSON object of client metadata"))
+            return oauth_error(OAuthError::new(
+                "invalid_client_metadata",
+                "the body must be a JSON object of client metadata",
+            ))
         }
     };
     match oauth::register(&state.db, input).await {
