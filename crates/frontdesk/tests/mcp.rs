@@ -26,6 +26,8 @@ on_both_engines!(
     operators_see_only_their_organization,
     nothing_about_guests_leaks,
     tool_input_is_validated,
+    processes_share_every_step,
+    large_counts_are_lower_bounds,
 );
 
 on_both_engines_configured!(expired_access_tokens_are_refused, metadata_names_the_public_url);
@@ -668,6 +670,11 @@ async fn nothing_about_guests_leaks(s: TestServer) {
     let room_ids: Vec<String> =
         rooms.body.as_array().expect("rooms").iter().map(|r| r["id"].as_str().expect("id").to_string()).collect();
     let (_, access, _) = tokens_for(&s, &org).await;
+    let tables = ["guests", "reservations", "reservation_rooms", "rooms", "daily_rates", "rate_plans", "hotels"];
+    let mut before = Vec::new();
+    for table in tables {
+        before.push(s.count(table).await);
+    }
     let client = connect(&s, &access).await;
     let mut output = serde_json::to_string(&client.list_all_tools().await.expect("tools")).expect("json");
     for answer in every_tool(&client, &hotel, &room_type, &plan).await {
@@ -693,6 +700,9 @@ async fn nothing_about_guests_leaks(s: TestServer) {
     }
     for room in &room_ids {
         assert!(!output.contains(room.as_str()), "room ids are not shown");
+    }
+    for (table, count) in tables.iter().zip(before) {
+        assert_eq!(s.count(table).await, count, "the connector wrote to {table}");
     }
     client.cancel().await.expect("close");
 }
@@ -783,4 +793,106 @@ async fn metadata_names_the_public_url(engine: Engine) {
     let doc = s.get("/api/openapi.json", &Auth::None).await;
     assert!(doc.body["paths"].as_object().is_some_and(|p| !p.keys().any(|k| k.contains("oauth") || k == "/mcp")));
     s.stop().await;
+}
+
+/// A second process of the service (its own pool, its own memory) on `s`'s database, behind the same public URL:
+/// its base address and the sender that stops it.
+async fn second_process(s: &TestServer) -> (String, tokio::sync::oneshot::Sender<()>) {
+    let config = frontdesk::config::Config {
+        database_url: s.database_url().to_string(),
+        database_max_connections: 4,
+        public_url: Some(s.base.clone()),
+        ..Default::default()
+    };
+    let db = frontdesk::store::Db::connect(&config.database_url, 4).await.expect("database");
+    let state = frontdesk::http::AppState::new(db, config).await.expect("state");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("listener");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = frontdesk::http::serve(listener, state, async {
+            let _ = rx.await;
+        })
+        .await;
+    });
+    (base, tx)
+}
+
+async fn processes_share_every_step(s: TestServer) {
+    let org = s.org("Acme").await;
+    catalogue(&s, &org, "Harbour").await;
+    let (other, stop) = second_process(&s).await;
+    // Registered and signed in on this process; the code exchanged on the other.
+    let (client_id, code, verifier) = code_for(&s, &org).await;
+    let res = s
+        .client
+        .post(format!("{other}/oauth/token"))
+        .form(&[
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("redirect_uri", REDIRECT),
+            ("client_id", &client_id),
+            ("code_verifier", &verifier),
+        ])
+        .send()
+        .await
+        .expect("token");
+    let tokens = TestServer::answer(res).await;
+    assert_eq!(tokens.status.as_u16(), 200, "{}", tokens.body);
+    let access = tokens.body["access_token"].as_str().expect("access");
+    let refresh = tokens.body["refresh_token"].as_str().expect("refresh");
+    // MCP requests spread over both processes: no session lives in either.
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let list =
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_hotels", "arguments": {}}});
+    for (base, body) in [(&s.base, &initialize), (&other, &list), (&s.base, &list)] {
+        let answer = s
+            .client
+            .post(format!("{base}/mcp"))
+            .bearer_auth(access)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-06-18")
+            .json(body)
+            .send()
+            .await
+            .expect("mcp");
+        assert_eq!(answer.status().as_u16(), 200);
+        let body: Value = answer.json().await.expect("json");
+        assert!(body["result"].is_object(), "{body}");
+    }
+    // Revoked on this process, refused on the other.
+    let revoked = s
+        .client
+        .post(format!("{}/oauth/revoke", s.base))
+        .form(&[("token", refresh), ("client_id", client_id.as_str())])
+        .send()
+        .await
+        .expect("revoke");
+    assert_eq!(revoked.status().as_u16(), 200);
+    let answer = s.client.post(format!("{other}/mcp")).bearer_auth(access).json(&list).send().await.expect("mcp");
+    assert_eq!(answer.status().as_u16(), 401);
+    let _ = stop.send(());
+}
+
+async fn large_counts_are_lower_bounds(s: TestServer) {
+    let org = s.org("Acme").await;
+    let (hotel, room_type, plan) = catalogue(&s, &org, "Big").await;
+    for n in 0..48 {
+        s.post("/api/rooms", &org.auth(), json!({"roomTypeId": room_type, "name": format!("B{n}")})).await.expect(200);
+    }
+    let (_, access, _) = tokens_for(&s, &org).await;
+    let client = connect(&s, &access).await;
+    let housekeeping = ok(call(&client, "housekeeping_summary", json!({"hotelId": hotel})).await);
+    assert_eq!(housekeeping["roomsByStatus"]["CLEAN"], json!("50+"));
+    assert_eq!(housekeeping["totalRooms"], json!("50+"));
+    assert_eq!(housekeeping["roomsByStatus"]["DIRTY"], json!(0));
+    let offers = ok(call(
+        &client,
+        "check_availability",
+        json!({"hotelId": hotel, "checkInDate": day(2), "checkOutDate": day(3)}),
+    )
+    .await);
+    assert_eq!(offers["offers"][0]["ratePlanId"], json!(plan));
+    assert_eq!(offers["offers"][0]["availableUnits"], json!("50+"));
+    client.cancel().await.expect("close");
 }

@@ -296,6 +296,11 @@ impl TestServer {
         })
     }
 
+    /// The URL of this server's database (another process may serve it too).
+    pub fn database_url(&self) -> &str {
+        &self._database.url
+    }
+
     pub async fn request(&self, method: Method, path: &str, auth: &Auth, body: Option<Value>) -> Answer {
         let mut req = self.client.request(method, format!("{}{path}", self.base));
         req = match auth {
