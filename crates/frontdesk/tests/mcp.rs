@@ -789,6 +789,31 @@ async fn metadata_names_the_public_url(engine: Engine) {
     assert!(answer.header("www-authenticate").is_some_and(
         |h| h.starts_with(&format!(r#"Bearer resource_metadata="{public}/.well-known/oauth-protected-resource""#))
     ));
+    // Browser-based clients may fetch the metadata, the token endpoint and /mcp (preflight included).
+    let preflight = s
+        .client
+        .request(reqwest::Method::OPTIONS, format!("{}/mcp", s.base))
+        .header("origin", "https://inspector.example")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "authorization, content-type, mcp-protocol-version")
+        .send()
+        .await
+        .expect("preflight");
+    assert!(preflight.status().is_success());
+    assert_eq!(preflight.headers()["access-control-allow-origin"], "*");
+    for path in ["/.well-known/oauth-authorization-server", "/mcp"] {
+        let res = s
+            .client
+            .request(
+                if path == "/mcp" { reqwest::Method::POST } else { reqwest::Method::GET },
+                format!("{}{path}", s.base),
+            )
+            .header("origin", "https://inspector.example")
+            .send()
+            .await
+            .expect("cors");
+        assert_eq!(res.headers()["access-control-allow-origin"], "*", "{path}");
+    }
     // Not part of the REST API's document.
     let doc = s.get("/api/openapi.json", &Auth::None).await;
     assert!(doc.body["paths"].as_object().is_some_and(|p| !p.keys().any(|k| k.contains("oauth") || k == "/mcp")));

@@ -18,7 +18,11 @@ use crate::mcp::Caller;
 
 pub fn router(state: &AppState) -> Router<AppState> {
     let service = crate::mcp::service(state.db.clone(), state.offer_key.clone());
-    Router::new().route_service("/mcp", service).route_layer(from_fn_with_state(state.clone(), bearer))
+    Router::new()
+        .route_service("/mcp", service)
+        .route_layer(from_fn_with_state(state.clone(), bearer))
+        // Outside the bearer check: a browser's preflight carries no token.
+        .layer(super::routes::oauth::cors())
 }
 
 /// The bearer token of `Authorization: Bearer <token>`, if that is what was sent.

@@ -22,15 +22,39 @@ use crate::http::problem::OwnFormat;
 use crate::http::AppState;
 
 pub fn router() -> Router<AppState> {
-    Router::new()
+    // What a client running in a browser calls itself (metadata, registration, tokens): open to any origin, as no
+    // cookie or ambient credential is involved. The sign-in and consent pages are navigations, not fetches.
+    let machine = Router::new()
         .route("/.well-known/oauth-protected-resource", get(protected_resource))
         .route("/.well-known/oauth-protected-resource/mcp", get(protected_resource))
         .route("/.well-known/oauth-authorization-server", get(authorization_server))
         .route("/oauth/register", post(register))
-        .route("/oauth/authorize", get(authorize).post(sign_in))
-        .route("/oauth/authorize/consent", post(consent))
         .route("/oauth/token", post(token))
         .route("/oauth/revoke", post(revoke))
+        .layer(cors());
+    Router::new()
+        .route("/oauth/authorize", get(authorize).post(sign_in))
+        .route("/oauth/authorize/consent", post(consent))
+        .merge(machine)
+}
+
+/// CORS for the endpoints browser-based MCP clients fetch (and `/mcp`): any origin, no credentials; the challenge
+/// header is readable.
+pub fn cors() -> tower_http::cors::CorsLayer {
+    use axum::http::{HeaderName, Method};
+    tower_http::cors::CorsLayer::new()
+        .allow_origin(tower_http::cors::Any)
+        .allow_methods([Method::GET, Method::POST, Method::DELETE])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            HeaderName::from_static("mcp-protocol-version"),
+            HeaderName::from_static("mcp-session-id"),
+            HeaderName::from_static("last-event-id"),
+        ])
+        .expose_headers([header::WWW_AUTHENTICATE, HeaderName::from_static("mcp-session-id")])
+        .max_age(std::time::Duration::from_secs(3600))
 }
 
 /// The path of the protected resource metadata (the `resource_metadata` of the connector's 401 challenge).
