@@ -170,7 +170,7 @@ async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery) -> 
     };
     let params = authorize_params(&mut map);
     match oauth::check_authorize(&state.db, &state.oauth(), &params).await {
-        Ok(request) => sign_in_page(&params, &request.client.name, None),
+        Ok(request) => sign_in_page(&state, &params, &request.client.name, None),
         Err(err) => authorize_failed(&state, err),
     }
 }
@@ -190,8 +190,8 @@ async fn sign_in(_: AddressLimited, State(state): State<AppState>, RawForm(body)
     };
     let client_name = request.client.name.clone();
     match oauth::sign_in(&state.db, request, &email, password).await {
-        Ok(consent) => consent_page(&consent),
-        Err(Error::Unauthorized(_)) => sign_in_page(&params, &client_name, Some("Invalid e-mail or password.")),
+        Ok(consent) => consent_page(&state, &consent),
+        Err(Error::Unauthorized(_)) => sign_in_page(&state, &params, &client_name, Some("Invalid e-mail or password.")),
         Err(err) => {
             tracing::error!(error = %format!("{err:#}"), "OAuth sign-in failed");
             error_page(StatusCode::INTERNAL_SERVER_ERROR, "The service could not sign you in. Try again later.")
@@ -349,27 +349,28 @@ fn hidden_fields(params: &AuthorizeParams) -> String {
         .collect()
 }
 
-fn sign_in_page(params: &AuthorizeParams, client_name: &str, error: Option<&str>) -> Response {
+fn sign_in_page(state: &AppState, params: &AuthorizeParams, client_name: &str, error: Option<&str>) -> Response {
     let error = error.map(|e| format!("<p class=\"error\">{}</p>", escape(e))).unwrap_or_default();
     let body = format!(
         "<p><strong>{client}</strong> wants read-only access to your organization's Frontdesk data. Sign in as an \
-         operator to continue.</p>{error}<form method=\"post\" action=\"/oauth/authorize\">{hidden}\
+         operator to continue.</p>{error}<form method=\"post\" action=\"{action}\">{hidden}\
          <label for=\"email\">E-mail</label><input id=\"email\" type=\"email\" name=\"email\" autocomplete=\"username\" \
          required autofocus><label for=\"password\">Password</label><input id=\"password\" type=\"password\" \
          name=\"password\" autocomplete=\"current-password\" required><button type=\"submit\">Sign in</button></form>",
         client = escape(client_name),
         hidden = hidden_fields(params),
+        action = escape(&format!("{}/oauth/authorize", state.oauth().issuer)),
     );
-    page(StatusCode::OK, "Sign in to Frontdesk", &body)
+    page(StatusCode::OK, "Sign in", &body)
 }
 
-fn consent_page(consent: &oauth::Consent) -> Response {
+fn consent_page(state: &AppState, consent: &oauth::Consent) -> Response {
     let body = format!(
         "<p>Signed in as {operator}.</p><p><strong>{client}</strong> asks to read data of the organization \
          <strong>{org}</strong> with the scope <span class=\"scope\">{scope}</span>: hotels, room types, rate plans \
          and prices, availability, and counts of arrivals, departures, stays, requests and housekeeping. It never \
          sees guests or individual reservations, and it cannot change anything.</p>\
-         <form method=\"post\" action=\"/oauth/authorize/consent\"><input type=\"hidden\" name=\"ticket\" \
+         <form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"ticket\" \
          value=\"{ticket}\"><button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button>\
          <button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>",
         operator = escape(&consent.operator.email),
@@ -377,6 +378,7 @@ fn consent_page(consent: &oauth::Consent) -> Response {
         org = escape(&consent.organization.name),
         scope = escape(&consent.scope),
         ticket = escape(&consent.ticket),
+        action = escape(&format!("{}/oauth/authorize/consent", state.oauth().issuer)),
     );
     page(StatusCode::OK, "Allow access?", &body)
 }
