@@ -764,6 +764,21 @@ async fn expired_access_tokens_are_refused(engine: Engine) {
             .await;
     assert_eq!(refreshed.status.as_u16(), 200, "{}", refreshed.body);
     assert_eq!(refreshed.body["expires_in"], json!(1));
+    // Long-expired tokens are deleted at a later sign-in.
+    let digest = hex::encode(Sha256::digest(access.as_bytes()));
+    {
+        let mut tx = s.db.begin_write().await.expect("tx");
+        sqlx::query("UPDATE oauth_tokens SET expires_at = $1 WHERE token_hash = $2")
+            .bind("2000-01-01T00:00:00.000000Z")
+            .bind(&digest)
+            .execute(tx.conn())
+            .await
+            .expect("update");
+        tx.commit().await.expect("commit");
+    }
+    assert_eq!(count_matching(&s, "oauth_tokens", "token_hash", &digest).await, 1);
+    code_for(&s, &org).await;
+    assert_eq!(count_matching(&s, "oauth_tokens", "token_hash", &digest).await, 0);
     s.stop().await;
 }
 

@@ -31,6 +31,8 @@ CREATE TABLE oauth_grants (
     created_at      TEXT NOT NULL
 );
 CREATE INDEX oauth_grants_client ON oauth_grants (client_id);
+-- Old authorizations are purged by age.
+CREATE INDEX oauth_grants_created ON oauth_grants (created_at);
 
 -- Access and refresh tokens. A refresh token is spent when used (rotation); presenting a spent one revokes its
 -- whole family.
@@ -50,3 +52,4 @@ CREATE TABLE oauth_tokens (
     revoked_at      TEXT
 );
 CREATE INDEX oauth_tokens_family ON oauth_tokens (family_id);
+CREATE INDEX oauth_tokens_expiry ON oauth_tokens (expires_at);

@@ -24,6 +24,9 @@ pub const TICKET_TTL: TimeDelta = TimeDelta::minutes(10);
 /// How long an authorization code lives; it is also single-use.
 pub const CODE_TTL: TimeDelta = TimeDelta::minutes(5);
 
+/// Expired tokens and old authorizations are deleted this long after they stopped mattering.
+const PURGE_AFTER: TimeDelta = TimeDelta::days(1);
+
 pub const ACCESS_TOKEN_PREFIX: &str = "fdo_";
 pub const REFRESH_TOKEN_PREFIX: &str = "fdr_";
 const CODE_PREFIX: &str = "fdc_";
@@ -317,6 +320,9 @@ pub async fn sign_in(db: &Db, request: Authorize, email: &str, password: String)
         created_at,
     };
     let mut tx = db.begin_write().await?;
+    // Sign-ins are rare and made by people: a good moment to forget what expired (a day ago, so that a late
+    // replay still finds its family).
+    rows::purge(tx.conn(), created_at - PURGE_AFTER).await?;
     rows::insert_grant(tx.conn(), &grant).await?;
     tx.commit().await?;
     Ok(Consent { ticket, client_name: request.client.name, operator, organization, scope: request.scope })

@@ -266,3 +266,11 @@ pub async fn revoke_family(conn: &mut AnyConnection, family_id: &str, at: DateTi
         .await?;
     Ok(())
 }
+
+/// Deletes what can no longer be used: tokens expired before `before`, and authorizations begun before it (their
+/// ticket and code lived minutes). Revocation of a family needs neither.
+pub async fn purge(conn: &mut AnyConnection, before: DateTime<Utc>) -> StoreResult<()> {
+    sqlx::query("DELETE FROM oauth_tokens WHERE expires_at < $1").bind(format_ts(before)).execute(&mut *conn).await?;
+    sqlx::query("DELETE FROM oauth_grants WHERE created_at < $1").bind(format_ts(before)).execute(conn).await?;
+    Ok(())
+}
