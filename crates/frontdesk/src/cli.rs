@@ -101,7 +101,7 @@ fn init_tracing(format: LogFormat) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("FRONTDESK_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,rmcp=warn"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     let _ = match format {
         LogFormat::Json => builder.json().try_init(),
@@ -112,7 +112,7 @@ fn init_tracing(format: LogFormat) {
 async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
     if demo {
         let seeded = crate::demo::seed(&db).await?;
-        let base = config.public_url.clone().unwrap_or_else(|| format!("http://{}", config.listen));
+        let base = config.public_base();
         println!("{}", seeded.instructions(&base));
     }
     let listener = tokio::net::TcpListener::bind(config.listen)

@@ -73,6 +73,12 @@ pub struct ConfigArgs {
     /// `false` runs this process without the webhook dispatcher (another process delivers).
     #[arg(long, env = "FRONTDESK_WEBHOOK_DISPATCHER", global = true)]
     pub webhook_dispatcher: Option<bool>,
+    /// Lifetime of the assistant connector's OAuth access tokens, in seconds.
+    #[arg(long, env = "FRONTDESK_OAUTH_ACCESS_TOKEN_TTL_SECS", global = true)]
+    pub oauth_access_token_ttl_secs: Option<i64>,
+    /// Lifetime of the assistant connector's OAuth refresh tokens, in days (each use rotates the token).
+    #[arg(long, env = "FRONTDESK_OAUTH_REFRESH_TOKEN_TTL_DAYS", global = true)]
+    pub oauth_refresh_token_ttl_days: Option<i64>,
 }
 
 /// The optional TOML file: the same settings as the flags, snake_case.
@@ -95,6 +101,8 @@ pub struct FileConfig {
     pub trusted_proxy_header: Option<String>,
     pub webhook_allow_private_addresses: Option<bool>,
     pub webhook_dispatcher: Option<bool>,
+    pub oauth_access_token_ttl_secs: Option<i64>,
+    pub oauth_refresh_token_ttl_days: Option<i64>,
 }
 
 /// The resolved configuration.
@@ -116,6 +124,8 @@ pub struct Config {
     pub trusted_proxy_header: Option<String>,
     pub webhook_allow_private_addresses: bool,
     pub webhook_dispatcher: bool,
+    pub oauth_access_token_ttl_secs: i64,
+    pub oauth_refresh_token_ttl_days: i64,
 }
 
 impl Default for Config {
@@ -137,6 +147,8 @@ impl Default for Config {
             trusted_proxy_header: None,
             webhook_allow_private_addresses: false,
             webhook_dispatcher: true,
+            oauth_access_token_ttl_secs: 3600,
+            oauth_refresh_token_ttl_days: 30,
         }
     }
 }
@@ -183,6 +195,14 @@ impl Config {
                 .or(file.webhook_allow_private_addresses)
                 .unwrap_or(d.webhook_allow_private_addresses),
             webhook_dispatcher: args.webhook_dispatcher.or(file.webhook_dispatcher).unwrap_or(d.webhook_dispatcher),
+            oauth_access_token_ttl_secs: args
+                .oauth_access_token_ttl_secs
+                .or(file.oauth_access_token_ttl_secs)
+                .unwrap_or(d.oauth_access_token_ttl_secs),
+            oauth_refresh_token_ttl_days: args
+                .oauth_refresh_token_ttl_days
+                .or(file.oauth_refresh_token_ttl_days)
+                .unwrap_or(d.oauth_refresh_token_ttl_days),
         };
         anyhow::ensure!(config.token_ttl_days >= 1, "token_ttl_days must be at least 1");
         anyhow::ensure!(
@@ -192,7 +212,28 @@ impl Config {
             "rate limits must be at least 1 request per minute"
         );
         anyhow::ensure!(config.database_max_connections >= 1, "database_max_connections must be at least 1");
+        anyhow::ensure!(
+            (1..=86_400).contains(&config.oauth_access_token_ttl_secs),
+            "oauth_access_token_ttl_secs must be between 1 and 86400"
+        );
+        anyhow::ensure!(
+            (1..=365).contains(&config.oauth_refresh_token_ttl_days),
+            "oauth_refresh_token_ttl_days must be between 1 and 365"
+        );
+        if let Some(url) = &config.public_url {
+            let parsed = url::Url::parse(url).context("public_url must be an absolute URL")?;
+            anyhow::ensure!(
+                matches!(parsed.scheme(), "http" | "https") && parsed.query().is_none() && parsed.fragment().is_none(),
+                "public_url must be an http(s) URL without query or fragment"
+            );
+        }
         Ok(config)
+    }
+
+    /// The service's public base URL without a trailing slash: `public_url`, else `http://<listen>`.
+    pub fn public_base(&self) -> String {
+        let base = self.public_url.clone().unwrap_or_else(|| format!("http://{}", self.listen));
+        base.trim_end_matches('/').to_string()
     }
 }
 

@@ -173,7 +173,7 @@ impl Seeded {
                 .to_string(),
         };
         format!(
-            "== Frontdesk demo ==\n  organization: {DEMO_ORGANIZATION} ({org})\n  operator login: {DEMO_EMAIL} / {DEMO_PASSWORD}\n  sign in: {login}\n  {key}\n  API description: {base}/api/openapi.json",
+            "== Frontdesk demo ==\n  organization: {DEMO_ORGANIZATION} ({org})\n  operator login: {DEMO_EMAIL} / {DEMO_PASSWORD}\n  sign in: {login}\n  {key}\n  API description: {base}/api/openapi.json\n  assistant connector (MCP): {base}/mcp (sign in as the operator above)",
             org = self.organization_id
         )
     }

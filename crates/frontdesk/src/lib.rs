@@ -21,5 +21,6 @@ pub mod config;
 pub mod demo;
 pub mod domain;
 pub mod http;
+pub mod mcp;
 pub mod store;
 pub mod worker;

@@ -137,19 +137,30 @@ pub async fn find_operator_by_email(db: &Db, email: &str) -> Result<Operator> {
 
 /// Signs an operator in. A wrong e-mail and a wrong password answer alike, and take alike long.
 pub async fn login(db: &Db, input: LoginIn, ttl: TimeDelta) -> Result<SessionOut> {
-    let found = rows::find_operator_by_email(&mut *db.read().await?, input.email.trim()).await?;
+    let operator = check_password(db, &input.email, input.password).await?;
+    issue_token(db, operator, ttl).await
+}
+
+/// The operator whose e-mail and password these are. A wrong e-mail and a wrong password answer alike (401), and
+/// take alike long.
+pub async fn check_password(db: &Db, email: &str, password: String) -> Result<Operator> {
+    let found = rows::find_operator_by_email(&mut *db.read().await?, email.trim()).await?;
     let (operator, hash) = match found {
         Some((op, hash)) => (Some(op), hash),
         None => (None, secrets::dummy_password_hash().to_string()),
     };
-    let password = input.password;
     let verified = tokio::task::spawn_blocking(move || secrets::verify_password(&password, &hash))
         .await
         .map_err(anyhow::Error::from)?;
     match operator {
-        Some(op) if verified => issue_token(db, op, ttl).await,
+        Some(op) if verified => Ok(op),
         _ => Err(Error::Unauthorized("invalid e-mail or password".into())),
     }
+}
+
+/// The organization of an operator's sign-in (the consent page names it).
+pub async fn organization(db: &Db, id: &str) -> Result<Organization> {
+    rows::get_organization(&mut *db.read().await?, id).await?.ok_or(Error::NotFound("organization"))
 }
 
 /// Revokes the access token the operator used for this request.

@@ -68,6 +68,25 @@ async fn limit(parts: &Parts, state: &AppState, bucket: &str, per_minute: u32) -
     }
 }
 
+/// Counts a request of an actor authenticated elsewhere (the connector's bearer tokens) against its limit.
+pub async fn limit_actor(parts: &Parts, state: &AppState, actor: &Actor) -> Result<(), Error> {
+    limit_caller(parts, state, actor).await
+}
+
+/// An unauthenticated request (OAuth registration, sign-in and token endpoints), counted against the client
+/// address's limit like the public endpoints.
+pub struct AddressLimited;
+
+impl FromRequestParts<AppState> for AddressLimited {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let address = client_address(parts, state);
+        limit(parts, state, &format!("address:{address}"), state.config.public_rate_limit_per_minute).await?;
+        Ok(AddressLimited)
+    }
+}
+
 /// The client's address: the trusted proxy's header when one is configured, else the connection's peer.
 fn client_address(parts: &Parts, state: &AppState) -> String {
     if let Some(header) = &state.config.trusted_proxy_header {

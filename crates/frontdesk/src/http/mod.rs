@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod extract;
 pub mod listing;
+pub mod mcp;
 pub mod openapi;
 pub mod problem;
 pub mod rate_limit;
@@ -52,6 +53,15 @@ impl AppState {
         let webhooks = WebhookSettings::load(&db, config.webhook_allow_private_addresses).await?;
         Ok(AppState { db, config: Arc::new(config), offer_key, limiter, webhooks })
     }
+
+    /// Where the assistant connector's authorization server and resource live, and its token lifetimes.
+    pub fn oauth(&self) -> crate::domain::oauth::Settings {
+        crate::domain::oauth::Settings::new(
+            &self.config.public_base(),
+            chrono::TimeDelta::seconds(self.config.oauth_access_token_ttl_secs),
+            chrono::TimeDelta::days(self.config.oauth_refresh_token_ttl_days),
+        )
+    }
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -94,6 +104,8 @@ pub fn app(state: AppState) -> Router {
 /// Every route, with its state, before the middleware.
 pub fn routes(state: AppState) -> Router {
     let (router, doc) = parts();
+    // The assistant connector and its OAuth endpoints speak their own protocols: not in the REST document.
+    let router = router.merge(routes::oauth::router()).merge(mcp::router(&state));
     // Serialized once: the document never changes while the process runs.
     let doc = axum::body::Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
     router

@@ -109,11 +109,16 @@ fn summary(errors: &[FieldError]) -> String {
     }
 }
 
+/// Marks an answer that speaks a protocol with error formats of its own (OAuth's `{error, error_description}`,
+/// the MCP endpoint's JSON-RPC, the sign-in pages' HTML): [`ensure_problem`] leaves it as it is.
+#[derive(Debug, Clone, Copy)]
+pub struct OwnFormat;
+
 /// Turns any error answer that is not yet a problem document (axum's 405, a timeout's 408, a body limit's 413)
-/// into one, keeping its status and headers.
+/// into one, keeping its status and headers. Answers marked [`OwnFormat`] pass unchanged.
 pub async fn ensure_problem(response: Response) -> Response {
     let status = response.status();
-    if !(status.is_client_error() || status.is_server_error()) {
+    if !(status.is_client_error() || status.is_server_error()) || response.extensions().get::<OwnFormat>().is_some() {
         return response;
     }
     let is_problem =

@@ -31,12 +31,14 @@ pub mod daily_rates;
 pub mod guests;
 pub mod hotels;
 pub mod identity;
+pub mod oauth;
 pub mod outbox;
 pub mod rate_plans;
 pub mod reservations;
 pub mod room_types;
 pub mod rooms;
 pub mod sql;
+pub mod summaries;
 pub mod webhooks;
 
 use std::str::FromStr;

@@ -257,10 +257,13 @@ impl TestServer {
 
     async fn start_on(database: TestDatabase, configure: impl FnOnce(&mut Config)) -> anyhow::Result<TestServer> {
         let engine = database.engine;
-        // Test receivers listen on the loopback address, which the service refuses unless allowed.
+        // Bound first, so that the configuration names the address really served (the default public URL). Test
+        // receivers listen on the loopback address, which the service refuses unless allowed.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let mut config = Config {
             database_url: database.url.clone(),
             database_max_connections: 8,
+            listen: listener.local_addr()?,
             webhook_allow_private_addresses: true,
             ..Config::default()
         };
@@ -272,7 +275,7 @@ impl TestServer {
             true => Some(Dispatcher::spawn(db.clone(), &state.webhooks, DispatcherOptions::default())?),
             false => None,
         };
-        let mut server = Self::serve_router(http::app(state), db, engine, database).await?;
+        let mut server = Self::serve_on(listener, http::app(state), db, engine, database).await?;
         server.dispatcher = dispatcher;
         Ok(server)
     }
@@ -285,6 +288,16 @@ impl TestServer {
         database: TestDatabase,
     ) -> anyhow::Result<TestServer> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        Self::serve_on(listener, router, db, engine, database).await
+    }
+
+    async fn serve_on(
+        listener: tokio::net::TcpListener,
+        router: axum::Router,
+        db: Db,
+        engine: Engine,
+        database: TestDatabase,
+    ) -> anyhow::Result<TestServer> {
         let addr = listener.local_addr()?;
         let (tx, rx) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
@@ -303,6 +316,11 @@ impl TestServer {
             dispatcher: None,
             _database: database,
         })
+    }
+
+    /// The URL of this server's database (another process may serve it too).
+    pub fn database_url(&self) -> &str {
+        &self._database.url
     }
 
     pub async fn request(&self, method: Method, path: &str, auth: &Auth, body: Option<Value>) -> Answer {

@@ -7,6 +7,7 @@ pub mod daily_rates;
 pub mod guests;
 pub mod health;
 pub mod hotels;
+pub mod oauth;
 pub mod rate_plans;
 pub mod reservations;
 pub mod room_types;
