@@ -355,4 +355,8 @@ async fn units_count_every_night_and_the_plan_allotment(s: TestServer) {
     // The stay under the plan leaves on the morning of night 12: it does not count against that night's allotment.
     allot(12, 1).await;
     assert_eq!(units(12, 14).await, Some(1));
+    // A stay that started long before the searched nights still holds them.
+    assert_eq!(units(30, 32).await, Some(4));
+    s.post("/api/reservations", &org.auth(), stay(1, 41, None)).await.expect(200);
+    assert_eq!(units(30, 32).await, Some(3));
 }

@@ -1,6 +1,6 @@
 //! Reservations, their rooms, folios and charges, and the inventory queries.
 
-use chrono::NaiveDate;
+use chrono::{Days, NaiveDate};
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
@@ -384,13 +384,18 @@ pub(super) enum HeldBy {
 }
 
 impl HeldBy {
-    fn column(self) -> &'static str {
+    /// The column of `reservation_rooms`, and the table whose rows (with a `hotel_id`) the ids name.
+    fn column_and_table(self) -> (&'static str, &'static str) {
         match self {
-            HeldBy::RoomType => "room_type_id",
-            HeldBy::RatePlan => "rate_plan_id",
+            HeldBy::RoomType => ("room_type_id", "room_types"),
+            HeldBy::RatePlan => ("rate_plan_id", "rate_plans"),
         }
     }
 }
+
+/// Stay lengths (nights) that bound how far before a night a stay holding it can have started; see
+/// [`held_per_night`].
+const LOOKBACK_NIGHTS: [u64; 4] = [7, 30, 90, 365];
 
 /// Rooms that take inventory on each night of `[from, to)`, counted per room type or rate plan among `ids`:
 /// (id, counts by night, index 0 is `from`), leaving out the rooms of `except_reservation`.
@@ -399,6 +404,12 @@ impl HeldBy {
 /// hotel would otherwise move hundreds of rows through the driver, and with sqlx that costs microseconds per row
 /// (a value copied per column, a hand-off between threads on SQLite, a conversion to `Any`), far more than the
 /// counting. A stay holds night `d` when `check_in_date <= d < check_out_date`.
+///
+/// The inventory index is ordered by check-in, so `check_in_date < to` alone would walk every held stay that
+/// starts before `to`: the whole booked future up to the searched week. A stay that holds a night of `[from, to)`
+/// started less than its length before `from`, so the scan also starts at `from` minus the longest stay of the
+/// hotels concerned (`reservations.nights`, read in the same statement and so the same snapshot), rounded up to
+/// one of [`LOOKBACK_NIGHTS`]; longer than all of them, it is not bounded.
 pub(super) async fn held_per_night(
     conn: &mut AnyConnection,
     by: HeldBy,
@@ -411,9 +422,9 @@ pub(super) async fn held_per_night(
     if ids.is_empty() || nights.is_empty() {
         return Ok(Vec::new());
     }
-    let column = by.column();
+    let (column, table) = by.column_and_table();
     let mut c = Conditions::new(Engine::of(conn));
-    // The counts come first in the statement, so their values are bound first.
+    // Values are bound in the order their placeholders appear: the counts, the FROM clause, then the conditions.
     let counts: Vec<String> = nights
         .iter()
         .map(|night| {
@@ -421,15 +432,31 @@ pub(super) async fn held_per_night(
             format!("COUNT(CASE WHEN check_in_date <= {starts} AND check_out_date > {ends} THEN 1 END)")
         })
         .collect();
+    let owners: Vec<String> = ids.iter().map(|id| c.bind(id.clone())).collect();
+    // One row: the longest stay of the hotels the ids belong to (a MAX per hotel is one index probe).
+    let longest = format!(
+        "(SELECT MAX((SELECT MAX(r.nights) FROM reservations r WHERE r.hotel_id = o.hotel_id)) AS nights \
+         FROM {table} o WHERE o.id IN ({})) AS longest",
+        owners.join(", ")
+    );
     c.push_in(column, ids);
     c.push("holds_inventory = ?", 1_i64);
     c.push("check_in_date < ?", format_date(to));
     c.push("check_out_date > ?", format_date(from));
+    let tiers: Vec<String> = LOOKBACK_NIGHTS
+        .iter()
+        .filter_map(|n| from.checked_sub_days(Days::new(*n)).map(|start| (n, start)))
+        .map(|(n, start)| format!("WHEN longest.nights <= {n} THEN {}", c.bind(format_date(start))))
+        .collect();
+    c.push_bound(format!("check_in_date >= CASE {} ELSE '' END", tiers.join(" ")));
     if let Some(id) = except_reservation {
         c.push("reservation_id <> ?", id.to_string());
     }
-    let sql =
-        format!("SELECT {column}, {} FROM reservation_rooms{} GROUP BY {column}", counts.join(", "), c.where_clause());
+    let sql = format!(
+        "SELECT {column}, {} FROM reservation_rooms, {longest}{} GROUP BY {column}",
+        counts.join(", "),
+        c.where_clause()
+    );
     sqlx::query_with(&sql, c.into_args())
         .fetch_all(conn)
         .await?
