@@ -408,8 +408,8 @@ const LOOKBACK_NIGHTS: [u64; 4] = [7, 30, 90, 365];
 /// The inventory index is ordered by check-in, so `check_in_date < to` alone would walk every held stay that
 /// starts before `to`: the whole booked future up to the searched week. A stay that holds a night of `[from, to)`
 /// started less than its length before `from`, so the scan also starts at `from` minus the longest stay of the
-/// hotels concerned (`reservations.nights`, read in the same statement and so the same snapshot), rounded up to
-/// one of [`LOOKBACK_NIGHTS`]; longer than all of them, it is not bounded.
+/// hotels concerned (`reservations.nights`, one index probe per id, read in the same statement and so the same
+/// snapshot), rounded up to one of [`LOOKBACK_NIGHTS`]; longer than all of them, it is not bounded.
 pub(super) async fn held_per_night(
     conn: &mut AnyConnection,
     by: HeldBy,
@@ -424,7 +424,7 @@ pub(super) async fn held_per_night(
     }
     let (column, table) = by.column_and_table();
     let mut c = Conditions::new(Engine::of(conn));
-    // Values are bound in the order their placeholders appear: the counts, the FROM clause, then the conditions.
+    // Values are bound in the order their placeholders appear: the counts first, then the conditions.
     let counts: Vec<String> = nights
         .iter()
         .map(|night| {
@@ -432,31 +432,32 @@ pub(super) async fn held_per_night(
             format!("COUNT(CASE WHEN check_in_date <= {starts} AND check_out_date > {ends} THEN 1 END)")
         })
         .collect();
-    let owners: Vec<String> = ids.iter().map(|id| c.bind(id.clone())).collect();
-    // One row: the longest stay of the hotels the ids belong to (a MAX per hotel is one index probe).
-    let longest = format!(
-        "(SELECT MAX((SELECT MAX(r.nights) FROM reservations r WHERE r.hotel_id = o.hotel_id)) AS nights \
-         FROM {table} o WHERE o.id IN ({})) AS longest",
-        owners.join(", ")
-    );
     c.push_in(column, ids);
     c.push("holds_inventory = ?", 1_i64);
     c.push("check_in_date < ?", format_date(to));
     c.push("check_out_date > ?", format_date(from));
-    let tiers: Vec<String> = LOOKBACK_NIGHTS
-        .iter()
-        .filter_map(|n| from.checked_sub_days(Days::new(*n)).map(|start| (n, start)))
-        .map(|(n, start)| format!("WHEN longest.nights <= {n} THEN {}", c.bind(format_date(start))))
-        .collect();
-    c.push_bound(format!("check_in_date >= CASE {} ELSE '' END", tiers.join(" ")));
+    // A scalar subquery in the condition is evaluated once per statement, before the scan, and the CASE stops at the
+    // first tier that holds. (Joined as a one-row derived table instead, SQLite planned it as a co-routine scanned
+    // again for every held row, which made the statement several times slower.)
+    let mut tiers = Vec::with_capacity(LOOKBACK_NIGHTS.len());
+    for lookback in LOOKBACK_NIGHTS {
+        let Some(start) = from.checked_sub_days(Days::new(lookback)) else { continue };
+        let owners: Vec<String> = ids.iter().map(|id| c.bind(id.clone())).collect();
+        let longest = format!(
+            "(SELECT MAX((SELECT MAX(r.nights) FROM reservations r WHERE r.hotel_id = o.hotel_id)) FROM {table} o \
+             WHERE o.id IN ({}))",
+            owners.join(", ")
+        );
+        tiers.push(format!("WHEN {longest} <= {lookback} THEN {}", c.bind(format_date(start))));
+    }
+    if !tiers.is_empty() {
+        c.push_bound(format!("check_in_date >= CASE {} ELSE '' END", tiers.join(" ")));
+    }
     if let Some(id) = except_reservation {
         c.push("reservation_id <> ?", id.to_string());
     }
-    let sql = format!(
-        "SELECT {column}, {} FROM reservation_rooms, {longest}{} GROUP BY {column}",
-        counts.join(", "),
-        c.where_clause()
-    );
+    let sql =
+        format!("SELECT {column}, {} FROM reservation_rooms{} GROUP BY {column}", counts.join(", "), c.where_clause());
     sqlx::query_with(&sql, c.into_args())
         .fetch_all(conn)
         .await?
