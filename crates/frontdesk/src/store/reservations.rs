@@ -1,6 +1,6 @@
 //! Reservations, their rooms, folios and charges, and the inventory queries.
 
-use chrono::{Days, NaiveDate};
+use chrono::NaiveDate;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
@@ -384,18 +384,13 @@ pub(super) enum HeldBy {
 }
 
 impl HeldBy {
-    /// The column of `reservation_rooms`, and the table whose rows (with a `hotel_id`) the ids name.
-    fn column_and_table(self) -> (&'static str, &'static str) {
+    fn column(self) -> &'static str {
         match self {
-            HeldBy::RoomType => ("room_type_id", "room_types"),
-            HeldBy::RatePlan => ("rate_plan_id", "rate_plans"),
+            HeldBy::RoomType => "room_type_id",
+            HeldBy::RatePlan => "rate_plan_id",
         }
     }
 }
-
-/// Stay lengths (nights) that bound how far before a night a stay holding it can have started; see
-/// [`held_per_night`].
-const LOOKBACK_NIGHTS: [u64; 4] = [7, 30, 90, 365];
 
 /// Rooms that take inventory on each night of `[from, to)`, counted per room type or rate plan among `ids`:
 /// (id, counts by night, index 0 is `from`), leaving out the rooms of `except_reservation`.
@@ -404,12 +399,6 @@ const LOOKBACK_NIGHTS: [u64; 4] = [7, 30, 90, 365];
 /// hotel would otherwise move hundreds of rows through the driver, and with sqlx that costs microseconds per row
 /// (a value copied per column, a hand-off between threads on SQLite, a conversion to `Any`), far more than the
 /// counting. A stay holds night `d` when `check_in_date <= d < check_out_date`.
-///
-/// The inventory index is ordered by check-in, so `check_in_date < to` alone would walk every held stay that
-/// starts before `to`: the whole booked future up to the searched week. A stay that holds a night of `[from, to)`
-/// started less than its length before `from`, so the scan also starts at `from` minus the longest stay of the
-/// hotels concerned (`reservations.nights`, one index probe per id, read in the same statement and so the same
-/// snapshot), rounded up to one of [`LOOKBACK_NIGHTS`]; longer than all of them, it is not bounded.
 pub(super) async fn held_per_night(
     conn: &mut AnyConnection,
     by: HeldBy,
@@ -422,9 +411,9 @@ pub(super) async fn held_per_night(
     if ids.is_empty() || nights.is_empty() {
         return Ok(Vec::new());
     }
-    let (column, table) = by.column_and_table();
+    let column = by.column();
     let mut c = Conditions::new(Engine::of(conn));
-    // Values are bound in the order their placeholders appear: the counts first, then the conditions.
+    // The counts come first in the statement, so their values are bound first.
     let counts: Vec<String> = nights
         .iter()
         .map(|night| {
@@ -436,23 +425,6 @@ pub(super) async fn held_per_night(
     c.push("holds_inventory = ?", 1_i64);
     c.push("check_in_date < ?", format_date(to));
     c.push("check_out_date > ?", format_date(from));
-    // A scalar subquery in the condition is evaluated once per statement, before the scan, and the CASE stops at the
-    // first tier that holds. (Joined as a one-row derived table instead, SQLite planned it as a co-routine scanned
-    // again for every held row, which made the statement several times slower.)
-    let mut tiers = Vec::with_capacity(LOOKBACK_NIGHTS.len());
-    for lookback in LOOKBACK_NIGHTS {
-        let Some(start) = from.checked_sub_days(Days::new(lookback)) else { continue };
-        let owners: Vec<String> = ids.iter().map(|id| c.bind(id.clone())).collect();
-        let longest = format!(
-            "(SELECT MAX((SELECT MAX(r.nights) FROM reservations r WHERE r.hotel_id = o.hotel_id)) FROM {table} o \
-             WHERE o.id IN ({}))",
-            owners.join(", ")
-        );
-        tiers.push(format!("WHEN {longest} <= {lookback} THEN {}", c.bind(format_date(start))));
-    }
-    if !tiers.is_empty() {
-        c.push_bound(format!("check_in_date >= CASE {} ELSE '' END", tiers.join(" ")));
-    }
     if let Some(id) = except_reservation {
         c.push("reservation_id <> ?", id.to_string());
     }

@@ -49,12 +49,6 @@ impl<'a> Conditions<'a> {
         self.placeholder()
     }
 
-    /// Adds a condition whose placeholders were made by [`Conditions::bind`], in the order they appear in it.
-    pub fn push_bound(&mut self, clause: String) -> &mut Self {
-        self.clauses.push(clause);
-        self
-    }
-
     /// Adds `column IN (…)` over `values`; an empty list matches nothing.
     pub fn push_in(&mut self, column: &'static str, values: &[String]) -> &mut Self {
         if values.is_empty() {
