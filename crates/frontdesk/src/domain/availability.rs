@@ -223,10 +223,12 @@ pub async fn price(
         .into_iter()
         .filter(|t| only.is_none_or(|(rt, _)| rt == t.id) && t.fits(stay.adults, stay.children))
         .collect();
+    // Only plans that price a type the party fits: the daily rates of the others would be read for nothing.
     let plans: Vec<RatePlan> = store::rate_plans::list(conn, organization_id, &hotel.id, None)
         .await?
         .into_iter()
         .filter(|p| p.active && only.is_none_or(|(_, rp)| rp == p.id))
+        .filter(|p| p.room_type_id.as_ref().is_none_or(|id| types.iter().any(|t| t.id == *id)))
         .collect();
     if types.is_empty() || plans.is_empty() {
         return Ok(Vec::new());
