@@ -14,6 +14,7 @@ on_both_engines!(
     idempotent_retries_book_once,
     approvals_race_for_the_last_room,
     approval_rechecks_the_rate_plan,
+    units_count_every_night_and_the_plan_allotment,
 );
 
 /// A hotel with `rooms` double rooms and a rate plan priced for 60 nights: (hotel, room type, rate plan).
@@ -316,4 +317,46 @@ async fn approval_rechecks_the_rate_plan(s: TestServer) {
         .await
         .expect(200);
     s.post(&format!("/api/reservations/{second}/approve"), &org.auth(), json!({})).await.expect(409);
+}
+
+async fn units_count_every_night_and_the_plan_allotment(s: TestServer) {
+    let org = s.org("Acme").await;
+    let (hotel, room_type, plan) = bookable(&s, &org, 4).await;
+    let stay = |from: u64, to: u64, plan: Option<&str>| {
+        json!({"hotelId": hotel, "checkInDate": day(from), "checkOutDate": day(to),
+               "rooms": [{"roomTypeId": room_type, "ratePlanId": plan, "price": 1}]})
+    };
+    // Nights 10 and 11 under the plan, nights 11 to 13 without one.
+    s.post("/api/reservations", &org.auth(), stay(10, 12, Some(&plan))).await.expect(200);
+    s.post("/api/reservations", &org.auth(), stay(11, 14, None)).await.expect(200);
+    let units = |from: u64, to: u64| {
+        let s = &s;
+        let hotel = hotel.clone();
+        async move {
+            let offers = s.get(&search(&hotel, from, to, ""), &Auth::None).await.expect(200).body;
+            offers.as_array().unwrap().first().map(|o| o["availableUnits"].as_i64().unwrap())
+        }
+    };
+    // Free rooms: 3, 2 and 3 on nights 10 to 12; the fullest night counts.
+    assert_eq!(units(10, 13).await, Some(2));
+    assert_eq!(units(12, 14).await, Some(3));
+    let allot = |date: u64, availability: i64| {
+        let s = &s;
+        let auth = org.auth();
+        let values =
+            json!([{"ratePlanId": plan, "date": day(date), "price": 10000 + 100 * date, "availability": availability}]);
+        async move { s.post("/api/dailyRates", &auth, json!({"values": values})).await.expect(200) }
+    };
+    // An allotment of 2 on night 10, one of which the stay under the plan holds.
+    allot(10, 2).await;
+    assert_eq!(units(10, 13).await, Some(1));
+    allot(10, 1).await;
+    assert_eq!(units(10, 13).await, None);
+    // The stay under the plan leaves on the morning of night 12: it does not count against that night's allotment.
+    allot(12, 1).await;
+    assert_eq!(units(12, 14).await, Some(1));
+    // A stay that started long before the searched nights still holds them.
+    assert_eq!(units(30, 32).await, Some(4));
+    s.post("/api/reservations", &org.auth(), stay(1, 41, None)).await.expect(200);
+    assert_eq!(units(30, 32).await, Some(3));
 }

@@ -15,7 +15,7 @@ use sha2::Sha256;
 use utoipa::{IntoParams, ToSchema};
 
 use super::codes::CurrencyCode;
-use super::daily_rates::DailyRate;
+use super::daily_rates::StayRates;
 use super::hotels::Hotel;
 use super::rate_plans::RatePlan;
 use super::reservations::{inventory, write, ReservationIn, ReservationRoomIn, ReservationStatus, Source};
@@ -223,42 +223,37 @@ pub async fn price(
         .into_iter()
         .filter(|t| only.is_none_or(|(rt, _)| rt == t.id) && t.fits(stay.adults, stay.children))
         .collect();
+    // Only plans that price a type the party fits: the daily rates of the others would be read for nothing.
     let plans: Vec<RatePlan> = store::rate_plans::list(conn, organization_id, &hotel.id, None)
         .await?
         .into_iter()
         .filter(|p| p.active && only.is_none_or(|(_, rp)| rp == p.id))
+        .filter(|p| p.room_type_id.as_ref().is_none_or(|id| types.iter().any(|t| t.id == *id)))
         .collect();
     if types.is_empty() || plans.is_empty() {
         return Ok(Vec::new());
     }
     let plan_ids: Vec<&str> = plans.iter().map(|p| p.id.as_str()).collect();
-    // Through the check-out date: its record says whether departures are closed.
-    let rates: HashMap<(String, NaiveDate), DailyRate> =
-        store::daily_rates::for_plans(conn, &plan_ids, stay.check_in, stay.check_out)
+    let rates: HashMap<String, StayRates> =
+        store::daily_rates::for_stay(conn, &plan_ids, stay.check_in, stay.check_out)
             .await?
             .into_iter()
-            .map(|r| ((r.rate_plan_id.clone(), r.date), r))
+            .map(|r| (r.rate_plan_id.clone(), r))
             .collect();
     let type_ids: Vec<String> = types.iter().map(|t| t.id.clone()).collect();
     let free = inventory::free_rooms(conn, &type_ids, stay.check_in, stay.check_out, except_reservation).await?;
     let plan_id_strings: Vec<String> = plans.iter().map(|p| p.id.clone()).collect();
-    let nights = stay.nights() as usize;
-    let mut sold_by_plan: HashMap<String, Vec<i64>> = HashMap::new();
-    for (plan, check_in, check_out) in
-        store::booking::held_by_plan(conn, &plan_id_strings, stay.check_in, stay.check_out, except_reservation).await?
-    {
-        let counts = sold_by_plan.entry(plan).or_insert_with(|| vec![0; nights]);
-        let first = (check_in.max(stay.check_in) - stay.check_in).num_days() as usize;
-        let last = (check_out.min(stay.check_out) - stay.check_in).num_days() as usize;
-        for count in counts.iter_mut().take(last).skip(first) {
-            *count += 1;
-        }
-    }
+    let sold_by_plan: HashMap<String, Vec<i64>> =
+        store::booking::held_by_plan(conn, &plan_id_strings, stay.check_in, stay.check_out, except_reservation)
+            .await?
+            .into_iter()
+            .collect();
 
     let mut offers = Vec::new();
     for plan in &plans {
         for room_type in types.iter().filter(|t| plan.room_type_id.as_ref().is_none_or(|id| *id == t.id)) {
-            if let Some(priced) = price_one(room_type, plan, stay, &rates, &free, sold_by_plan.get(&plan.id)) {
+            let rates = rates.get(&plan.id);
+            if let Some(priced) = price_one(room_type, plan, stay, rates, &free, sold_by_plan.get(&plan.id)) {
                 offers.push(priced);
             }
         }
@@ -271,24 +266,25 @@ fn price_one(
     room_type: &RoomType,
     plan: &RatePlan,
     stay: &Stay,
-    rates: &HashMap<(String, NaiveDate), DailyRate>,
+    rates: Option<&StayRates>,
     free: &HashMap<String, Vec<i64>>,
     sold: Option<&Vec<i64>>,
 ) -> Option<Priced> {
+    let rates = rates?;
+    if rates.stop_sell {
+        return None;
+    }
     let nights = stay.nights();
     let mut nightly = Vec::with_capacity(nights as usize);
     let mut units = i64::MAX;
     for n in 0..nights {
         let date = stay.check_in.checked_add_days(Days::new(n as u64))?;
-        let rate = rates.get(&(plan.id.clone(), date))?;
-        if rate.stop_sell {
-            return None;
-        }
+        let rate = rates.nights.get(n as usize).copied().flatten()?;
         // Arrival restrictions are judged on the check-in night.
         if n == 0
-            && (rate.closed_to_arrival
-                || rate.min_stay.is_some_and(|min| nights < min)
-                || rate.max_stay.is_some_and(|max| nights > max))
+            && (rates.closed_to_arrival
+                || rates.min_stay.is_some_and(|min| nights < min)
+                || rates.max_stay.is_some_and(|max| nights > max))
         {
             return None;
         }
@@ -297,7 +293,7 @@ fn price_one(
         units = units.min(allotment.map_or(physical, |a| a.min(physical)));
         nightly.push(NightlyPrice { date, price: rate.price });
     }
-    if rates.get(&(plan.id.clone(), stay.check_out)).is_some_and(|r| r.closed_to_departure) || units < 1 {
+    if rates.closed_to_departure || units < 1 {
         return None;
     }
     let total = nightly.iter().map(|n| n.price).sum();

@@ -45,6 +45,29 @@ pub struct DailyRate {
     pub updated_at: DateTime<Utc>,
 }
 
+/// What a stay needs from one rate plan's daily rates, as searches and bookings read it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StayRates {
+    pub rate_plan_id: String,
+    /// By night of the stay (index 0 is the check-in night); `None` where the night has no record.
+    pub nights: Vec<Option<NightRate>>,
+    /// The check-in night's arrival restrictions (`false`/`None` when it has no record).
+    pub closed_to_arrival: bool,
+    pub min_stay: Option<i64>,
+    pub max_stay: Option<i64>,
+    /// Whether the check-out date's record closes departures.
+    pub closed_to_departure: bool,
+    /// Whether any night of the stay is stop-sell.
+    pub stop_sell: bool,
+}
+
+/// The part of one night's record that prices and caps a stay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NightRate {
+    pub price: i64,
+    pub availability: Option<i64>,
+}
+
 /// One entry of a batch upsert. Only `ratePlanId`, `date` and `price` are required; every other field left out
 /// keeps its stored value (or its default for a new record), and `null` clears a nullable one.
 #[derive(Debug, Deserialize, ToSchema)]

@@ -3,9 +3,8 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::{AnyConnection, Row};
 
-use super::daily_rates::format_date;
-use super::sql::Conditions;
-use super::{format_ts, Engine, RowExt, StoreResult};
+use super::reservations::HeldBy;
+use super::{format_ts, StoreResult};
 
 /// The secret named `name`, created from `fresh` by whichever process asks first; every process then reads the
 /// same value.
@@ -57,31 +56,14 @@ pub async fn remember(
     Ok(())
 }
 
-/// Rooms held under each rate plan that overlap `[from, to)`: (rate plan, check-in, check-out), leaving out the
-/// rooms of `except_reservation`.
+/// Rooms held under each rate plan on each night of `[from, to)`: (rate plan, counts by night, index 0 is `from`),
+/// leaving out the rooms of `except_reservation`. Plans holding no room on those nights are left out.
 pub async fn held_by_plan(
     conn: &mut AnyConnection,
     rate_plan_ids: &[String],
     from: NaiveDate,
     to: NaiveDate,
     except_reservation: Option<&str>,
-) -> StoreResult<Vec<(String, NaiveDate, NaiveDate)>> {
-    if rate_plan_ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut c = Conditions::new(Engine::of(conn));
-    c.push_in("rate_plan_id", rate_plan_ids);
-    c.push("holds_inventory = ?", 1_i64);
-    c.push("check_in_date < ?", format_date(to));
-    c.push("check_out_date > ?", format_date(from));
-    if let Some(id) = except_reservation {
-        c.push("reservation_id <> ?", id.to_string());
-    }
-    let sql = format!("SELECT rate_plan_id, check_in_date, check_out_date FROM reservation_rooms{}", c.where_clause());
-    sqlx::query_with(&sql, c.into_args())
-        .fetch_all(conn)
-        .await?
-        .iter()
-        .map(|row| Ok((row.try_get("rate_plan_id")?, row.get_date("check_in_date")?, row.get_date("check_out_date")?)))
-        .collect()
+) -> StoreResult<Vec<(String, Vec<i64>)>> {
+    super::reservations::held_per_night(conn, HeldBy::RatePlan, rate_plan_ids, from, to, except_reservation).await
 }

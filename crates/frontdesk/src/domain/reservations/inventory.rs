@@ -26,14 +26,10 @@ pub async fn free_rooms(
         store::reservations::sellable_rooms(conn, room_type_ids).await?.into_iter().collect();
     let mut free: HashMap<String, Vec<i64>> =
         room_type_ids.iter().map(|id| (id.clone(), vec![sellable.get(id).copied().unwrap_or(0); nights])).collect();
-    for (room_type, check_in, check_out) in
-        store::reservations::held_rooms(conn, room_type_ids, from, to, except_reservation).await?
-    {
+    for (room_type, held) in store::reservations::held_rooms(conn, room_type_ids, from, to, except_reservation).await? {
         let Some(counts) = free.get_mut(&room_type) else { continue };
-        let first = (check_in.max(from) - from).num_days() as usize;
-        let last = (check_out.min(to) - from).num_days() as usize;
-        for count in counts.iter_mut().take(last).skip(first) {
-            *count -= 1;
+        for (count, held) in counts.iter_mut().zip(held) {
+            *count -= held;
         }
     }
     Ok(free)
@@ -104,7 +100,8 @@ pub async fn take_allotments(
     let last_night = to.pred_opt().unwrap_or(from);
     let rates = store::daily_rates::for_plans(tx.conn(), &ids, from, last_night).await?;
     let owned: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
-    let held = store::booking::held_by_plan(tx.conn(), &owned, from, to, Some(reservation_id)).await?;
+    let held: HashMap<String, Vec<i64>> =
+        store::booking::held_by_plan(tx.conn(), &owned, from, to, Some(reservation_id)).await?.into_iter().collect();
     let nights = (to - from).num_days();
     for (plan, want) in &needed {
         for n in 0..nights {
@@ -116,7 +113,7 @@ pub async fn take_allotments(
                 return Err(Error::Conflict(format!("rate plan {plan} stopped selling the night of {date}")));
             }
             if let Some(cap) = rate.availability {
-                let sold = held.iter().filter(|(p, ci, co)| p == plan && *ci <= date && date < *co).count() as i64;
+                let sold = held.get(plan).and_then(|nights| nights.get(n as usize)).copied().unwrap_or(0);
                 if sold + want > cap {
                     return Err(Error::Conflict(format!("rate plan {plan} has no allotment left on {date}")));
                 }
