@@ -265,6 +265,9 @@ impl TestServer {
             database_max_connections: 8,
             listen: listener.local_addr()?,
             webhook_allow_private_addresses: true,
+            // Delivery empties the outbox; tests that look into it see what the writes recorded. Webhook tests
+            // turn the dispatcher on.
+            webhook_dispatcher: false,
             ..Config::default()
         };
         configure(&mut config);
