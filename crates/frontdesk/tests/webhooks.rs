@@ -21,6 +21,7 @@ on_both_engines_configured!(
     subscriptions_get_their_hotels_and_chosen_events_only,
     twenty_failures_in_a_row_turn_a_subscription_off_until_put_turns_it_on,
     a_hanging_receiver_times_out_and_holds_up_nobody_else,
+    records_are_delivered_side_by_side_and_each_record_in_order,
     events_claimed_by_a_dead_process_are_taken_over,
     no_event_is_lost_when_the_service_is_killed,
     private_addresses_are_refused_unless_allowed,
@@ -285,9 +286,12 @@ async fn every_writer_delivers_signed_complete_events(engine: Engine) {
     let mut got = seen.clone();
     got.sort();
     assert_eq!(got, want);
-    // One subscription's events arrive in the order they were written.
-    let order: Vec<(String, String)> = expected.iter().map(|(e, id)| (e.to_string(), id.to_string())).collect();
-    assert_eq!(seen, order);
+    // The events about one record arrive in the order they were written.
+    for (_, record) in &expected {
+        let written: Vec<&str> = expected.iter().filter(|(_, id)| id == record).map(|(e, _)| *e).collect();
+        let arrived: Vec<&str> = seen.iter().filter(|(_, id)| id == record).map(|(e, _)| e.as_str()).collect();
+        assert_eq!(arrived, written, "events of {record}");
+    }
 
     // `data` is the record as GET answered it at that moment; for deletions, as it was.
     let data_of = |event: &str, id: &str| {
@@ -396,14 +400,14 @@ async fn twenty_failures_in_a_row_turn_a_subscription_off_until_put_turns_it_on(
     let guest =
         s.create("/api/guests", &org.auth(), json!({"hotelId": hotel, "firstName": "A", "lastName": "B"})).await;
     receiver.wait_for(1, WAIT).await;
-    let touch = |n: usize| {
+    let touch_guest = |guest: String, n: usize| {
         let s = &s;
         let org = &org;
-        let guest = guest.clone();
         async move {
             s.put(&format!("/api/guests/{guest}"), &org.auth(), json!({"notes": format!("{n}")})).await.expect(200);
         }
     };
+    let touch = |n: usize| touch_guest(guest.clone(), n);
 
     // A success clears the count.
     receiver.set(Behaviour::Status(500));
@@ -417,16 +421,24 @@ async fn twenty_failures_in_a_row_turn_a_subscription_off_until_put_turns_it_on(
     receiver.wait_for(5, WAIT).await;
     wait_until(&s, &org, &path, |sub| sub["consecutiveFailures"] == json!(0)).await;
 
-    // Twenty failures in a row turn it off; what was still queued is not sent.
-    receiver.set(Behaviour::Status(503));
-    for n in 0..25 {
-        touch(100 + n).await;
+    // Twenty failures in a row turn it off; what was still queued is not sent. The events are about 25 different
+    // guests, which a healthy subscription would have under way side by side: a failing one gets one at a time, so
+    // the 20th failure is the last attempt.
+    let mut guests = vec![guest.clone()];
+    for n in 1..25 {
+        let body = json!({"hotelId": hotel, "firstName": "G", "lastName": format!("{n}")});
+        guests.push(s.create("/api/guests", &org.auth(), body).await);
     }
-    receiver.wait_for(25, WAIT).await;
+    receiver.wait_for(5 + 24, WAIT).await;
+    receiver.set(Behaviour::Status(503));
+    for (n, guest) in guests.iter().enumerate() {
+        touch_guest(guest.clone(), 100 + n).await;
+    }
+    receiver.wait_for(29 + 20, WAIT).await;
     let sub = wait_until(&s, &org, &path, |sub| sub["active"] == json!(false)).await;
     assert_eq!(sub["consecutiveFailures"], json!(20));
     tokio::time::sleep(Duration::from_millis(1000)).await;
-    assert_eq!(receiver.received().len(), 5 + 20, "nothing is sent after the 20th failure");
+    assert_eq!(receiver.received().len(), 29 + 20, "nothing is sent after the 20th failure");
     let log = s.get(&format!("{path}/deliveries"), &org.auth()).await.expect(200).body;
     let failed: Vec<&Value> = log.as_array().unwrap().iter().filter(|d| d["success"] == json!(false)).collect();
     assert_eq!(failed.len(), 23);
@@ -434,7 +446,7 @@ async fn twenty_failures_in_a_row_turn_a_subscription_off_until_put_turns_it_on(
     // Events of a turned-off subscription are not delivered.
     touch(200).await;
     tokio::time::sleep(Duration::from_millis(1000)).await;
-    assert_eq!(receiver.received().len(), 25);
+    assert_eq!(receiver.received().len(), 49);
 
     // PUT active=true turns it back on with a clean count.
     receiver.set(Behaviour::Status(200));
@@ -442,10 +454,10 @@ async fn twenty_failures_in_a_row_turn_a_subscription_off_until_put_turns_it_on(
     assert_eq!(on["active"], json!(true));
     assert_eq!(on["consecutiveFailures"], json!(0));
     touch(300).await;
-    let received = receiver.wait_for(26, WAIT).await;
-    assert_eq!(received[25].json()["data"]["notes"], json!("300"));
+    let received = receiver.wait_for(50, WAIT).await;
+    assert_eq!(received[49].json()["data"]["notes"], json!("300"));
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(receiver.received().len(), 26);
+    assert_eq!(receiver.received().len(), 50);
 }
 
 /// Polls a subscription until `done` holds (panics after a while), and answers it.
@@ -497,6 +509,45 @@ async fn a_hanging_receiver_times_out_and_holds_up_nobody_else(engine: Engine) {
 }
 
 /// A test database of `engine`, or `None` (skip) when PostgreSQL is unreachable outside CI.
+async fn records_are_delivered_side_by_side_and_each_record_in_order(engine: Engine) {
+    let Some(s) = delivering(engine).await else { return };
+    let org = s.org("Acme").await;
+    let hotel = s.hotel(&org, "Sea").await;
+    let receiver = Receiver::start().await;
+    subscribe(&s, &org, &hotel, &receiver.url, json!(["guest.updated"])).await;
+    let mut guests = Vec::new();
+    for n in 0..4 {
+        let body = json!({"hotelId": hotel, "firstName": "G", "lastName": format!("{n}")});
+        guests.push(s.create("/api/guests", &org.auth(), body).await);
+    }
+    // Each delivery takes the receiver a second; three updates of each of four guests.
+    let answer_after = Duration::from_secs(1);
+    receiver.set(Behaviour::Slow(answer_after));
+    for round in 0..3 {
+        for guest in &guests {
+            s.put(&format!("/api/guests/{guest}"), &org.auth(), json!({"notes": format!("{round}")})).await.expect(200);
+        }
+    }
+    let received = receiver.wait_for(12, WAIT).await;
+
+    for guest in &guests {
+        let arrivals: Vec<&Received> = received.iter().filter(|d| d.json()["data"]["id"] == json!(guest)).collect();
+        let notes: Vec<Value> = arrivals.iter().map(|d| d.json()["data"]["notes"].clone()).collect();
+        assert_eq!(notes, [json!("0"), json!("1"), json!("2")], "one guest's updates arrive in the order written");
+        for pair in arrivals.windows(2) {
+            assert!(pair[1].at - pair[0].at >= answer_after, "an update is sent once the one before it was answered");
+        }
+    }
+    // Updates of different guests did not wait for each other: a one-at-a-time lane would space every arrival a
+    // second apart.
+    let firsts: Vec<std::time::Instant> = guests
+        .iter()
+        .map(|guest| received.iter().find(|d| d.json()["data"]["id"] == json!(guest)).unwrap().at)
+        .collect();
+    let spread = *firsts.iter().max().unwrap() - *firsts.iter().min().unwrap();
+    assert!(spread < answer_after, "the first updates of four guests were under way together ({spread:?} apart)");
+}
+
 async fn database(engine: Engine) -> Option<TestDatabase> {
     match TestDatabase::create(engine).await {
         Ok(db) => Some(db),

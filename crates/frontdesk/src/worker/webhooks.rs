@@ -5,9 +5,12 @@
 //!   A claim that runs out (its process died between the write and the delivery) is taken over, so no event is
 //!   lost; the claims of events still being delivered are extended.
 //! * **Delivery.** One attempt per (event, subscription), 5 s timeout, no retry, any 2xx is success. Each
-//!   subscription has its own lane that sends its events one after another, in order: a slow or dead receiver
-//!   holds up only its own events, never API requests nor other subscribers. A lane counts failures in the
-//!   database (the authority when several processes deliver); at the 20th in a row the subscription is turned off
+//!   subscription has its own lane: a slow or dead receiver holds up only its own events, never API requests nor
+//!   other subscribers. A healthy lane has up to [`LANE_CONCURRENCY`] deliveries under way, never two about the
+//!   same record, so the events of one record arrive in the order they were written (one at a time, a local
+//!   receiver could take no more than about a thousand a second per subscription). A lane counts failures in the
+//!   database (the authority when several processes deliver); while its subscription is failing it sends one
+//!   event at a time, so that the 20th failure in a row, which turns the subscription off, is the last attempt,
 //!   and the lane drops the rest of what it held.
 //! * **Recording.** Attempts and finished events are written by one recorder in batches (the log entries, the
 //!   removal of delivered events), so delivering a thousand events a second costs a few transactions.
@@ -15,14 +18,15 @@
 //! Delivery is at least once: a process that dies after sending and before recording sends again when the claim is
 //! taken over. The body's `id` lets receivers drop duplicates.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use chrono::{TimeDelta, Utc};
-use serde::Serialize;
+use futures::stream::{FuturesUnordered, StreamExt};
+use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -149,8 +153,14 @@ enum Outcome {
 struct Prepared {
     id: String,
     kind: EventKind,
+    /// The id of the record the event is about: a lane never has two deliveries of one record under way.
+    record_id: String,
     body: Bytes,
 }
+
+/// Most deliveries a healthy subscription has under way at once. Below the 20 failures that turn a subscription
+/// off, so that a receiver that starts failing is not sent more than 20 attempts.
+const LANE_CONCURRENCY: usize = 8;
 
 struct Job {
     event: Arc<Prepared>,
@@ -169,7 +179,13 @@ struct Body<'a> {
     data: &'a serde_json::value::RawValue,
 }
 
+#[derive(Deserialize)]
+struct RecordId {
+    id: String,
+}
+
 fn prepare(event: &PendingEvent, kind: EventKind) -> anyhow::Result<Prepared> {
+    let record_id = serde_json::from_str::<RecordId>(&event.payload)?.id;
     let data = serde_json::value::RawValue::from_string(event.payload.clone())?;
     let body = serde_json::to_vec(&Body {
         id: &event.id,
@@ -177,7 +193,7 @@ fn prepare(event: &PendingEvent, kind: EventKind) -> anyhow::Result<Prepared> {
         timestamp: event.created_at.timestamp(),
         data: &data,
     })?;
-    Ok(Prepared { id: event.id.clone(), kind, body: Bytes::from(body) })
+    Ok(Prepared { id: event.id.clone(), kind, record_id, body: Bytes::from(body) })
 }
 
 async fn claim_loop(shared: Arc<Shared>, options: DispatcherOptions, mut stop: watch::Receiver<bool>) {
@@ -297,47 +313,125 @@ async fn extend_claims(shared: &Shared, options: &DispatcherOptions) -> anyhow::
     Ok(())
 }
 
-/// Delivers one subscription's events in order.
+/// A lane's waiting events, by record: the next event of a record waits until the one before it was sent.
+#[derive(Default)]
+struct LaneQueue {
+    waiting: HashMap<String, VecDeque<Job>>,
+    /// Records with waiting events and none under way, in the order their turn came.
+    ready: VecDeque<String>,
+    under_way: HashSet<String>,
+}
+
+impl LaneQueue {
+    fn push(&mut self, job: Job) {
+        let record = job.event.record_id.clone();
+        let queue = self.waiting.entry(record.clone()).or_default();
+        queue.push_back(job);
+        if queue.len() == 1 && !self.under_way.contains(&record) {
+            self.ready.push_back(record);
+        }
+    }
+
+    /// The next event that may be sent now; its record counts as under way until [`LaneQueue::finish`].
+    fn next(&mut self) -> Option<Job> {
+        let record = self.ready.pop_front()?;
+        let queue = self.waiting.get_mut(&record)?;
+        let job = queue.pop_front()?;
+        if queue.is_empty() {
+            self.waiting.remove(&record);
+        }
+        self.under_way.insert(record);
+        Some(job)
+    }
+
+    fn finish(&mut self, record: &str) {
+        self.under_way.remove(record);
+        if self.waiting.contains_key(record) {
+            self.ready.push_back(record.to_string());
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+}
+
+/// Delivers one subscription's events.
 async fn lane(shared: Arc<Shared>, mut jobs: mpsc::UnboundedReceiver<Job>) {
+    let mut queue = LaneQueue::default();
+    let mut sending = FuturesUnordered::new();
     let mut turned_off_at: Option<Instant> = None;
+    // The consecutive failures as this lane last saw them; the database's count is the authority.
     let mut failures: Option<i64> = None;
-    while let Some(job) = jobs.recv().await {
-        if shared.stopping.load(Ordering::Acquire) {
-            // Neither sent nor done: released when the dispatcher stops.
-            continue;
-        }
-        let skip = turned_off_at.is_some_and(|at| job.loaded_at <= at);
-        if !skip {
-            turned_off_at = None;
-            let failures_before = failures.unwrap_or(job.target.consecutive_failures);
-            let delivery = deliver(&shared, &job).await;
-            if delivery.success {
-                if failures_before > 0 {
-                    if let Err(err) = count_success(&shared.db, &job.target.id).await {
-                        tracing::warn!(error = %err, "clearing a subscription's failure count failed");
-                    }
-                }
-                failures = Some(0);
-            } else {
-                match count_failure(&shared.db, &job.target.id).await {
-                    Ok(Some((count, true))) => failures = Some(count),
-                    Ok(Some((count, false))) => {
-                        tracing::warn!(subscription_id = %job.target.id, failures = count,
-                            "webhook subscription turned off after consecutive failed deliveries");
-                        failures = Some(count);
-                        turned_off_at = Some(Instant::now());
-                    }
-                    // Deleted meanwhile.
-                    Ok(None) => turned_off_at = Some(Instant::now()),
-                    Err(err) => tracing::warn!(error = %err, "counting a failed delivery failed"),
-                }
+    let mut open = true;
+    loop {
+        let limit = if failures.unwrap_or(0) > 0 { 1 } else { LANE_CONCURRENCY };
+        while sending.len() < limit {
+            let Some(job) = queue.next() else { break };
+            let stopping = shared.stopping.load(Ordering::Acquire);
+            if !stopping && turned_off_at.is_some_and(|at| job.loaded_at <= at) {
+                // Claimed while the subscription was still on: dropped, and done as far as this subscription goes.
+                queue.finish(&job.event.record_id);
+                finish_job(&shared, &job);
+                continue;
             }
-            let _ =
-                shared.results.send(Outcome::Attempt(NewDelivery { subscription_id: job.target.id.clone(), delivery }));
+            if stopping {
+                // Neither sent nor done: released when the dispatcher stops.
+                queue.finish(&job.event.record_id);
+                continue;
+            }
+            turned_off_at = None;
+            failures.get_or_insert(job.target.consecutive_failures);
+            let shared = shared.clone();
+            sending.push(async move {
+                let delivery = deliver(&shared, &job).await;
+                (job, delivery)
+            });
         }
-        if job.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let _ = shared.results.send(Outcome::Done(job.event.id.clone()));
+        if !open && sending.is_empty() && queue.is_empty() {
+            return;
         }
+        tokio::select! {
+            job = jobs.recv(), if open => match job {
+                Some(job) => queue.push(job),
+                None => open = false,
+            },
+            Some((job, delivery)) = sending.next(), if !sending.is_empty() => {
+                queue.finish(&job.event.record_id);
+                if delivery.success {
+                    if failures.unwrap_or(job.target.consecutive_failures) > 0 {
+                        if let Err(err) = count_success(&shared.db, &job.target.id).await {
+                            tracing::warn!(error = %err, "clearing a subscription's failure count failed");
+                        }
+                    }
+                    failures = Some(0);
+                } else {
+                    match count_failure(&shared.db, &job.target.id).await {
+                        Ok(Some((count, true))) => failures = Some(count),
+                        Ok(Some((count, false))) => {
+                            tracing::warn!(subscription_id = %job.target.id, failures = count,
+                                "webhook subscription turned off after consecutive failed deliveries");
+                            failures = Some(count);
+                            turned_off_at = Some(Instant::now());
+                        }
+                        // Deleted meanwhile.
+                        Ok(None) => turned_off_at = Some(Instant::now()),
+                        Err(err) => tracing::warn!(error = %err, "counting a failed delivery failed"),
+                    }
+                }
+                let _ = shared
+                    .results
+                    .send(Outcome::Attempt(NewDelivery { subscription_id: job.target.id.clone(), delivery }));
+                finish_job(&shared, &job);
+            }
+        }
+    }
+}
+
+/// This subscription is done with the event; the last subscription to finish it lets it go.
+fn finish_job(shared: &Shared, job: &Job) {
+    if job.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+        let _ = shared.results.send(Outcome::Done(job.event.id.clone()));
     }
 }
 

@@ -14,6 +14,8 @@ pub enum Behaviour {
     Status(u16),
     /// Never answers (well, after a minute), like a receiver that hangs.
     Hang,
+    /// Answers 200 after a while, like a receiver that does its work before answering.
+    Slow(Duration),
 }
 
 #[derive(Clone, Debug)]
@@ -73,6 +75,10 @@ impl Receiver {
                     Behaviour::Status(code) => StatusCode::from_u16(code).unwrap(),
                     Behaviour::Hang => {
                         tokio::time::sleep(Duration::from_secs(60)).await;
+                        StatusCode::OK
+                    }
+                    Behaviour::Slow(after) => {
+                        tokio::time::sleep(after).await;
                         StatusCode::OK
                     }
                 }
