@@ -19,6 +19,8 @@ pub struct BenchServer {
     pub secret: String,
     pub client: reqwest::Client,
     cleanup: Option<String>,
+    /// The PostgreSQL schema the server ran in, dropped with it.
+    pg_schema: Option<String>,
 }
 
 fn postgres_url() -> String {
@@ -53,6 +55,7 @@ impl BenchServer {
     /// `None` when PostgreSQL is asked for and cannot be reached.
     pub async fn start(engine: Engine) -> Option<BenchServer> {
         let id = uuid::Uuid::now_v7().simple().to_string();
+        let mut pg_schema = None;
         let (url, cleanup) = match engine {
             Engine::Sqlite => {
                 let path = std::env::temp_dir().join(format!("frontdesk-bench-{id}.db"));
@@ -67,6 +70,7 @@ impl BenchServer {
                 };
                 let schema = format!("fdbench_{id}");
                 sqlx::query(&format!("CREATE SCHEMA {schema}")).execute(&mut conn).await.ok()?;
+                pg_schema = Some(schema.clone());
                 let sep = if admin.contains('?') { '&' } else { '?' };
                 (format!("{admin}{sep}options=-c%20search_path%3D{schema}"), None)
             }
@@ -93,6 +97,7 @@ impl BenchServer {
             secret,
             client: reqwest::Client::builder().pool_max_idle_per_host(64).build().expect("client"),
             cleanup: cleanup.or(Some(String::new())).filter(|s| !s.is_empty()),
+            pg_schema,
         })
     }
 
@@ -131,6 +136,19 @@ impl Drop for BenchServer {
             for suffix in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{path}{suffix}"));
             }
+        }
+        // The schema goes with the server; a thread of its own because `drop` may run inside the benchmark's runtime.
+        if let Some(schema) = self.pg_schema.take() {
+            let admin = postgres_url();
+            let _ = std::thread::spawn(move || {
+                use sqlx::Connection;
+                let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+                runtime.block_on(async {
+                    let mut conn = sqlx::PgConnection::connect(&admin).await.ok()?;
+                    sqlx::query(&format!("DROP SCHEMA {schema} CASCADE")).execute(&mut conn).await.ok()
+                })
+            })
+            .join();
         }
     }
 }
