@@ -15,6 +15,8 @@ on_both_engines!(
     approvals_race_for_the_last_room,
     approval_rechecks_the_rate_plan,
     units_count_every_night_and_the_plan_allotment,
+    searches_see_every_change_at_once,
+    searches_from_memory_match_the_database,
 );
 
 /// A hotel with `rooms` double rooms and a rate plan priced for 60 nights: (hotel, room type, rate plan).
@@ -359,4 +361,147 @@ async fn units_count_every_night_and_the_plan_allotment(s: TestServer) {
     assert_eq!(units(30, 32).await, Some(4));
     s.post("/api/reservations", &org.auth(), stay(1, 41, None)).await.expect(200);
     assert_eq!(units(30, 32).await, Some(3));
+}
+
+/// Searches are answered from this process's copy of the hotel's rates and inventory: every kind of change, through
+/// the API or straight in the database, shows in the very next search.
+async fn searches_see_every_change_at_once(s: TestServer) {
+    let org = s.org("Acme").await;
+    let (hotel, room_type, plan) = bookable(&s, &org, 2).await;
+    let find = || {
+        let s = &s;
+        let hotel = hotel.clone();
+        async move { s.get(&search(&hotel, 10, 12, ""), &Auth::None).await.expect(200).body }
+    };
+    let first = find().await;
+    assert_eq!(first[0]["availableUnits"], json!(2));
+    assert_eq!(first[0]["totalPrice"], json!(11000 + 11100));
+
+    // Rates.
+    let values = json!({"values": [{"ratePlanId": plan, "date": day(10), "price": 5000}]});
+    s.post("/api/dailyRates", &org.auth(), values).await.expect(200);
+    assert_eq!(find().await[0]["totalPrice"], json!(5000 + 11100), "a new price");
+    // Rooms: one out of order, then back; one more room; a room removed.
+    let rooms = s.get(&format!("/api/rooms?hotelId={hotel}"), &org.auth()).await.expect(200).body;
+    let room = rooms["items"][0]["id"].as_str().or(rooms[0]["id"].as_str()).unwrap().to_string();
+    s.put(&format!("/api/rooms/{room}"), &org.auth(), json!({"housekeepingStatus": "OUT_OF_ORDER"})).await.expect(200);
+    assert_eq!(find().await[0]["availableUnits"], json!(1), "a room out of order");
+    s.put(&format!("/api/rooms/{room}"), &org.auth(), json!({"housekeepingStatus": "DIRTY"})).await.expect(200);
+    assert_eq!(find().await[0]["availableUnits"], json!(2), "back in order");
+    let extra = s.create("/api/rooms", &org.auth(), json!({"roomTypeId": room_type, "name": "301"})).await;
+    assert_eq!(find().await[0]["availableUnits"], json!(3), "a room added");
+    s.delete(&format!("/api/rooms/{extra}"), &org.auth()).await.expect(200);
+    assert_eq!(find().await[0]["availableUnits"], json!(2), "a room removed");
+    // Room type and rate plan.
+    s.put(&format!("/api/roomTypes/{room_type}"), &org.auth(), json!({"name": "Twin"})).await.expect(200);
+    assert_eq!(find().await[0]["roomTypeName"], json!("Twin"), "a renamed room type");
+    s.put(&format!("/api/ratePlans/{plan}"), &org.auth(), json!({"name": "Saver"})).await.expect(200);
+    assert_eq!(find().await[0]["ratePlanName"], json!("Saver"), "a renamed rate plan");
+    s.put(&format!("/api/ratePlans/{plan}"), &org.auth(), json!({"active": false})).await.expect(200);
+    assert_eq!(find().await, json!([]), "an inactive plan");
+    s.put(&format!("/api/ratePlans/{plan}"), &org.auth(), json!({"active": true})).await.expect(200);
+    // Reservations: a confirmed stay takes a room, moving it releases the nights, cancelling releases it.
+    let stay = s
+        .create(
+            "/api/reservations",
+            &org.auth(),
+            json!({"hotelId": hotel, "checkInDate": day(11), "checkOutDate": day(12),
+                   "rooms": [{"roomTypeId": room_type, "ratePlanId": plan, "price": 1}]}),
+        )
+        .await;
+    assert_eq!(find().await[0]["availableUnits"], json!(1), "a confirmed stay");
+    s.put(&format!("/api/reservations/{stay}"), &org.auth(), json!({"checkInDate": day(30), "checkOutDate": day(31)}))
+        .await
+        .expect(200);
+    assert_eq!(find().await[0]["availableUnits"], json!(2), "the stay moved to other nights");
+    s.put(&format!("/api/reservations/{stay}"), &org.auth(), json!({"checkInDate": day(10), "checkOutDate": day(11)}))
+        .await
+        .expect(200);
+    assert_eq!(find().await[0]["availableUnits"], json!(1), "and back");
+    s.put(&format!("/api/reservations/{stay}"), &org.auth(), json!({"status": "CANCELLED"})).await.expect(200);
+    assert_eq!(find().await[0]["availableUnits"], json!(2), "a cancelled stay");
+    // A write that no API path made (a script, a future feature) is seen as well: the database keeps the version.
+    let mut tx = s.db.begin_write().await.unwrap();
+    sqlx::query("UPDATE daily_rates SET price = 7000 WHERE rate_plan_id = $1")
+        .bind(&plan)
+        .execute(tx.conn())
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!(find().await[0]["totalPrice"], json!(14000), "a price changed in the database");
+}
+
+/// The copy answers exactly what the database answers, over stays of every length across its 32-day pages, with
+/// restrictions, allotments and reservations sprinkled over the calendar.
+async fn searches_from_memory_match_the_database(s: TestServer) {
+    use frontdesk::domain::availability::{self, Stay};
+    let org = s.org("Acme").await;
+    let (hotel, room_type, plan) = bookable(&s, &org, 3).await;
+    let second_type =
+        s.create("/api/roomTypes", &org.auth(), json!({"hotelId": hotel, "name": "Family", "maxOccupancy": 4})).await;
+    s.post("/api/rooms", &org.auth(), json!({"roomTypeId": second_type, "name": "401"})).await.expect(200);
+    let open_plan = s.create("/api/ratePlans", &org.auth(), json!({"hotelId": hotel, "name": "Any room"})).await;
+    let mut values = Vec::new();
+    for d in 0..60u64 {
+        values.push(json!({"ratePlanId": open_plan, "date": day(d), "price": 9000 + 37 * d,
+            "availability": if d % 7 == 3 { json!(1) } else { json!(null) },
+            "stopSell": d % 11 == 5, "closedToArrival": d % 9 == 2, "closedToDeparture": d % 13 == 4,
+            "minStay": if d % 5 == 1 { json!(2) } else { json!(null) },
+            "maxStay": if d % 6 == 0 { json!(4) } else { json!(null) }}));
+    }
+    values.push(json!({"ratePlanId": plan, "date": day(17), "price": 1, "closedToArrival": true}));
+    s.post("/api/dailyRates", &org.auth(), json!({"values": values})).await.expect(200);
+    for (n, (from, to)) in [(3u64, 6u64), (8, 9), (15, 40), (31, 33), (33, 35), (44, 45)].into_iter().enumerate() {
+        let room = if n % 2 == 0 { &room_type } else { &second_type };
+        let rate = if n % 3 == 0 { json!(open_plan) } else { json!(null) };
+        s.post(
+            "/api/reservations",
+            &org.auth(),
+            json!({"hotelId": hotel, "checkInDate": day(from), "checkOutDate": day(to),
+                   "rooms": [{"roomTypeId": room, "ratePlanId": rate, "price": 1}]}),
+        )
+        .await
+        .expect(200);
+    }
+    let (_, hotel_record) = {
+        let mut conn = s.db.read().await.unwrap();
+        frontdesk::store::hotels::get_public(&mut conn, &hotel).await.unwrap().unwrap()
+    };
+    let mut compared = 0;
+    for from in (0..58u64).step_by(3) {
+        for nights in [1u64, 2, 3, 5, 9, 30] {
+            for adults in [1, 3] {
+                let found =
+                    s.get(&search(&hotel, from, from + nights, &format!("&adults={adults}")), &Auth::None).await;
+                if from + nights > 60 {
+                    continue;
+                }
+                let found = found.expect(200).body;
+                let stay = Stay {
+                    check_in: chrono::NaiveDate::parse_from_str(&day(from), "%Y-%m-%d").unwrap(),
+                    check_out: chrono::NaiveDate::parse_from_str(&day(from + nights), "%Y-%m-%d").unwrap(),
+                    adults,
+                    children: 0,
+                    infants: 0,
+                };
+                let mut conn = s.db.read().await.unwrap();
+                let priced = availability::price(&mut conn, &org.id, &hotel_record, &stay, None, None).await.unwrap();
+                let from_database: Vec<Value> = priced
+                    .iter()
+                    .map(|p| json!([p.room_type.id, p.plan.id, p.total, p.units, p.nightly.len()]))
+                    .collect();
+                let from_memory: Vec<Value> = found
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|o| {
+                        json!([o["roomTypeId"], o["ratePlanId"], o["totalPrice"], o["availableUnits"], o["nights"]])
+                    })
+                    .collect();
+                assert_eq!(from_memory, from_database, "{} + {nights} nights, {adults} adults", day(from));
+                compared += from_database.len();
+            }
+        }
+    }
+    assert!(compared > 100, "the stays compared had offers to compare: {compared}");
 }

@@ -103,6 +103,21 @@ async fn two_processes_on_one_postgres_act_as_one_service() {
     assert_eq!(statuses.iter().filter(|s| **s == 409).count(), 19, "{statuses:?}");
     let sold = s.get(&search, &Auth::None).await.expect(200);
     assert_eq!(sold.body, json!([]), "the room is sold for that night");
+    // Each process answers searches from its own copy of the hotel's rates and inventory, and sees what the other
+    // process changed at once.
+    for base in [&a.base, &b.base] {
+        let offers: Value = client.get(format!("{base}{search}")).send().await.unwrap().json().await.unwrap();
+        assert_eq!(offers, json!([]), "{base} sees the approval");
+    }
+    let later = format!("/api/hotels/{hotel}/availability?checkInDate={}&checkOutDate={}", day(5), day(6));
+    for (price, writer, reader) in [(7000, &b.base, &a.base), (7500, &a.base, &b.base), (8000, &b.base, &a.base)] {
+        let values = json!({"values": [{"ratePlanId": plan, "date": day(5), "price": price}]});
+        let res =
+            client.post(format!("{writer}/api/dailyRates")).header("authorization", &auth).json(&values).send().await;
+        assert!(res.unwrap().status().is_success());
+        let offers: Value = client.get(format!("{reader}{later}")).send().await.unwrap().json().await.unwrap();
+        assert_eq!(offers[0]["totalPrice"], json!(price), "a price set through {writer} is offered by {reader}");
+    }
 }
 
 /// Two `frontdesk serve` processes sharing Redis hold one limit for a key: N requests spread over both, and only

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use chrono::{Days, NaiveDate, Utc};
 use serde::{Serialize, Serializer};
 
-use super::availability::{self, AvailabilityQuery, OfferKey};
+use super::availability::{self, AvailabilityCopies, AvailabilityQuery, OfferKey};
 use super::daily_rates::{self, DailyRatesQuery};
 use super::validate::{calendar_date, Checks};
 use super::{hotels, rate_plans, room_types, Actor, Error, Result};
@@ -270,6 +270,7 @@ pub struct StayQuery {
 pub async fn availability(
     db: &Db,
     key: &OfferKey,
+    copies: &AvailabilityCopies,
     actor: &Actor,
     hotel_id: &str,
     stay: StayQuery,
@@ -287,7 +288,7 @@ pub async fn availability(
         children: stay.children,
         infants: stay.infants,
     };
-    Ok(availability::search(db, key, &hotel.id, &query)
+    Ok(availability::search(db, key, copies, &hotel.id, &query)
         .await?
         .into_iter()
         .map(|o| AvailableOffer {

@@ -17,7 +17,7 @@ use crate::domain::oauth::{self, BearerError};
 use crate::mcp::Caller;
 
 pub fn router(state: &AppState) -> Router<AppState> {
-    let service = crate::mcp::service(state.db.clone(), state.offer_key.clone());
+    let service = crate::mcp::service(state.db.clone(), state.offer_key.clone(), state.availability.clone());
     Router::new()
         .route_service("/mcp", service)
         .route_layer(from_fn_with_state(state.clone(), bearer))

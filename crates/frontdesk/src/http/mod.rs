@@ -25,7 +25,7 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::config::Config;
-use crate::domain::availability::OfferKey;
+use crate::domain::availability::{AvailabilityCopies, OfferKey};
 use crate::domain::webhooks::WebhookSettings;
 use crate::store::Db;
 use rate_limit::RateLimiter;
@@ -37,6 +37,8 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// Signs and checks public offers; kept in the database so every process shares it.
     pub offer_key: OfferKey,
+    /// This process's copies of hotels' rates and inventory, for public availability searches.
+    pub availability: AvailabilityCopies,
     /// `None` when rate limiting is turned off.
     pub limiter: Option<RateLimiter>,
     /// Seals subscription secrets; the URL policy.
@@ -51,7 +53,8 @@ impl AppState {
             false => None,
         };
         let webhooks = WebhookSettings::load(&db, config.webhook_allow_private_addresses).await?;
-        Ok(AppState { db, config: Arc::new(config), offer_key, limiter, webhooks })
+        let availability = AvailabilityCopies::default();
+        Ok(AppState { db, config: Arc::new(config), offer_key, availability, limiter, webhooks })
     }
 
     /// Where the assistant connector's authorization server and resource live, and its token lifetimes.

@@ -20,7 +20,7 @@ use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::domain::availability::OfferKey;
+use crate::domain::availability::{AvailabilityCopies, OfferKey};
 use crate::domain::connector::{self, StayQuery};
 use crate::domain::{Actor, Error};
 use crate::store::Db;
@@ -41,6 +41,7 @@ written like \"50+\" is a lower bound, not a total. Guests and individual reserv
 pub struct Connector {
     db: Db,
     offer_key: OfferKey,
+    copies: AvailabilityCopies,
     tool_router: ToolRouter<Connector>,
 }
 
@@ -122,8 +123,8 @@ fn answer<T: Serialize>(result: Result<T, Error>) -> CallToolResult {
 
 #[tool_router]
 impl Connector {
-    pub fn new(db: Db, offer_key: OfferKey) -> Connector {
-        Connector { db, offer_key, tool_router: Self::tool_router() }
+    pub fn new(db: Db, offer_key: OfferKey, copies: AvailabilityCopies) -> Connector {
+        Connector { db, offer_key, copies, tool_router: Self::tool_router() }
     }
 
     /// The hotels of your organization: id, name, currency and time zone.
@@ -232,7 +233,7 @@ impl Connector {
             children: p.children,
             infants: p.infants,
         };
-        let result = connector::availability(&self.db, &self.offer_key, actor, &p.hotel_id, stay).await;
+        let result = connector::availability(&self.db, &self.offer_key, &self.copies, actor, &p.hotel_id, stay).await;
         Ok(answer(result.map(|offers| serde_json::json!({ "offers": offers }))))
     }
 
@@ -296,13 +297,17 @@ impl ServerHandler for Connector {
 /// The `Host` check of the SDK (against DNS rebinding of servers on a developer's machine) is off: the connector
 /// is meant to sit behind a public URL and proxies, and it honours no ambient credential (no cookie, no address
 /// allow-list), only a bearer token, which a rebinding page does not have.
-pub fn service(db: Db, offer_key: OfferKey) -> StreamableHttpService<Connector, NeverSessionManager> {
+pub fn service(
+    db: Db,
+    offer_key: OfferKey,
+    copies: AvailabilityCopies,
+) -> StreamableHttpService<Connector, NeverSessionManager> {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)
         .disable_allowed_hosts();
     // The tools are described once; each request gets a cheap clone.
-    let connector = Connector::new(db, offer_key);
+    let connector = Connector::new(db, offer_key, copies);
     StreamableHttpService::new(move || Ok(connector.clone()), Arc::new(NeverSessionManager::default()), config)
 }

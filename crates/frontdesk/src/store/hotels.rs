@@ -108,3 +108,13 @@ pub async fn get_public(conn: &mut AnyConnection, id: &str) -> StoreResult<Optio
     let row = sqlx::query(&format!("SELECT {COLUMNS} FROM hotels WHERE id = $1")).bind(id).fetch_optional(conn).await?;
     row.map(|row| Ok((row.try_get("organization_id")?, hotel(&row)?))).transpose()
 }
+
+/// A hotel for a public availability search: its organization, the hotel, and its availability version (bumped by
+/// the database with every change a search depends on; see migration 0008).
+pub async fn get_public_versioned(conn: &mut AnyConnection, id: &str) -> StoreResult<Option<(String, Hotel, i64)>> {
+    let row = sqlx::query(&format!("SELECT {COLUMNS}, availability_version FROM hotels WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(conn)
+        .await?;
+    row.map(|row| Ok((row.try_get("organization_id")?, hotel(&row)?, row.try_get("availability_version")?))).transpose()
+}

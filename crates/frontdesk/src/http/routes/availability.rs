@@ -34,7 +34,7 @@ async fn availability(
     Path(hotel_id): Path<String>,
     Query(query): Query<AvailabilityQuery>,
 ) -> Result<Json<Vec<Offer>>> {
-    availability::search(&state.db, &state.offer_key, &hotel_id, &query).await.map(Json)
+    availability::search(&state.db, &state.offer_key, &state.availability, &hotel_id, &query).await.map(Json)
 }
 
 /// Revalidates the selected offer, then creates a REQUESTED reservation with one unassigned PENDING room for staff

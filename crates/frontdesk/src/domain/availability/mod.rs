@@ -24,6 +24,9 @@ use super::validate::{calendar_date, clean, is_email, Checks};
 use super::{guests, now, secrets, Actor, Error, FieldError, Result};
 use crate::store::{self, Db};
 
+mod copies;
+pub use copies::AvailabilityCopies;
+
 /// Longest stay the public endpoints offer.
 pub const MAX_STAY_NIGHTS: i64 = 30;
 /// Most guests of one kind in a search.
@@ -209,7 +212,42 @@ async fn public_hotel(conn: &mut sqlx::AnyConnection, hotel_id: &str) -> Result<
     store::hotels::get_public(conn, hotel_id).await?.filter(|(_, h)| h.public_booking).ok_or(Error::NotFound("hotel"))
 }
 
-/// Every sellable (room type, rate plan) of a hotel for `stay`, or just `only` = (room type, rate plan).
+/// What pricing a stay reads: the sellable room types and rate plans, and for the nights of the stay each plan's
+/// rates, each type's free rooms and each plan's rooms held (against its allotment). From the database
+/// ([`price`]) or from this process's copy ([`copies`]).
+#[derive(Default)]
+pub(crate) struct StayInputs {
+    room_types: Vec<RoomType>,
+    rate_plans: Vec<RatePlan>,
+    rates: HashMap<String, StayRates>,
+    free: HashMap<String, Vec<i64>>,
+    sold: HashMap<String, Vec<i64>>,
+}
+
+/// The room types the party fits and the active plans that price one of them, or just `only` = (room type, rate
+/// plan).
+fn sellable(
+    room_types: &[RoomType],
+    rate_plans: &[RatePlan],
+    stay: &Stay,
+    only: Option<(&str, &str)>,
+) -> (Vec<RoomType>, Vec<RatePlan>) {
+    let types: Vec<RoomType> = room_types
+        .iter()
+        .filter(|t| only.is_none_or(|(rt, _)| rt == t.id) && t.fits(stay.adults, stay.children))
+        .cloned()
+        .collect();
+    let plans: Vec<RatePlan> = rate_plans
+        .iter()
+        .filter(|p| p.active && only.is_none_or(|(_, rp)| rp == p.id))
+        .filter(|p| p.room_type_id.as_ref().is_none_or(|id| types.iter().any(|t| t.id == *id)))
+        .cloned()
+        .collect();
+    (types, plans)
+}
+
+/// Every sellable (room type, rate plan) of a hotel for `stay`, or just `only` = (room type, rate plan), read from
+/// the database (bookings and approvals recheck with this, under their locks).
 pub async fn price(
     conn: &mut sqlx::AnyConnection,
     organization_id: &str,
@@ -218,48 +256,44 @@ pub async fn price(
     only: Option<(&str, &str)>,
     except_reservation: Option<&str>,
 ) -> Result<Vec<Priced>> {
-    let types: Vec<RoomType> = store::room_types::list(conn, organization_id, Some(&hotel.id))
-        .await?
-        .into_iter()
-        .filter(|t| only.is_none_or(|(rt, _)| rt == t.id) && t.fits(stay.adults, stay.children))
-        .collect();
+    let all_types = store::room_types::list(conn, organization_id, Some(&hotel.id)).await?;
+    let all_plans = store::rate_plans::list(conn, organization_id, &hotel.id, None).await?;
     // Only plans that price a type the party fits: the daily rates of the others would be read for nothing.
-    let plans: Vec<RatePlan> = store::rate_plans::list(conn, organization_id, &hotel.id, None)
-        .await?
-        .into_iter()
-        .filter(|p| p.active && only.is_none_or(|(_, rp)| rp == p.id))
-        .filter(|p| p.room_type_id.as_ref().is_none_or(|id| types.iter().any(|t| t.id == *id)))
-        .collect();
-    if types.is_empty() || plans.is_empty() {
+    let (room_types, rate_plans) = sellable(&all_types, &all_plans, stay, only);
+    if room_types.is_empty() || rate_plans.is_empty() {
         return Ok(Vec::new());
     }
-    let plan_ids: Vec<&str> = plans.iter().map(|p| p.id.as_str()).collect();
+    let plan_ids: Vec<&str> = rate_plans.iter().map(|p| p.id.as_str()).collect();
     let rates: HashMap<String, StayRates> =
         store::daily_rates::for_stay(conn, &plan_ids, stay.check_in, stay.check_out)
             .await?
             .into_iter()
             .map(|r| (r.rate_plan_id.clone(), r))
             .collect();
-    let type_ids: Vec<String> = types.iter().map(|t| t.id.clone()).collect();
+    let type_ids: Vec<String> = room_types.iter().map(|t| t.id.clone()).collect();
     let free = inventory::free_rooms(conn, &type_ids, stay.check_in, stay.check_out, except_reservation).await?;
-    let plan_id_strings: Vec<String> = plans.iter().map(|p| p.id.clone()).collect();
-    let sold_by_plan: HashMap<String, Vec<i64>> =
+    let plan_id_strings: Vec<String> = rate_plans.iter().map(|p| p.id.clone()).collect();
+    let sold: HashMap<String, Vec<i64>> =
         store::booking::held_by_plan(conn, &plan_id_strings, stay.check_in, stay.check_out, except_reservation)
             .await?
             .into_iter()
             .collect();
+    Ok(offers(&StayInputs { room_types, rate_plans, rates, free, sold }, stay))
+}
 
+/// The offers `inputs` allow, cheapest first.
+fn offers(inputs: &StayInputs, stay: &Stay) -> Vec<Priced> {
     let mut offers = Vec::new();
-    for plan in &plans {
-        for room_type in types.iter().filter(|t| plan.room_type_id.as_ref().is_none_or(|id| *id == t.id)) {
-            let rates = rates.get(&plan.id);
-            if let Some(priced) = price_one(room_type, plan, stay, rates, &free, sold_by_plan.get(&plan.id)) {
+    for plan in &inputs.rate_plans {
+        for room_type in inputs.room_types.iter().filter(|t| plan.room_type_id.as_ref().is_none_or(|id| *id == t.id)) {
+            let rates = inputs.rates.get(&plan.id);
+            if let Some(priced) = price_one(room_type, plan, stay, rates, &inputs.free, inputs.sold.get(&plan.id)) {
                 offers.push(priced);
             }
         }
     }
     offers.sort_by(|a, b| a.total.cmp(&b.total).then_with(|| a.room_type.name.cmp(&b.room_type.name)));
-    Ok(offers)
+    offers
 }
 
 fn price_one(
@@ -300,13 +334,25 @@ fn price_one(
     Some(Priced { room_type: room_type.clone(), plan: plan.clone(), nightly, total, units })
 }
 
-/// `GET /api/hotels/{hotelId}/availability`.
-pub async fn search(db: &Db, key: &OfferKey, hotel_id: &str, query: &AvailabilityQuery) -> Result<Vec<Offer>> {
+/// `GET /api/hotels/{hotelId}/availability`: priced from this process's copy of the hotel's rates and inventory
+/// (see [`copies`]), which one query per search keeps current.
+pub async fn search(
+    db: &Db,
+    key: &OfferKey,
+    copies: &AvailabilityCopies,
+    hotel_id: &str,
+    query: &AvailabilityQuery,
+) -> Result<Vec<Offer>> {
     let stay = Stay::parse(query)?;
     let mut conn = db.read().await?;
-    let (organization_id, hotel) = public_hotel(&mut conn, hotel_id).await?;
+    let (organization_id, hotel, version) = store::hotels::get_public_versioned(&mut conn, hotel_id)
+        .await?
+        .filter(|(_, h, _)| h.public_booking)
+        .ok_or(Error::NotFound("hotel"))?;
+    let inputs = copies.stay_inputs(&mut conn, &organization_id, &hotel.id, version, &stay).await?;
+    drop(conn);
     let expires = (Utc::now() + OFFER_TTL).timestamp();
-    let priced = price(&mut conn, &organization_id, &hotel, &stay, None, None).await?;
+    let priced = offers(&inputs, &stay);
     Ok(priced
         .into_iter()
         .map(|p| {
