@@ -120,16 +120,23 @@ async fn seed(server: &BenchServer) {
     }
 }
 
-/// Requests per second of `path` with `clients` concurrent clients for `duration`.
-async fn throughput(server: &Arc<BenchServer>, path: String, clients: usize, duration: Duration) -> f64 {
+/// Requests per second with `clients` concurrent clients for `duration`; client `c`'s `n`th request asks for
+/// `path(c + n)`.
+async fn throughput(
+    server: &Arc<BenchServer>,
+    path: Arc<dyn Fn(u64) -> String + Send + Sync>,
+    clients: usize,
+    duration: Duration,
+) -> f64 {
     let deadline = Instant::now() + duration;
     let mut tasks = Vec::new();
-    for _ in 0..clients {
+    for client in 0..clients {
         let (server, path) = (server.clone(), path.clone());
         tasks.push(tokio::spawn(async move {
             let mut done = 0u64;
             while Instant::now() < deadline {
-                let res = server.client.get(format!("{}{path}", server.base)).send().await.expect("request");
+                let url = format!("{}{}", server.base, path(client as u64 + done));
+                let res = server.client.get(url).send().await.expect("request");
                 assert!(res.status().is_success());
                 let _ = res.bytes().await;
                 done += 1;
@@ -153,7 +160,7 @@ async fn run(engine: Engine) {
     eprintln!("  seeded in {:.1} s", started.elapsed().as_secs_f64());
     let today = Utc::now().date_naive();
     let hotel = server.hotel.clone();
-    let search = |offset: u64| {
+    let search = move |offset: u64| {
         format!(
             "/api/hotels/{}/availability?checkInDate={}&checkOutDate={}&adults=2",
             hotel,
@@ -174,14 +181,45 @@ async fn run(engine: Engine) {
     let latency = Stats::new(samples);
     let server = Arc::new(server);
     let window = Duration::from_secs(5);
-    let floor = throughput(&server, "/healthz".into(), 32, window).await;
-    let searches = throughput(&server, search(60), 32, window).await;
+    let floor = throughput(&server, Arc::new(|_| "/healthz".to_string()), 32, window).await;
+    // Every client searches other check-in dates (a week's stay starting any day of the next 300).
+    let rotating = search.clone();
+    let searches = throughput(&server, Arc::new(move |n| rotating(10 + n % 300)), 32, window).await;
+    // Searches are answered from a copy of the hotel's rates and inventory that any change replaces: the first
+    // search after a change pays for reloading the catalogue and the pages it needs.
+    let plan: String = {
+        use sqlx::Row;
+        let mut conn = server.db.read().await.expect("connection");
+        sqlx::query("SELECT id FROM rate_plans ORDER BY id LIMIT 1").fetch_one(&mut *conn).await.expect("plan").get("id")
+    };
+    let mut after_change = Vec::new();
+    for n in 0..50 {
+        let values = vec![DailyRateIn {
+            rate_plan_id: plan.clone(),
+            date: (today + Days::new(60)).to_string(),
+            price: 20000 + n,
+            availability: None,
+            stop_sell: None,
+            closed_to_arrival: None,
+            closed_to_departure: None,
+            min_stay: None,
+            max_stay: None,
+        }];
+        daily_rates::upsert(&server.db, &server.actor(), DailyRatesIn { values }).await.expect("rate");
+        let started = Instant::now();
+        let res = server.client.get(format!("{}{}", server.base, search(60))).send().await.expect("search");
+        assert!(res.status().is_success());
+        let _ = res.bytes().await;
+        after_change.push(started.elapsed());
+    }
+    let after_change = Stats::new(after_change);
     println!("  7-night search, sequential: {} ({:.0} offers per answer)", latency.summary(), offers as f64 / 300.0);
     println!("  p50 {:.2} ms", ms(latency.percentile(50.0)));
     println!(
         "  32 clients: {searches:.0} searches/s; GET /healthz {floor:.0} requests/s in the same run (searches = {:.1}% of the floor)",
         100.0 * searches / floor
     );
+    println!("  first search after a change of the hotel's rates (copy reloaded): {}", after_change.summary());
 }
 
 fn main() {
