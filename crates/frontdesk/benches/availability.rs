@@ -190,7 +190,11 @@ async fn run(engine: Engine) {
     let plan: String = {
         use sqlx::Row;
         let mut conn = server.db.read().await.expect("connection");
-        sqlx::query("SELECT id FROM rate_plans ORDER BY id LIMIT 1").fetch_one(&mut *conn).await.expect("plan").get("id")
+        sqlx::query("SELECT id FROM rate_plans ORDER BY id LIMIT 1")
+            .fetch_one(&mut *conn)
+            .await
+            .expect("plan")
+            .get("id")
     };
     let mut after_change = Vec::new();
     for n in 0..50 {

@@ -46,9 +46,9 @@ struct HotelCopy {
 }
 
 struct Catalogue {
-    room_types: Vec<RoomType>,
+    room_types: Vec<Arc<RoomType>>,
     /// Active plans only: the others sell nothing.
-    rate_plans: Vec<RatePlan>,
+    rate_plans: Vec<Arc<RatePlan>>,
     sellable_rooms: HashMap<String, i64>,
 }
 
@@ -192,11 +192,13 @@ impl AvailabilityCopies {
 }
 
 async fn load_catalogue(conn: &mut sqlx::AnyConnection, organization_id: &str, hotel_id: &str) -> Result<Catalogue> {
-    let room_types = store::room_types::list(conn, organization_id, Some(hotel_id)).await?;
-    let rate_plans: Vec<RatePlan> = store::rate_plans::list(conn, organization_id, hotel_id, None)
+    let room_types: Vec<Arc<RoomType>> =
+        store::room_types::list(conn, organization_id, Some(hotel_id)).await?.into_iter().map(Arc::new).collect();
+    let rate_plans: Vec<Arc<RatePlan>> = store::rate_plans::list(conn, organization_id, hotel_id, None)
         .await?
         .into_iter()
         .filter(|p| p.active)
+        .map(Arc::new)
         .collect();
     let ids: Vec<String> = room_types.iter().map(|t| t.id.clone()).collect();
     let sellable_rooms = store::reservations::sellable_rooms(conn, &ids).await?.into_iter().collect();

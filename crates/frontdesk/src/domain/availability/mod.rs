@@ -6,6 +6,7 @@
 //! under the inventory lock and refuses (409) if it changed.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use base64::Engine as _;
 use chrono::{Days, NaiveDate, TimeDelta, Utc};
@@ -139,8 +140,8 @@ impl Stay {
 /// An offer before signing.
 #[derive(Debug, Clone)]
 pub struct Priced {
-    pub room_type: RoomType,
-    pub plan: RatePlan,
+    pub room_type: Arc<RoomType>,
+    pub plan: Arc<RatePlan>,
     pub nightly: Vec<NightlyPrice>,
     pub total: i64,
     pub units: i64,
@@ -217,8 +218,8 @@ async fn public_hotel(conn: &mut sqlx::AnyConnection, hotel_id: &str) -> Result<
 /// ([`price`]) or from this process's copy ([`copies`]).
 #[derive(Default)]
 pub(crate) struct StayInputs {
-    room_types: Vec<RoomType>,
-    rate_plans: Vec<RatePlan>,
+    room_types: Vec<Arc<RoomType>>,
+    rate_plans: Vec<Arc<RatePlan>>,
     rates: HashMap<String, StayRates>,
     free: HashMap<String, Vec<i64>>,
     sold: HashMap<String, Vec<i64>>,
@@ -227,17 +228,17 @@ pub(crate) struct StayInputs {
 /// The room types the party fits and the active plans that price one of them, or just `only` = (room type, rate
 /// plan).
 fn sellable(
-    room_types: &[RoomType],
-    rate_plans: &[RatePlan],
+    room_types: &[Arc<RoomType>],
+    rate_plans: &[Arc<RatePlan>],
     stay: &Stay,
     only: Option<(&str, &str)>,
-) -> (Vec<RoomType>, Vec<RatePlan>) {
-    let types: Vec<RoomType> = room_types
+) -> (Vec<Arc<RoomType>>, Vec<Arc<RatePlan>>) {
+    let types: Vec<Arc<RoomType>> = room_types
         .iter()
         .filter(|t| only.is_none_or(|(rt, _)| rt == t.id) && t.fits(stay.adults, stay.children))
         .cloned()
         .collect();
-    let plans: Vec<RatePlan> = rate_plans
+    let plans: Vec<Arc<RatePlan>> = rate_plans
         .iter()
         .filter(|p| p.active && only.is_none_or(|(_, rp)| rp == p.id))
         .filter(|p| p.room_type_id.as_ref().is_none_or(|id| types.iter().any(|t| t.id == *id)))
@@ -256,8 +257,10 @@ pub async fn price(
     only: Option<(&str, &str)>,
     except_reservation: Option<&str>,
 ) -> Result<Vec<Priced>> {
-    let all_types = store::room_types::list(conn, organization_id, Some(&hotel.id)).await?;
-    let all_plans = store::rate_plans::list(conn, organization_id, &hotel.id, None).await?;
+    let all_types: Vec<Arc<RoomType>> =
+        store::room_types::list(conn, organization_id, Some(&hotel.id)).await?.into_iter().map(Arc::new).collect();
+    let all_plans: Vec<Arc<RatePlan>> =
+        store::rate_plans::list(conn, organization_id, &hotel.id, None).await?.into_iter().map(Arc::new).collect();
     // Only plans that price a type the party fits: the daily rates of the others would be read for nothing.
     let (room_types, rate_plans) = sellable(&all_types, &all_plans, stay, only);
     if room_types.is_empty() || rate_plans.is_empty() {
@@ -297,8 +300,8 @@ fn offers(inputs: &StayInputs, stay: &Stay) -> Vec<Priced> {
 }
 
 fn price_one(
-    room_type: &RoomType,
-    plan: &RatePlan,
+    room_type: &Arc<RoomType>,
+    plan: &Arc<RatePlan>,
     stay: &Stay,
     rates: Option<&StayRates>,
     free: &HashMap<String, Vec<i64>>,
@@ -370,13 +373,13 @@ pub async fn search(
             };
             Offer {
                 offer_id: key.sign(&claims),
-                room_type_id: p.room_type.id,
-                room_type_name: p.room_type.name,
-                description: p.room_type.description,
+                room_type_id: p.room_type.id.clone(),
+                room_type_name: p.room_type.name.clone(),
+                description: p.room_type.description.clone(),
                 max_occupancy: p.room_type.max_occupancy,
-                rate_plan_id: p.plan.id,
-                rate_plan_name: p.plan.name,
-                currency: p.plan.currency,
+                rate_plan_id: p.plan.id.clone(),
+                rate_plan_name: p.plan.name.clone(),
+                currency: p.plan.currency.clone(),
                 nights: stay.nights(),
                 nightly: p.nightly,
                 total_price: p.total,
