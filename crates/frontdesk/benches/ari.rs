@@ -62,7 +62,7 @@ fn batch(plans: &[String], n: usize) -> Value {
     let values: Vec<Value> = (0..BATCH)
         .map(|i| {
             let date = (start + Days::new(i as u64)).format("%Y-%m-%d").to_string();
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 json!({"ratePlanId": plan, "date": date, "price": 10000 + (n * 7 + i) % 5000})
             } else {
                 json!({"ratePlanId": plan, "date": date, "price": 10000 + (n * 7 + i) % 5000,

@@ -13,14 +13,7 @@ use serde_json::{json, Value};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_on_one_postgres_act_as_one_service() {
-    let database = match TestDatabase::create(Engine::Postgres).await {
-        Ok(db) => db,
-        Err(err) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("skipping: PostgreSQL unreachable: {err:#}");
-            return;
-        }
-        Err(err) => panic!("PostgreSQL is required under CI=true: {err:#}"),
-    };
+    let Some(database) = TestDatabase::create_or_skip(Engine::Postgres).await else { return };
     let url = database.url.clone();
     // The in-process server migrates and seeds; the two processes serve the same database.
     let s = TestServer::serve_database(database).await.unwrap();
@@ -130,14 +123,7 @@ async fn two_processes_sharing_redis_hold_one_limit(engine: Engine) {
         eprintln!("skipping: Redis unreachable at {redis}");
         return;
     }
-    let database = match TestDatabase::create(engine).await {
-        Ok(db) => db,
-        Err(err) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("skipping: {err:#}");
-            return;
-        }
-        Err(err) => panic!("test database: {err:#}"),
-    };
+    let Some(database) = TestDatabase::create_or_skip(engine).await else { return };
     let url = database.url.clone();
     let s = TestServer::serve_database(database).await.unwrap();
     let org = s.org("Acme").await;
@@ -179,14 +165,7 @@ mod two_processes_sharing_redis_hold_one_limit {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_deliver_each_webhook_event_once() {
     use common::receiver::Receiver;
-    let database = match TestDatabase::create(Engine::Postgres).await {
-        Ok(db) => db,
-        Err(err) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("skipping: PostgreSQL unreachable: {err:#}");
-            return;
-        }
-        Err(err) => panic!("PostgreSQL is required under CI=true: {err:#}"),
-    };
+    let Some(database) = TestDatabase::create_or_skip(Engine::Postgres).await else { return };
     let url = database.url.clone();
     let s = TestServer::serve_database_with(database, |c| c.webhook_dispatcher = false).await.unwrap();
     let org = s.org("Acme").await;

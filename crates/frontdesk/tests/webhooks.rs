@@ -548,17 +548,6 @@ async fn records_are_delivered_side_by_side_and_each_record_in_order(engine: Eng
     assert!(spread < answer_after, "the first updates of four guests were under way together ({spread:?} apart)");
 }
 
-async fn database(engine: Engine) -> Option<TestDatabase> {
-    match TestDatabase::create(engine).await {
-        Ok(db) => Some(db),
-        Err(err) if std::env::var("CI").as_deref() != Ok("true") => {
-            eprintln!("skipping: {err:#}");
-            None
-        }
-        Err(err) => panic!("the test database: {err:#}"),
-    }
-}
-
 async fn events_claimed_by_a_dead_process_are_taken_over(engine: Engine) {
     use frontdesk::domain::webhooks::WebhookSettings;
     use frontdesk::worker::webhooks::{Dispatcher, DispatcherOptions};
@@ -600,7 +589,7 @@ async fn events_claimed_by_a_dead_process_are_taken_over(engine: Engine) {
 
 async fn no_event_is_lost_when_the_service_is_killed(engine: Engine) {
     use common::process::spawn_with;
-    let Some(database) = database(engine).await else { return };
+    let Some(database) = TestDatabase::create_or_skip(engine).await else { return };
     let url = database.url.clone();
     let s = TestServer::serve_database_with(database, |c| c.webhook_dispatcher = false).await.unwrap();
     let org = s.org("Acme").await;
@@ -634,7 +623,7 @@ async fn no_event_is_lost_when_the_service_is_killed(engine: Engine) {
 
 async fn private_addresses_are_refused_unless_allowed(engine: Engine) {
     use common::process::spawn_with;
-    let Some(database) = database(engine).await else { return };
+    let Some(database) = TestDatabase::create_or_skip(engine).await else { return };
     let url = database.url.clone();
     // This server allows private addresses (and does not deliver); the process started below does not allow them.
     let s = TestServer::serve_database_with(database, |c| c.webhook_dispatcher = false).await.unwrap();

@@ -86,6 +86,19 @@ enum Cleanup {
 }
 
 impl TestDatabase {
+    /// A fresh database, or `None` (skipped, with a note) when it cannot be had outside CI; under `CI=true` a
+    /// missing PostgreSQL fails the test.
+    pub async fn create_or_skip(engine: Engine) -> Option<TestDatabase> {
+        match TestDatabase::create(engine).await {
+            Ok(db) => Some(db),
+            Err(err) if std::env::var("CI").as_deref() != Ok("true") => {
+                eprintln!("skipping: the {engine:?} test database is unavailable: {err:#} (set CI=true to make this a failure)");
+                None
+            }
+            Err(err) => panic!("the {engine:?} test database is required under CI=true: {err:#}"),
+        }
+    }
+
     pub async fn create(engine: Engine) -> anyhow::Result<TestDatabase> {
         let id = uuid::Uuid::now_v7().simple().to_string();
         match engine {
