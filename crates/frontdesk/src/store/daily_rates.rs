@@ -184,3 +184,59 @@ fn stay_rates(row: &AnyRow, nights: usize) -> StoreResult<StayRates> {
         stop_sell: flag(5)?,
     })
 }
+
+/// One night of a rate plan as availability searches read it: the record without its bookkeeping.
+#[derive(Debug, Clone)]
+pub struct RateNight {
+    pub rate_plan_id: String,
+    pub date: NaiveDate,
+    pub price: i64,
+    pub availability: Option<i64>,
+    pub stop_sell: bool,
+    pub closed_to_arrival: bool,
+    pub closed_to_departure: bool,
+    pub min_stay: Option<i64>,
+    pub max_stay: Option<i64>,
+}
+
+/// The records of several rate plans from `from` to `to` (both included), read for an in-memory copy: only the
+/// columns pricing needs, decoded by position (thousands of rows at a time, where per-row costs add up).
+pub async fn nights_for_plans(
+    conn: &mut AnyConnection,
+    rate_plan_ids: &[&str],
+    from: NaiveDate,
+    to: NaiveDate,
+) -> StoreResult<Vec<RateNight>> {
+    if rate_plan_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut filter = Conditions::new(Engine::of(conn));
+    filter.push("date >= ?", format_date(from));
+    filter.push("date <= ?", format_date(to));
+    let placeholders: Vec<String> = rate_plan_ids.iter().map(|id| filter.bind(id.to_string())).collect();
+    let sql = format!(
+        "SELECT rate_plan_id, date, price, availability, stop_sell, closed_to_arrival, closed_to_departure, \
+         min_stay, max_stay FROM daily_rates{} AND rate_plan_id IN ({})",
+        filter.where_clause(),
+        placeholders.join(", ")
+    );
+    sqlx::query_with(&sql, filter.into_args())
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(|row| {
+            let date: String = row.try_get(1)?;
+            Ok(RateNight {
+                rate_plan_id: row.try_get(0)?,
+                date: NaiveDate::parse_from_str(&date, "%Y-%m-%d").map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+                price: row.try_get(2)?,
+                availability: row.try_get(3)?,
+                stop_sell: row.try_get::<i64, _>(4)? != 0,
+                closed_to_arrival: row.try_get::<i64, _>(5)? != 0,
+                closed_to_departure: row.try_get::<i64, _>(6)? != 0,
+                min_stay: row.try_get(7)?,
+                max_stay: row.try_get(8)?,
+            })
+        })
+        .collect()
+}

@@ -211,9 +211,9 @@ async fn load_page(conn: &mut sqlx::AnyConnection, catalogue: &Catalogue, number
     let last = end.pred_opt().unwrap_or(first);
     let plan_ids: Vec<&str> = catalogue.rate_plans.iter().map(|p| p.id.as_str()).collect();
     let mut rates: HashMap<String, Vec<Option<Night>>> = HashMap::new();
-    for record in store::daily_rates::for_plans(conn, &plan_ids, first, last).await? {
+    for record in store::daily_rates::nights_for_plans(conn, &plan_ids, first, last).await? {
         let index = (record.date - first).num_days() as usize;
-        let nights = rates.entry(record.rate_plan_id.clone()).or_insert_with(|| vec![None; PAGE_DAYS as usize]);
+        let nights = rates.entry(record.rate_plan_id).or_insert_with(|| vec![None; PAGE_DAYS as usize]);
         if let Some(slot) = nights.get_mut(index) {
             *slot = Some(Night {
                 rate: NightRate { price: record.price, availability: record.availability },
