@@ -463,7 +463,7 @@ async fn searches_from_memory_match_the_database(s: TestServer) {
         .await
         .expect(200);
     }
-    let (_, hotel_record) = {
+    let (_, hotel_record, _) = {
         let mut conn = s.db.read().await.unwrap();
         frontdesk::store::hotels::get_public(&mut conn, &hotel).await.unwrap().unwrap()
     };

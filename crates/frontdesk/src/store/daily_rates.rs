@@ -95,6 +95,18 @@ pub async fn for_plans(
     from: NaiveDate,
     to: NaiveDate,
 ) -> StoreResult<Vec<DailyRate>> {
+    // The currency is the plan's; the caller, who holds the plans, fills it in where it matters.
+    in_range(conn, COLUMNS, rate_plan_ids, from, to).await?.iter().map(|row| daily_rate(row, "")).collect()
+}
+
+/// `columns` of the records of several rate plans between two nights (inclusive).
+async fn in_range(
+    conn: &mut AnyConnection,
+    columns: &str,
+    rate_plan_ids: &[&str],
+    from: NaiveDate,
+    to: NaiveDate,
+) -> StoreResult<Vec<AnyRow>> {
     if rate_plan_ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -103,12 +115,11 @@ pub async fn for_plans(
     filter.push("date <= ?", format_date(to));
     let placeholders: Vec<String> = rate_plan_ids.iter().map(|id| filter.bind(id.to_string())).collect();
     let sql = format!(
-        "SELECT {COLUMNS} FROM daily_rates{} AND rate_plan_id IN ({})",
+        "SELECT {columns} FROM daily_rates{} AND rate_plan_id IN ({})",
         filter.where_clause(),
         placeholders.join(", ")
     );
-    // The currency is the plan's; the caller, who holds the plans, fills it in where it matters.
-    sqlx::query_with(&sql, filter.into_args()).fetch_all(conn).await?.iter().map(|row| daily_rate(row, "")).collect()
+    sqlx::query_with(&sql, filter.into_args()).fetch_all(conn).await
 }
 
 /// What a stay of `[check_in, check_out)` needs from the daily rates of several rate plans, one row per plan that has
@@ -207,21 +218,9 @@ pub async fn nights_for_plans(
     from: NaiveDate,
     to: NaiveDate,
 ) -> StoreResult<Vec<RateNight>> {
-    if rate_plan_ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let mut filter = Conditions::new(Engine::of(conn));
-    filter.push("date >= ?", format_date(from));
-    filter.push("date <= ?", format_date(to));
-    let placeholders: Vec<String> = rate_plan_ids.iter().map(|id| filter.bind(id.to_string())).collect();
-    let sql = format!(
-        "SELECT rate_plan_id, date, price, availability, stop_sell, closed_to_arrival, closed_to_departure, \
-         min_stay, max_stay FROM daily_rates{} AND rate_plan_id IN ({})",
-        filter.where_clause(),
-        placeholders.join(", ")
-    );
-    sqlx::query_with(&sql, filter.into_args())
-        .fetch_all(conn)
+    const NIGHT_COLUMNS: &str = "rate_plan_id, date, price, availability, stop_sell, closed_to_arrival, \
+         closed_to_departure, min_stay, max_stay";
+    in_range(conn, NIGHT_COLUMNS, rate_plan_ids, from, to)
         .await?
         .iter()
         .map(|row| {

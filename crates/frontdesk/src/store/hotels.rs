@@ -103,15 +103,10 @@ pub async fn list(conn: &mut AnyConnection, organization_id: &str) -> StoreResul
         .collect()
 }
 
-/// A hotel by id alone, with its organization: for the public endpoints, which have no credential to scope by.
-pub async fn get_public(conn: &mut AnyConnection, id: &str) -> StoreResult<Option<(String, Hotel)>> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS} FROM hotels WHERE id = $1")).bind(id).fetch_optional(conn).await?;
-    row.map(|row| Ok((row.try_get("organization_id")?, hotel(&row)?))).transpose()
-}
-
-/// A hotel for a public availability search: its organization, the hotel, and its availability version (bumped by
-/// the database with every change a search depends on; see migration 0008).
-pub async fn get_public_versioned(conn: &mut AnyConnection, id: &str) -> StoreResult<Option<(String, Hotel, i64)>> {
+/// A hotel by id alone, for the public endpoints, which have no credential to scope by: its organization, the
+/// hotel, and its availability version (bumped by the database with every change a search depends on; see
+/// migration 0008).
+pub async fn get_public(conn: &mut AnyConnection, id: &str) -> StoreResult<Option<(String, Hotel, i64)>> {
     let row = sqlx::query(&format!("SELECT {COLUMNS}, availability_version FROM hotels WHERE id = $1"))
         .bind(id)
         .fetch_optional(conn)

@@ -209,8 +209,12 @@ impl OfferKey {
 }
 
 /// The hotel behind a public request: 404 when unknown or not open to public booking.
-async fn public_hotel(conn: &mut sqlx::AnyConnection, hotel_id: &str) -> Result<(String, Hotel)> {
-    store::hotels::get_public(conn, hotel_id).await?.filter(|(_, h)| h.public_booking).ok_or(Error::NotFound("hotel"))
+/// Answers (organization, hotel, availability version).
+async fn public_hotel(conn: &mut sqlx::AnyConnection, hotel_id: &str) -> Result<(String, Hotel, i64)> {
+    store::hotels::get_public(conn, hotel_id)
+        .await?
+        .filter(|(_, h, _)| h.public_booking)
+        .ok_or(Error::NotFound("hotel"))
 }
 
 /// What pricing a stay reads: the sellable room types and rate plans, and for the nights of the stay each plan's
@@ -348,10 +352,7 @@ pub async fn search(
 ) -> Result<Vec<Offer>> {
     let stay = Stay::parse(query)?;
     let mut conn = db.read().await?;
-    let (organization_id, hotel, version) = store::hotels::get_public_versioned(&mut conn, hotel_id)
-        .await?
-        .filter(|(_, h, _)| h.public_booking)
-        .ok_or(Error::NotFound("hotel"))?;
+    let (organization_id, hotel, version) = public_hotel(&mut conn, hotel_id).await?;
     let inputs = copies.stay_inputs(&mut conn, &organization_id, &hotel.id, version, &stay).await?;
     drop(conn);
     let expires = (Utc::now() + OFFER_TTL).timestamp();
@@ -469,7 +470,7 @@ pub async fn book(
     let digest = request_digest(&input);
 
     let mut tx = db.begin_write().await?;
-    let (organization_id, hotel) = public_hotel(tx.conn(), hotel_id).await?;
+    let (organization_id, hotel, _) = public_hotel(tx.conn(), hotel_id).await?;
     if let Some(k) = idempotency_key {
         if let Some(done) = replay(tx.conn(), hotel_id, k, &digest).await? {
             return Ok(done);
