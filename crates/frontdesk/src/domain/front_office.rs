@@ -19,8 +19,8 @@ use super::listing::Page;
 use super::reservations::{
     self, inventory, write, Reservation, ReservationIn, ReservationRoom, ReservationStatus, Source, StayFilter,
 };
-use super::rooms::{HousekeepingStatus, Room};
 use super::room_types::RoomType;
+use super::rooms::{HousekeepingStatus, Room};
 use super::validate::Checks;
 use super::{rate_plans, Error, Result};
 use crate::store::{self, guests::GuestSearch, Db};
@@ -48,7 +48,12 @@ pub async fn requests_waiting(db: &Db, actor: &Actor, hotel_id: &str) -> Result<
 }
 
 /// The longest stay on record at a hotel bounds how long before a window a stay touching it can start.
-async fn check_in_bound(conn: &mut sqlx::AnyConnection, actor: &Actor, hotel_id: &str, from: NaiveDate) -> Result<NaiveDate> {
+async fn check_in_bound(
+    conn: &mut sqlx::AnyConnection,
+    actor: &Actor,
+    hotel_id: &str,
+    from: NaiveDate,
+) -> Result<NaiveDate> {
     let longest = store::reservations::longest_stay(conn, &actor.organization_id, Some(hotel_id)).await?;
     Ok(from.checked_sub_days(Days::new(longest.max(0) as u64)).unwrap_or(NaiveDate::MIN))
 }
@@ -171,10 +176,12 @@ async fn occupancy(
     from: NaiveDate,
     to: NaiveDate,
 ) -> Result<Vec<NightOccupancy>> {
-    let types: Vec<String> =
-        store::room_types::list(conn, &actor.organization_id, Some(hotel_id)).await?.into_iter().map(|t| t.id).collect();
-    let sellable: i64 =
-        store::reservations::sellable_rooms(conn, &types).await?.into_iter().map(|(_, n)| n).sum();
+    let types: Vec<String> = store::room_types::list(conn, &actor.organization_id, Some(hotel_id))
+        .await?
+        .into_iter()
+        .map(|t| t.id)
+        .collect();
+    let sellable: i64 = store::reservations::sellable_rooms(conn, &types).await?.into_iter().map(|(_, n)| n).sum();
     let free = inventory::free_rooms(conn, &types, from, to, None).await?;
     Ok(from
         .iter_days()
@@ -246,8 +253,8 @@ pub async fn rack(db: &Db, actor: &Actor, hotel_id: &str, from: NaiveDate, night
     let room_types = store::room_types::list(&mut conn, &actor.organization_id, Some(&hotel.id)).await?;
     let rooms = store::rooms::list(&mut conn, &actor.organization_id, Some(&hotel.id), None).await?;
     let check_in_from = check_in_bound(&mut conn, actor, &hotel.id, from).await?;
-    let rows = store::reservations::rack_rows(&mut conn, &actor.organization_id, &hotel.id, check_in_from, from, to)
-        .await?;
+    let rows =
+        store::reservations::rack_rows(&mut conn, &actor.organization_id, &hotel.id, check_in_from, from, to).await?;
     let mut guest_ids: Vec<String> = rows.iter().filter_map(|r| r.guest_id.clone()).collect();
     guest_ids.sort();
     guest_ids.dedup();
@@ -480,11 +487,8 @@ pub async fn quote(
             None => missing.push(date),
         }
     }
-    let total = if missing.is_empty() {
-        nights.iter().try_fold(0i64, |sum, (_, price)| sum.checked_add(*price))
-    } else {
-        None
-    };
+    let total =
+        if missing.is_empty() { nights.iter().try_fold(0i64, |sum, (_, price)| sum.checked_add(*price)) } else { None };
     let free = inventory::free_rooms(&mut conn, &[room_type_id.to_string()], check_in, check_out, None).await?;
     let free_rooms = free.get(room_type_id).and_then(|nights| nights.iter().min().copied()).unwrap_or(0);
     Ok(Quote { currency: plan.currency, nights, missing, total, free_rooms })

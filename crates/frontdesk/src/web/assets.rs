@@ -21,7 +21,11 @@ struct Asset {
 
 const FILES: [Asset; 3] = [
     Asset { name: "app.css", content_type: "text/css; charset=utf-8", body: include_bytes!("../../assets/app.css") },
-    Asset { name: "app.js", content_type: "text/javascript; charset=utf-8", body: include_bytes!("../../assets/app.js") },
+    Asset {
+        name: "app.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../assets/app.js"),
+    },
     Asset {
         name: "htmx.min.js",
         content_type: "text/javascript; charset=utf-8",

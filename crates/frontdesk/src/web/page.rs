@@ -100,9 +100,7 @@ pub fn render(template: &impl Template, status: StatusCode) -> Response {
     match template.render() {
         Ok(html) => {
             let mut response = (status, html).into_response();
-            response
-                .headers_mut()
-                .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+            response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
             response
         }
         Err(err) => {
@@ -110,6 +108,20 @@ pub fn render(template: &impl Template, status: StatusCode) -> Response {
             plain_error(StatusCode::INTERNAL_SERVER_ERROR, "The page could not be shown. Try again later.")
         }
     }
+}
+
+/// "Are you sure?": the confirmation a destructive action shows when the browser did not ask (JavaScript off).
+/// Its form posts the same fields again, with `confirmed=yes`.
+#[derive(Template)]
+#[template(path = "confirm.html")]
+pub struct ConfirmPage {
+    pub chrome: Chrome,
+    pub question: String,
+    pub detail: String,
+    pub action: String,
+    pub fields: Vec<(String, String)>,
+    pub button: String,
+    pub cancel_href: String,
 }
 
 /// A page without the dashboard frame: sign-in and error pages.
@@ -127,10 +139,8 @@ fn plain_error(status: StatusCode, message: &str) -> Response {
     let title = status.canonical_reason().unwrap_or("Error");
     let page = MessagePage { title, message, css: assets::url("app.css"), link: ("/", "Go to the dashboard") };
     match page.render() {
-        Ok(html) => {
-            (status, [(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"))], html)
-                .into_response()
-        }
+        Ok(html) => (status, [(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"))], html)
+            .into_response(),
         Err(_) => (status, message.to_string()).into_response(),
     }
 }

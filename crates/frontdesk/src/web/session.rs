@@ -78,7 +78,9 @@ fn sign_in_url(parts: &Parts) -> String {
         _ => referer_path(&parts.headers),
     };
     match wanted.filter(|p| is_local_path(p) && p != "/") {
-        Some(next) => format!("/sign-in?next={}", url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>()),
+        Some(next) => {
+            format!("/sign-in?next={}", url::form_urlencoded::byte_serialize(next.as_bytes()).collect::<String>())
+        }
         None => "/sign-in".to_string(),
     }
 }
@@ -205,6 +207,8 @@ pub struct Flash {
 pub enum FlashKind {
     Success,
     Info,
+    /// The action was refused (a conflict such as "inventory changed").
+    Error,
 }
 
 impl Flash {
@@ -216,8 +220,25 @@ impl Flash {
         Flash { kind: FlashKind::Info, text: text.into() }
     }
 
-    pub fn is_success(&self) -> bool {
-        self.kind == FlashKind::Success
+    pub fn error(text: impl Into<String>) -> Flash {
+        Flash { kind: FlashKind::Error, text: text.into() }
+    }
+
+    /// The CSS class of the message.
+    pub fn class(&self) -> &'static str {
+        match self.kind {
+            FlashKind::Success => "success",
+            FlashKind::Info => "info",
+            FlashKind::Error => "error",
+        }
+    }
+
+    /// Refusals interrupt (`alert`); other outcomes are announced politely (`status`).
+    pub fn role(&self) -> &'static str {
+        match self.kind {
+            FlashKind::Error => "alert",
+            _ => "status",
+        }
     }
 
     pub fn from_headers(headers: &HeaderMap) -> Option<Flash> {
@@ -226,6 +247,7 @@ impl Flash {
         let (kind, text) = decoded.split_once(':')?;
         let kind = match kind {
             "s" => FlashKind::Success,
+            "e" => FlashKind::Error,
             _ => FlashKind::Info,
         };
         // Only a short line of text: the cookie is the browser's, so it is never trusted as markup (templates
@@ -238,6 +260,7 @@ fn flash_cookie(flash: &Flash, state: &AppState) -> String {
     let kind = match flash.kind {
         FlashKind::Success => "s",
         FlashKind::Info => "i",
+        FlashKind::Error => "e",
     };
     let value: String = url::form_urlencoded::byte_serialize(format!("{kind}:{}", flash.text).as_bytes()).collect();
     set_cookie(FLASH_COOKIE, &value, 60, state)

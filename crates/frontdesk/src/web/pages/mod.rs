@@ -1,10 +1,10 @@
 //! The dashboard's pages, one module per area, each with its own `router()`.
 
-// pub mod guests;
+pub mod guests;
 pub mod home;
-// pub mod rack;
-// pub mod requests;
-// pub mod reservations;
+pub mod rack;
+pub mod requests;
+pub mod reservations;
 pub mod sign_in;
 pub mod today;
 

@@ -49,15 +49,16 @@ async fn today(State(state): State<AppState>, page: HotelPage) -> WebResult {
     let template = TodayTemplate {
         date: view::date_long(board.date),
         arrivals_left: arrivals.iter().filter(|r| r.status == ReservationStatus::Confirmed).count(),
-        departures_left: departures
-            .iter()
-            .filter(|r| r.status == ReservationStatus::CheckedIn)
-            .count(),
+        departures_left: departures.iter().filter(|r| r.status == ReservationStatus::CheckedIn).count(),
         arrivals,
         departures,
         in_house: rows(&board.in_house),
         requests: rows(&board.requests),
-        tonight: board.occupancy.first().cloned().unwrap_or(NightOccupancy { date: board.date, occupied: 0, sellable: 0 }),
+        tonight: board.occupancy.first().cloned().unwrap_or(NightOccupancy {
+            date: board.date,
+            occupied: 0,
+            sellable: 0,
+        }),
         chart: OccupancyChart::new(&board.occupancy),
         housekeeping: board
             .housekeeping
