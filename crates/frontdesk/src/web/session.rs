@@ -163,6 +163,10 @@ where
     }
 }
 
+/// A form with nothing to read but its CSRF token (sign-out).
+#[derive(Debug, serde::Deserialize)]
+pub struct NoFields {}
+
 /// A cookie's value from the request's `Cookie` headers.
 pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers

@@ -32,7 +32,16 @@ impl Browser {
         Self::start_sized(base, DESKTOP).await
     }
 
-    pub async fn start_sized(base: &str, (width, height): (u32, u32)) -> Option<Browser> {
+    /// A browser with JavaScript turned off, to prove pages work without it.
+    pub async fn start_without_javascript(base: &str) -> Option<Browser> {
+        Self::launch(base, DESKTOP, false).await
+    }
+
+    pub async fn start_sized(base: &str, size: (u32, u32)) -> Option<Browser> {
+        Self::launch(base, size, true).await
+    }
+
+    async fn launch(base: &str, (width, height): (u32, u32), javascript: bool) -> Option<Browser> {
         if !std::path::Path::new(CHROMIUM).exists() || !std::path::Path::new(CHROMEDRIVER).exists() {
             if std::env::var("CI").as_deref() == Ok("true") {
                 panic!("Chromium and chromedriver are required under CI=true (bash scripts/services.sh installs them)");
@@ -61,6 +70,7 @@ impl Browser {
                     format!("--window-size={width},{height}"),
                     format!("--user-data-dir={}", profile.display()),
                 ],
+                "prefs": { "profile.managed_default_content_settings.javascript": if javascript { 1 } else { 2 } },
             }),
         );
         let connector = hyper_util::client::legacy::connect::HttpConnector::new();
@@ -112,7 +122,11 @@ impl Browser {
         // Read by script rather than through an element handle, which goes stale while a page is replaced.
         match self.client.execute("return document.body ? document.body.innerText : '';", vec![]).await {
             Ok(Value::String(text)) => text,
-            _ => String::new(),
+            // With JavaScript off, through the element (which may go stale while a page loads: then nothing yet).
+            _ => match self.client.find(Locator::Css("body")).await {
+                Ok(body) => body.text().await.unwrap_or_default(),
+                Err(_) => String::new(),
+            },
         }
     }
 

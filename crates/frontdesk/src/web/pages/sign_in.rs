@@ -144,7 +144,7 @@ async fn limit_attempts(parts: &mut axum::http::request::Parts, state: &AppState
 }
 
 /// Revokes the session's token (it stops working everywhere at once) and forgets the cookie.
-async fn sign_out(State(state): State<AppState>, posted: Posted<()>) -> Response {
+async fn sign_out(State(state): State<AppState>, posted: Posted<session::NoFields>) -> Response {
     if let Err(err) = identity::logout(&state.db, &posted.session.actor).await {
         return page::error_response(err);
     }
