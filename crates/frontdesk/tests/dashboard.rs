@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::browser::{Browser, PHONE};
+use common::browser::{Browser, DESKTOP, PHONE};
 use common::receiver::Receiver;
 use common::{day, Auth, Org, TestServer};
 use frontdesk::store::Engine;
@@ -22,6 +22,7 @@ on_both_engines_configured!(
     forged_cross_site_posts_are_refused,
     signing_out_ends_the_session,
     other_organizations_records_show_the_404_page,
+    the_demo_hotel_reads_well_on_desktop_and_phone,
 );
 
 /// The password of the operators that `TestServer::org` creates.
@@ -87,10 +88,10 @@ async fn subscribe(s: &TestServer, org: &Org, hotel: &str, receiver: &Receiver, 
         .expect(200);
 }
 
-async fn sign_in(b: &Browser, email: &str) {
+async fn sign_in(b: &Browser, email: &str, password: &str) {
     b.goto("/sign-in").await;
     b.fill("#email", email).await;
-    b.fill("#password", PASSWORD).await;
+    b.fill("#password", password).await;
     b.click("button[type=submit]").await;
     b.wait_for_text("Sign out").await;
 }
@@ -136,9 +137,6 @@ async fn signing_in_shows_mistakes_then_the_front_office(engine: Engine) {
     b.wait_for_text("The e-mail or password is not right.").await;
     assert_eq!(b.find("#password").await.attr("aria-invalid").await.unwrap().as_deref(), Some("true"));
     b.assert_accessible("the sign-in page").await;
-    if screenshots(&s) {
-        b.screenshot("sign-in").await;
-    }
     b.fill("#password", PASSWORD).await;
     b.click("button[type=submit]").await;
     b.wait_for_text("Arrivals").await;
@@ -146,9 +144,6 @@ async fn signing_in_shows_mistakes_then_the_front_office(engine: Engine) {
     let text = b.page_text().await;
     assert!(text.contains("Seaside Inn") && text.contains("Ana Silva"), "{text}");
     b.assert_accessible("the Today page").await;
-    if screenshots(&s) {
-        b.screenshot("today").await;
-    }
     b.close().await;
     // The session cookie is HttpOnly, SameSite=Lax.
     let no_redirects = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
@@ -188,15 +183,12 @@ async fn a_booking_request_is_approved_in_the_inbox(engine: Engine) {
     let id = booked.body["reservationId"].as_str().unwrap().to_string();
 
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email).await;
+    sign_in(&b, &org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{}/requests", h.id)).await;
     b.wait_for_text("Marie Dubois").await;
     let text = b.page_text().await;
     assert!(text.contains("EUR 240.00") && text.contains("Standard Double") && text.contains("2 nights"), "{text}");
     b.assert_accessible("the booking requests").await;
-    if screenshots(&s) {
-        b.screenshot("booking-requests").await;
-    }
     b.click_text("button", "Approve").await;
     b.wait_for_text("Approved the request of Marie Dubois").await;
     assert!(b.page_text().await.contains("No booking requests are waiting."));
@@ -208,9 +200,6 @@ async fn a_booking_request_is_approved_in_the_inbox(engine: Engine) {
     let text = b.page_text().await;
     assert!(text.contains("Confirmed") && text.contains("Total") && text.contains("EUR 120.00"), "{text}");
     b.assert_accessible("a reservation").await;
-    if screenshots(&s) {
-        b.screenshot("reservation").await;
-    }
     let r = s.get(&format!("/api/reservations/{id}"), &org.auth()).await.expect(200);
     assert_eq!(r.body["folio"]["total"], json!(24000));
 
@@ -234,7 +223,7 @@ async fn checking_in_with_a_room_shows_on_the_rack(engine: Engine) {
     let arriving = stay(&s, &org, &h, &ana, 0, 3, None).await;
     stay(&s, &org, &h, &joao, 1, 4, Some(&h.rooms[1])).await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email).await;
+    sign_in(&b, &org.operator_email, PASSWORD).await;
     // Today lists the arrival without a room: it goes to its page to assign one.
     b.goto(&format!("/hotels/{}/today", h.id)).await;
     b.click_text("a", "Assign & check in").await;
@@ -262,9 +251,6 @@ async fn checking_in_with_a_room_shows_on_the_rack(engine: Engine) {
     let row = b.find("tbody tr:has(a.bar.checked-in) th").await.text().await.unwrap();
     assert!(row.starts_with("101"), "{row}");
     b.assert_accessible("the room rack").await;
-    if screenshots(&s) {
-        b.screenshot("room-rack").await;
-    }
     // 30 days across, and the next window.
     b.click_text("a", "30 days").await;
     assert_eq!(b.find_all("thead th").await.len(), 31);
@@ -294,15 +280,12 @@ async fn a_guest_edited_in_the_dashboard_is_delivered(engine: Engine) {
         .await;
     stay(&s, &org, &h, &emma, 5, 6, None).await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email).await;
+    sign_in(&b, &org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{}/guests", h.id)).await;
     b.fill("#q", "johan").await;
     b.click_text("button", "Search").await;
     b.wait_for_text("emma@example.com").await;
     b.assert_accessible("the guest search").await;
-    if screenshots(&s) {
-        b.screenshot("guests").await;
-    }
     b.click_text("a", "Emma Johansson").await;
     b.wait_for_text("Stays").await;
     b.assert_accessible("a guest").await;
@@ -336,7 +319,7 @@ async fn a_reservation_made_at_the_desk_is_priced_first(engine: Engine) {
     let receiver = Receiver::start().await;
     subscribe(&s, &org, &h.id, &receiver, json!([])).await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email).await;
+    sign_in(&b, &org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{}/reservations/new", h.id)).await;
     // Nothing chosen: every message beside its field, nothing written.
     b.click_text("button", "Create reservation").await;
@@ -355,9 +338,6 @@ async fn a_reservation_made_at_the_desk_is_priced_first(engine: Engine) {
     b.click_text("button", "Show price").await;
     b.wait_for_text("EUR 360.00 for 3 nights").await;
     b.assert_accessible("the reservation form").await;
-    if screenshots(&s) {
-        b.screenshot("new-reservation").await;
-    }
     b.click_text("button", "Create reservation").await;
     b.wait_for_text("Reservation created").await;
     let created = delivered(&receiver, "reservation.created", |d| d["source"] == json!("DASHBOARD")).await;
@@ -368,9 +348,6 @@ async fn a_reservation_made_at_the_desk_is_priced_first(engine: Engine) {
     b.goto(&format!("/hotels/{}/reservations?guest=tanaka", h.id)).await;
     b.wait_for_text("Yuki Tanaka").await;
     b.assert_accessible("the reservation list").await;
-    if screenshots(&s) {
-        b.screenshot("reservations").await;
-    }
     // Too many adults for the room type: the domain's message, beside the field.
     b.goto(&format!("/hotels/{}/reservations/new", h.id)).await;
     b.click("input[name=guestMode][value=existing]").await;
@@ -394,7 +371,7 @@ async fn the_dashboard_works_without_javascript(engine: Engine) {
     let ana = guest(&s, &org, "Ana", "Silva").await;
     let id = stay(&s, &org, &h, &ana, 2, 4, None).await;
     let Some(b) = Browser::start_without_javascript(&s.base).await else { return };
-    sign_in(&b, &org.operator_email).await;
+    sign_in(&b, &org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{}/reservations/{id}", h.id)).await;
     b.click_text("button", "Cancel reservation").await;
     b.wait_for_text("Cancel the reservation of Ana Silva?").await;
@@ -410,16 +387,53 @@ async fn the_dashboard_works_without_javascript(engine: Engine) {
     b.wait_for_text("Mountain Lodge").await;
     assert_eq!(b.path().await, format!("/hotels/{other}/rack"));
     b.close().await;
-    // The phone-sized Today page, for the README.
-    if screenshots(&s) {
-        if let Some(phone) = Browser::start_sized(&s.base, PHONE).await {
-            sign_in(&phone, &org.operator_email).await;
-            phone.goto(&format!("/hotels/{}/today", h.id)).await;
-            phone.wait_for_text("Arrivals").await;
-            phone.screenshot("today-phone").await;
-            phone.close().await;
+}
+
+/// Every page of the demo hotel (`serve --demo`'s data) at desktop and phone width: no serious or critical
+/// accessibility violation on any, and, on SQLite, the screenshots in `docs/screenshots/` that the README shows.
+async fn the_demo_hotel_reads_well_on_desktop_and_phone(engine: Engine) {
+    let Some(s) = server(engine).await else { return };
+    frontdesk::demo::seed(&s.db).await.unwrap();
+    let hotel = first_id(&s, "SELECT id FROM hotels").await;
+    let stay = first_id(&s, "SELECT id FROM reservations WHERE status = 'CHECKED_IN' ORDER BY check_in_date, id").await;
+    let guest =
+        first_id(&s, "SELECT g.id FROM guests g JOIN reservations r ON r.guest_id = g.id ORDER BY g.last_name, g.id")
+            .await;
+    let pages = [
+        ("today", format!("/hotels/{hotel}/today"), "Arrivals"),
+        ("room-rack", format!("/hotels/{hotel}/rack"), "Room rack"),
+        ("booking-requests", format!("/hotels/{hotel}/requests"), "Booking requests"),
+        ("reservations", format!("/hotels/{hotel}/reservations"), "Reservations"),
+        ("reservation", format!("/hotels/{hotel}/reservations/{stay}"), "Folio"),
+        ("new-reservation", format!("/hotels/{hotel}/reservations/new"), "New reservation"),
+        ("guests", format!("/hotels/{hotel}/guests"), "Guests"),
+        ("guest", format!("/hotels/{hotel}/guests/{guest}"), "Stays"),
+    ];
+    for (size, suffix) in [(DESKTOP, ""), (PHONE, "-phone")] {
+        let Some(b) = Browser::start_sized(&s.base, size).await else { return };
+        b.goto("/sign-in").await;
+        b.assert_accessible("the sign-in page").await;
+        if screenshots(&s) {
+            b.screenshot(&format!("sign-in{suffix}")).await;
         }
+        sign_in(&b, frontdesk::demo::DEMO_EMAIL, frontdesk::demo::DEMO_PASSWORD).await;
+        for (name, path, text) in &pages {
+            b.goto(path).await;
+            b.wait_for_text(text).await;
+            b.assert_accessible(name).await;
+            if screenshots(&s) {
+                b.screenshot(&format!("{name}{suffix}")).await;
+            }
+        }
+        b.close().await;
     }
+}
+
+/// The first value of the `id` column a query answers.
+async fn first_id(s: &TestServer, sql: &str) -> String {
+    use sqlx::Row;
+    let mut conn = s.db.read().await.unwrap();
+    sqlx::query(sql).fetch_one(&mut *conn).await.unwrap().get("id")
 }
 
 async fn forged_cross_site_posts_are_refused(engine: Engine) {
@@ -440,7 +454,7 @@ async fn forged_cross_site_posts_are_refused(engine: Engine) {
     let evil_url = format!("http://{}/", listener.local_addr().unwrap());
     let evil_task = tokio::spawn(async move { axum::serve(listener, evil).await });
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email).await;
+    sign_in(&b, &org.operator_email, PASSWORD).await;
     b.client.goto(&evil_url).await.unwrap();
     b.wait_for_text("sent from another site").await;
     assert_eq!(s.get(&format!("/api/reservations/{id}"), &org.auth()).await.body["status"], json!("CONFIRMED"));
@@ -483,7 +497,7 @@ async fn signing_out_ends_the_session(engine: Engine) {
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email).await;
+    sign_in(&b, &org.operator_email, PASSWORD).await;
     let token = b.client.get_named_cookie("fd_session").await.unwrap().value().to_string();
     s.get("/api/auth/me", &Auth::Token(token.clone())).await.expect(200);
     b.click_text("button", "Sign out").await;
@@ -512,7 +526,7 @@ async fn other_organizations_records_show_the_404_page(engine: Engine) {
     let rival_guest = guest(&s, &rival, "Eve", "Spy").await;
     let rival_stay = stay(&s, &rival, &rival_hotel, &rival_guest, 1, 2, None).await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email).await;
+    sign_in(&b, &org.operator_email, PASSWORD).await;
     for path in [
         format!("/hotels/{}/reservations/{rival_stay}", h.id),
         format!("/hotels/{}/reservations/{rival_stay}", rival_hotel.id),

@@ -73,6 +73,15 @@ impl Browser {
                 "prefs": { "profile.managed_default_content_settings.javascript": if javascript { 1 } else { 2 } },
             }),
         );
+        // Chromium's windows are at least 500 pixels wide: narrower screens are emulated, as a phone's.
+        if width < 500 {
+            if let Some(Value::Object(options)) = caps.get_mut("goog:chromeOptions") {
+                options.insert(
+                    "mobileEmulation".into(),
+                    json!({"deviceMetrics": {"width": width, "height": height, "pixelRatio": 2.0, "touch": true}}),
+                );
+            }
+        }
         let connector = hyper_util::client::legacy::connect::HttpConnector::new();
         let url = format!("http://127.0.0.1:{port}");
         let mut last_error = None;
