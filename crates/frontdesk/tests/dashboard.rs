@@ -23,6 +23,8 @@ on_both_engines_configured!(
     signing_out_ends_the_session,
     other_organizations_records_show_the_404_page,
     the_demo_hotel_reads_well_on_desktop_and_phone,
+    sign_in_attempts_are_limited_per_email,
+    an_expired_session_returns_to_the_page_after_sign_in,
 );
 
 /// The password of the operators that `TestServer::org` creates.
@@ -551,5 +553,81 @@ async fn other_organizations_records_show_the_404_page(engine: Engine) {
     let api = s.get("/api/no-such-endpoint", &Auth::None).await;
     assert_eq!(api.status.as_u16(), 404);
     assert_eq!(api.header("content-type"), Some("application/problem+json"));
+    b.close().await;
+}
+
+/// A client that shows redirects instead of following them.
+fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
+async fn sign_in_attempts_are_limited_per_email(engine: Engine) {
+    let Some(s) = server(engine).await else { return };
+    let org = s.org("Acme").await;
+    let client = no_redirects();
+    let attempt = |password: &'static str| {
+        client
+            .post(format!("{}/sign-in", s.base))
+            .header("cookie", "fd_signin=t0k3n")
+            .form(&[("email", org.operator_email.as_str()), ("password", password), ("_csrf", "t0k3n")])
+            .send()
+    };
+    for _ in 0..10 {
+        assert_eq!(attempt("wrong password").await.unwrap().status().as_u16(), 401);
+    }
+    // The eleventh within the minute is refused before the password is looked at, even the right one.
+    let refused = attempt(PASSWORD).await.unwrap();
+    assert_eq!(refused.status().as_u16(), 429);
+    assert!(refused.text().await.unwrap().contains("Too many sign-in attempts"));
+    // Another operator's e-mail from the same address is not affected by that limit.
+    let other = s.org("Other").await;
+    let answer = client
+        .post(format!("{}/sign-in", s.base))
+        .header("cookie", "fd_signin=t0k3n")
+        .form(&[("email", other.operator_email.as_str()), ("password", PASSWORD), ("_csrf", "t0k3n")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 303);
+    // A sign-in form without its doubled token is refused.
+    let answer = client
+        .post(format!("{}/sign-in", s.base))
+        .form(&[("email", other.operator_email.as_str()), ("password", PASSWORD), ("_csrf", "t0k3n")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 403);
+}
+
+async fn an_expired_session_returns_to_the_page_after_sign_in(engine: Engine) {
+    let Some(s) = server(engine).await else { return };
+    let org = s.org("Acme").await;
+    let h = hotel(&s, &org).await;
+    let operator = frontdesk::domain::identity::find_operator_by_email(&s.db, &org.operator_email).await.unwrap();
+    let expired =
+        frontdesk::domain::identity::issue_token(&s.db, operator, chrono::TimeDelta::seconds(-1)).await.unwrap();
+    let page = format!("/hotels/{}/rack?days=30", h.id);
+    let answer = no_redirects()
+        .get(format!("{}{page}", s.base))
+        .header("cookie", format!("fd_session={}", expired.token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 303);
+    let location = answer.headers()["location"].to_str().unwrap().to_string();
+    assert_eq!(
+        location,
+        format!("/sign-in?next={}", url::form_urlencoded::byte_serialize(page.as_bytes()).collect::<String>())
+    );
+    let cookies: Vec<&str> = answer.headers().get_all("set-cookie").iter().filter_map(|v| v.to_str().ok()).collect();
+    assert!(cookies.iter().any(|c| c.starts_with("fd_session=;") && c.contains("Max-Age=0")), "{cookies:?}");
+    // Signing in from there lands on the page asked for.
+    let Some(b) = Browser::start(&s.base).await else { return };
+    b.goto(&location).await;
+    b.fill("#email", &org.operator_email).await;
+    b.fill("#password", PASSWORD).await;
+    b.click("button[type=submit]").await;
+    b.wait_for_text("Room rack").await;
+    assert_eq!(b.path().await, page);
     b.close().await;
 }

@@ -146,6 +146,10 @@ impl BenchServer {
 impl Drop for BenchServer {
     fn drop(&mut self) {
         if let Some(path) = self.cleanup.take() {
+            if std::env::var_os("FRONTDESK_BENCH_KEEP_DB").is_some() {
+                eprintln!("  kept the SQLite database {path} (FRONTDESK_BENCH_KEEP_DB)");
+                return;
+            }
             for suffix in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{path}{suffix}"));
             }

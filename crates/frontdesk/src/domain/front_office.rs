@@ -399,16 +399,33 @@ pub async fn search(db: &Db, actor: &Actor, hotel_id: &str, query: &StaySearch) 
     Ok(StayPage { lines, has_more })
 }
 
-/// Guests whose e-mail is `text` (when it has an `@`) or whose name contains it.
+/// Guests whose e-mail is `text` (when it has an `@`), or whose names start with its words ("ana", "silva",
+/// "ana sil"): each word must begin the first or the last name.
 pub async fn find_guests(db: &Db, actor: &Actor, text: &str, limit: i64) -> Result<Vec<Guest>> {
     actor.require_scope(Scope::GuestsRead)?;
     let text = text.trim();
-    let search = if text.contains('@') {
-        GuestSearch::Email(text.to_lowercase())
+    let found = if text.contains('@') {
+        store::guests::search(&mut *db.read().await?, &actor.organization_id, &GuestSearch::Email(text.into()), limit)
+            .await?
     } else {
-        GuestSearch::Name(text.to_lowercase())
+        let words: Vec<String> = text.split_whitespace().map(str::to_lowercase).collect();
+        // The longest word narrows through the index; the others are checked here.
+        let Some(key) = words.iter().max_by_key(|w| w.chars().count()).cloned() else { return Ok(Vec::new()) };
+        let candidates = store::guests::search(
+            &mut *db.read().await?,
+            &actor.organization_id,
+            &GuestSearch::NamePrefix(key),
+            limit.saturating_mul(4),
+        )
+        .await?;
+        let starts = |name: &str, word: &str| name.to_lowercase().starts_with(word);
+        let mut matching: Vec<Guest> = candidates
+            .into_iter()
+            .filter(|g| words.iter().all(|w| starts(&g.first_name, w) || starts(&g.last_name, w)))
+            .collect();
+        matching.truncate(usize::try_from(limit).unwrap_or(0));
+        matching
     };
-    let found = store::guests::search(&mut *db.read().await?, &actor.organization_id, &search, limit).await?;
     Ok(found.into_iter().filter(|g| actor.sees_hotel(g.hotel_id.as_deref())).collect())
 }
 

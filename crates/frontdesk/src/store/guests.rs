@@ -155,9 +155,10 @@ pub async fn by_ids(conn: &mut AnyConnection, organization_id: &str, ids: &[Stri
 pub enum GuestSearch {
     /// An e-mail address: an exact, case-insensitive match (indexed).
     Email(String),
-    /// Part of a name, already lower-cased: matched anywhere in "first last" (a scan of the organization's
-    /// guests; SQLite lower-cases ASCII letters only, PostgreSQL every letter).
-    Name(String),
+    /// The start of a first or last name, lower-cased (indexed: `lower(first_name)`, `lower(last_name)`). SQLite's
+    /// `lower` changes ASCII letters only, so there a name starting with another capital letter (Östberg) is found
+    /// only as written.
+    NamePrefix(String),
 }
 
 /// Guests of the organization that match, by last and first name, at most `limit`.
@@ -167,27 +168,59 @@ pub async fn search(
     search: &GuestSearch,
     limit: i64,
 ) -> StoreResult<Vec<Guest>> {
-    let mut c = Conditions::new(Engine::of(conn));
-    c.push("organization_id = ?", organization_id.to_string());
     match search {
         GuestSearch::Email(email) => {
-            c.push("email_normalized = ?", email.to_lowercase());
+            let sql = format!(
+                "SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND email_normalized = $2 \
+                 ORDER BY last_name, first_name, id LIMIT $3"
+            );
+            let rows = sqlx::query(&sql).bind(organization_id).bind(email.to_lowercase()).bind(limit);
+            rows.fetch_all(conn).await?.iter().map(guest).collect()
         }
-        GuestSearch::Name(part) => {
-            let escaped: String = part
-                .chars()
-                .flat_map(|ch| match ch {
-                    '%' | '_' | '\\' => vec!['\\', ch],
-                    other => vec![other],
-                })
-                .collect();
-            c.push("lower(first_name || ' ' || last_name) LIKE ? ESCAPE '\\'", format!("%{escaped}%"));
+        GuestSearch::NamePrefix(prefix) => {
+            // Each name through its own index (a range of the lower-cased name); the two lists are merged.
+            let upper = prefix_upper_bound(prefix);
+            let mut found: Vec<Guest> = Vec::new();
+            for column in ["lower(last_name)", "lower(first_name)"] {
+                let sql = format!(
+                    "SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND {column} >= $2 AND {column} < $3 \
+                     ORDER BY {column}, id LIMIT $4"
+                );
+                let query =
+                    sqlx::query(&sql).bind(organization_id).bind(prefix.as_str()).bind(upper.as_str()).bind(limit);
+                for row in query.fetch_all(&mut *conn).await? {
+                    let g = guest(&row)?;
+                    if !found.iter().any(|f| f.id == g.id) {
+                        found.push(g);
+                    }
+                }
+            }
+            found.sort_by(|a, b| (&a.last_name, &a.first_name, &a.id).cmp(&(&b.last_name, &b.first_name, &b.id)));
+            found.truncate(usize::try_from(limit).unwrap_or(0));
+            Ok(found)
         }
     }
-    let limit_placeholder = c.bind(limit);
-    let sql = format!(
-        "SELECT {COLUMNS} FROM guests{} ORDER BY last_name, first_name, id LIMIT {limit_placeholder}",
-        c.where_clause()
-    );
-    sqlx::query_with(&sql, c.into_args()).fetch_all(conn).await?.iter().map(guest).collect()
+}
+
+/// The least text greater than every text starting with `prefix`: its last character, one code point higher.
+fn prefix_upper_bound(prefix: &str) -> String {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(last) = chars.pop() {
+        if let Some(next) = (u32::from(last) + 1..=0x10FFFF).find_map(char::from_u32) {
+            chars.push(next);
+            return chars.into_iter().collect();
+        }
+    }
+    // Only U+10FFFF: nothing sorts above; a bound no name reaches.
+    "\u{10FFFF}\u{10FFFF}".to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn prefix_bounds() {
+        assert_eq!(super::prefix_upper_bound("silv"), "silw");
+        assert_eq!(super::prefix_upper_bound("mü"), "mý");
+        assert!(super::prefix_upper_bound("ab").as_str() > "abzzzz");
+    }
 }
