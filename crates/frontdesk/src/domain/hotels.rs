@@ -40,8 +40,11 @@ pub struct Hotel {
     pub check_out_time: String,
     #[serde(flatten)]
     pub address: Address,
-    /// Whether the public availability and booking endpoints serve this hotel.
+    /// Whether the public availability and booking endpoints, and the booking page `/book/{id}`, serve this hotel.
     pub public_booking: bool,
+    /// The sites that may show the booking page in a frame (its `frame-ancestors`): origins such as
+    /// `https://www.example-hotel.com`. Empty: no site may.
+    pub booking_embed_origins: Vec<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -67,6 +70,9 @@ pub struct HotelIn {
     #[schema(pattern = "^[A-Z]{2}$")]
     pub country: Option<String>,
     pub public_booking: Option<bool>,
+    /// Default none. At most 10 origins (`http(s)://host[:port]`, no path).
+    #[schema(max_items = 10, value_type = Option<Vec<String>>)]
+    pub booking_embed_origins: Option<Vec<String>>,
 }
 
 impl HotelIn {
@@ -85,6 +91,7 @@ impl HotelIn {
             region: None,
             country: None,
             public_booking: None,
+            booking_embed_origins: None,
         }
     }
 }
@@ -122,9 +129,54 @@ pub struct HotelPatch {
     #[schema(value_type = Option<String>, pattern = "^[A-Z]{2}$")]
     pub country: Option<Option<String>>,
     pub public_booking: Option<bool>,
+    /// Replaces the list; `[]` clears it.
+    #[schema(max_items = 10, value_type = Option<Vec<String>>)]
+    pub booking_embed_origins: Option<Vec<String>>,
 }
 
-fn validate(h: &Hotel) -> Result<()> {
+/// Most origins a hotel may allow to embed its booking page.
+pub const MAX_EMBED_ORIGINS: usize = 10;
+
+/// An origin a booking page may be framed by, in the form browsers compare (`https://www.example.com`, lower
+/// case, default port left out), or `None` for anything else: another scheme, a path, a query, credentials, a
+/// wildcard. A trailing `/` is accepted and dropped.
+pub fn embed_origin(value: &str) -> Option<String> {
+    let value = value.trim();
+    if value.len() > 200 || value.contains('*') || value.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return None;
+    }
+    let url = url::Url::parse(value).ok()?;
+    let bare = matches!(url.scheme(), "http" | "https")
+        && url.host_str().is_some_and(|h| !h.is_empty())
+        && url.username().is_empty()
+        && url.password().is_none()
+        && url.path() == "/"
+        && url.query().is_none()
+        && url.fragment().is_none();
+    bare.then(|| url.origin().ascii_serialization())
+}
+
+/// The embedding origins of a hotel, normalized and without repeats; a validation error names each bad entry.
+fn embed_origins(c: &mut Checks, values: &[String]) -> Vec<String> {
+    if values.len() > MAX_EMBED_ORIGINS {
+        c.fail("bookingEmbedOrigins", format!("at most {MAX_EMBED_ORIGINS} origins"));
+    }
+    let mut origins: Vec<String> = Vec::new();
+    for value in values {
+        match embed_origin(value) {
+            Some(origin) if !origins.contains(&origin) => origins.push(origin),
+            Some(_) => {}
+            None => c.fail(
+                "bookingEmbedOrigins",
+                format!("{value:?} is not an origin such as https://www.example.com (scheme and host, no path)"),
+            ),
+        }
+    }
+    origins
+}
+
+/// Checks a hotel before it is written, and puts its embedding origins in their normal form.
+fn validate(h: &mut Hotel) -> Result<()> {
     let mut c = Checks::new();
     c.text("name", &h.name, 200);
     c.timezone("timezone", &h.timezone);
@@ -146,6 +198,7 @@ fn validate(h: &Hotel) -> Result<()> {
             c.fail("country", "must be an ISO 3166-1 alpha-2 code such as PT");
         }
     }
+    h.booking_embed_origins = embed_origins(&mut c, &h.booking_embed_origins);
     c.finish()
 }
 
@@ -157,7 +210,7 @@ pub async fn create(db: &Db, actor: &Actor, input: HotelIn) -> Result<Hotel> {
 /// Creates a hotel in an organization (the operator check is the caller's; the demo seeding calls this directly).
 pub async fn create_for_organization(db: &Db, organization_id: &str, input: HotelIn) -> Result<Hotel> {
     let at = now();
-    let hotel = Hotel {
+    let mut hotel = Hotel {
         id: new_id(),
         name: clean(&input.name),
         timezone: input.timezone,
@@ -173,10 +226,11 @@ pub async fn create_for_organization(db: &Db, organization_id: &str, input: Hote
             country: input.country,
         },
         public_booking: input.public_booking.unwrap_or(true),
+        booking_embed_origins: input.booking_embed_origins.unwrap_or_default(),
         created_at: at,
         updated_at: at,
     };
-    validate(&hotel)?;
+    validate(&mut hotel)?;
     let mut tx = db.begin_write().await?;
     store::hotels::insert(tx.conn(), organization_id, &hotel).await?;
     tx.commit().await?;
@@ -217,10 +271,11 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: HotelPatch) -> Resu
         region => h.address.region,
         country => h.address.country,
         public_booking => h.public_booking,
+        booking_embed_origins => h.booking_embed_origins,
     );
     h.name = clean(&h.name);
     h.updated_at = now();
-    validate(&h)?;
+    validate(&mut h)?;
     store::hotels::update(tx.conn(), &actor.organization_id, &h).await?;
     tx.commit().await?;
     Ok(h)
@@ -245,5 +300,33 @@ pub async fn optional_filter(
             Ok(Some(hotel_id))
         }
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::embed_origin;
+
+    #[test]
+    fn embedding_origins_are_scheme_host_and_port_only() {
+        assert_eq!(embed_origin("https://www.example.com").as_deref(), Some("https://www.example.com"));
+        assert_eq!(embed_origin(" HTTPS://WWW.Example.com/ ").as_deref(), Some("https://www.example.com"));
+        assert_eq!(embed_origin("https://example.com:443").as_deref(), Some("https://example.com"));
+        assert_eq!(embed_origin("http://127.0.0.1:8000").as_deref(), Some("http://127.0.0.1:8000"));
+        for bad in [
+            "",
+            "example.com",
+            "https://example.com/book",
+            "https://example.com/?x",
+            "https://example.com#top",
+            "https://user@example.com",
+            "https://*.example.com",
+            "ftp://example.com",
+            "javascript:alert(1)",
+            "https://exa mple.com",
+            "https://example.com 'unsafe-inline'",
+        ] {
+            assert_eq!(embed_origin(bad), None, "{bad:?}");
+        }
     }
 }
