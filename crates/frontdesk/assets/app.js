@@ -42,7 +42,13 @@
     setTimeout(function () { form.dataset.submitted = ""; }, 4000);
   });
 
-  function ready() { autoSubmit(document); }
+  // After a refused form, the first field to fix takes the focus (the message beside it is read out with it).
+  function focusFirstError() {
+    var field = document.querySelector("form[data-focus-error] [aria-invalid=true]");
+    if (field) field.focus();
+  }
+
+  function ready() { autoSubmit(document); focusFirstError(); }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", ready);
   else ready();
   document.addEventListener("htmx:afterSwap", function (event) { autoSubmit(event.target); });
