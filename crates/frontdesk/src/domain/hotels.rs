@@ -44,6 +44,7 @@ pub struct Hotel {
     pub public_booking: bool,
     /// The sites that may show the booking page in a frame (its `frame-ancestors`): origins such as
     /// `https://www.example-hotel.com`. Empty: no site may.
+    #[schema(value_type = Vec<EmbedOrigin>)]
     pub booking_embed_origins: Vec<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -70,8 +71,8 @@ pub struct HotelIn {
     #[schema(pattern = "^[A-Z]{2}$")]
     pub country: Option<String>,
     pub public_booking: Option<bool>,
-    /// Default none. At most 10 origins (`http(s)://host[:port]`, no path).
-    #[schema(max_items = 10, value_type = Option<Vec<String>>)]
+    /// Default none. At most 10 origins (`http(s)://host[:port]`, lower case, no path).
+    #[schema(max_items = 10, value_type = Option<Vec<EmbedOrigin>>)]
     pub booking_embed_origins: Option<Vec<String>>,
 }
 
@@ -130,30 +131,75 @@ pub struct HotelPatch {
     pub country: Option<Option<String>>,
     pub public_booking: Option<bool>,
     /// Replaces the list; `[]` clears it.
-    #[schema(max_items = 10, value_type = Option<Vec<String>>)]
+    #[schema(max_items = 10, value_type = Option<Vec<EmbedOrigin>>)]
     pub booking_embed_origins: Option<Vec<String>>,
 }
 
 /// Most origins a hotel may allow to embed its booking page.
 pub const MAX_EMBED_ORIGINS: usize = 10;
 
-/// An origin a booking page may be framed by, in the form browsers compare (`https://www.example.com`, lower
-/// case, default port left out), or `None` for anything else: another scheme, a path, a query, credentials, a
-/// wildcard. A trailing `/` is accepted and dropped.
+/// An origin that may frame a hotel's booking page, e.g. `https://www.example-hotel.com` (the OpenAPI schema).
+pub struct EmbedOrigin;
+
+impl utoipa::PartialSchema for EmbedOrigin {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .description(Some("A site that may show the booking page in a frame: scheme, host and port, no path."))
+            .pattern(Some(EMBED_ORIGIN_PATTERN))
+            .max_length(Some(200))
+            .examples(["https://www.example-hotel.com"])
+            .build()
+            .into()
+    }
+}
+
+impl ToSchema for EmbedOrigin {}
+
+/// The form of an embedding origin, as the OpenAPI document states it: `http(s)://` and a lower-case host name (its
+/// last label starting with a letter) or IPv4 address, an optional port, an optional final `/`.
+pub const EMBED_ORIGIN_PATTERN: &str = r"^https?://(((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|([a-z0-9]+(-[a-z0-9]+)*\.)*[a-z][a-z0-9]*(-[a-z0-9]+)*)(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?/?$";
+
+/// An origin a booking page may be framed by, in the form browsers compare (`https://www.example.com`, default
+/// port left out), or `None` for anything that does not match [`EMBED_ORIGIN_PATTERN`]: another scheme, a path,
+/// a query, credentials, a wildcard, upper case.
 pub fn embed_origin(value: &str) -> Option<String> {
-    let value = value.trim();
-    if value.len() > 200 || value.contains('*') || value.chars().any(|c| c.is_control() || c.is_whitespace()) {
+    if value.len() > 200 {
         return None;
     }
-    let url = url::Url::parse(value).ok()?;
-    let bare = matches!(url.scheme(), "http" | "https")
-        && url.host_str().is_some_and(|h| !h.is_empty())
-        && url.username().is_empty()
-        && url.password().is_none()
-        && url.path() == "/"
-        && url.query().is_none()
-        && url.fragment().is_none();
-    bare.then(|| url.origin().ascii_serialization())
+    let rest = value.strip_prefix("https://").or_else(|| value.strip_prefix("http://"))?;
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (rest, None),
+    };
+    let port_ok = port.is_none_or(|p| {
+        !p.starts_with('0')
+            && p.len() <= 5
+            && p.chars().all(|c| c.is_ascii_digit())
+            && p.parse::<u32>().is_ok_and(|n| (1..=65535).contains(&n))
+    });
+    let octet = |o: &str| {
+        !o.is_empty()
+            && o.len() <= 3
+            && o.chars().all(|c| c.is_ascii_digit())
+            && (o == "0" || !o.starts_with('0'))
+            && o.parse::<u16>().is_ok_and(|n| n <= 255)
+    };
+    let label = |l: &str| {
+        !l.is_empty()
+            && l.split('-')
+                .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+    };
+    let labels: Vec<&str> = host.split('.').collect();
+    let ipv4 = labels.len() == 4 && labels.iter().all(|l| octet(l));
+    let name = labels.iter().all(|l| label(l))
+        && labels.last().is_some_and(|last| last.starts_with(|c: char| c.is_ascii_lowercase()));
+    if !port_ok || !(ipv4 || name) {
+        return None;
+    }
+    Some(url::Url::parse(value).ok()?.origin().ascii_serialization())
 }
 
 /// The embedding origins of a hotel, normalized and without repeats; a validation error names each bad entry.
@@ -310,11 +356,24 @@ mod tests {
     #[test]
     fn embedding_origins_are_scheme_host_and_port_only() {
         assert_eq!(embed_origin("https://www.example.com").as_deref(), Some("https://www.example.com"));
-        assert_eq!(embed_origin(" HTTPS://WWW.Example.com/ ").as_deref(), Some("https://www.example.com"));
+        assert_eq!(embed_origin("https://www.example.com/").as_deref(), Some("https://www.example.com"));
         assert_eq!(embed_origin("https://example.com:443").as_deref(), Some("https://example.com"));
         assert_eq!(embed_origin("http://127.0.0.1:8000").as_deref(), Some("http://127.0.0.1:8000"));
+        assert_eq!(embed_origin("http://localhost:65535").as_deref(), Some("http://localhost:65535"));
+        assert_eq!(embed_origin("https://x1.a-b.c").as_deref(), Some("https://x1.a-b.c"));
         for bad in [
             "",
+            " https://example.com",
+            "HTTPS://WWW.Example.com",
+            "https://example.com:0",
+            "https://example.com:65536",
+            "https://example.com:080",
+            "https://256.1.1.1",
+            "https://1.2.3",
+            "https://a.1",
+            "https://xn--a.com",
+            "https://-a.com",
+            "https://example.com//",
             "example.com",
             "https://example.com/book",
             "https://example.com/?x",

@@ -81,7 +81,8 @@ async fn show(State(state): State<AppState>, page: HotelPage) -> WebResult {
 async fn save(State(state): State<AppState>, page: HotelPage, posted: Posted<SettingsForm>) -> WebResult {
     let form = posted.form;
     let public_booking = form.public_booking.is_some();
-    let origins: Vec<String> = form.embed_origins.split_whitespace().map(str::to_string).collect();
+    // Host names and schemes are case-insensitive: typed as the operator likes, stored in the form browsers compare.
+    let origins: Vec<String> = form.embed_origins.split_whitespace().map(str::to_lowercase).collect();
     let patch = HotelPatch {
         public_booking: Some(public_booking),
         booking_embed_origins: Some(origins),
