@@ -315,6 +315,8 @@ pub struct OfferCard {
     /// The price of one night when every night costs the same.
     pub per_night: Option<String>,
     pub total: String,
+    /// `3 nights`.
+    pub nights: String,
     /// "Only 2 left" when few rooms remain.
     pub few_left: Option<String>,
     pub choose_href: String,
@@ -343,6 +345,7 @@ impl OfferCard {
                 .flatten(),
             nightly,
             total: money::format(offer.total_price, &offer.currency),
+            nights: view::nights(offer.nights),
             few_left: (offer.available_units <= FEW_LEFT).then(|| match offer.available_units {
                 1 => "Only 1 room left".to_string(),
                 n => format!("Only {n} rooms left"),
@@ -357,6 +360,8 @@ pub struct Results {
     /// `3 rooms for 2 adults` and the stay.
     pub heading: String,
     pub stay: String,
+    /// `2 adults, 1 child`.
+    pub party: String,
     pub offers: Vec<OfferCard>,
     /// Why nothing is offered, when nothing is.
     pub none: String,
@@ -399,11 +404,14 @@ async fn run_search(
                     .map_err(|err| error_page(err, Some(hotel)))?
                 {
                     Some(most) => {
-                        let message = format!(
-                            "Our rooms take at most {} guests ({} adults, {} children). For a larger party, send a \
-                             request for each room.",
-                            most.guests, most.adults, most.children
-                        );
+                        let mut message = format!("Our rooms take at most {} guests", most.guests);
+                        if most.adults < most.guests {
+                            message.push_str(&format!(", {} of them adults", most.adults));
+                        }
+                        if most.children < most.guests {
+                            message.push_str(&format!(", {} of them children", most.children));
+                        }
+                        message.push_str(". For a larger party, send a request for each room.");
                         let field = if adults > most.adults || children == 0 { "adults" } else { "children" };
                         errors.add(field, message);
                         return Ok((None, errors));
@@ -435,6 +443,7 @@ fn results(hotel: &Hotel, query: &AvailabilityQuery, offers: &[Offer], none: Str
             1 => format!("1 offer for {party}"),
             n => format!("{n} offers for {party}"),
         },
+        party: party.clone(),
         stay,
         offers: offers.iter().map(|o| OfferCard::new(&hotel.id, o)).collect(),
         none,
