@@ -82,16 +82,6 @@ impl FormErrors {
         }
     }
 
-    /// Adds `other`'s messages (a field's first message stays).
-    pub fn merge(&mut self, other: FormErrors) {
-        for (field, message) in other.fields {
-            self.add(&field, message);
-        }
-        if self.general.is_none() {
-            self.general = other.general;
-        }
-    }
-
     /// Fields with a message that no control of the form shows: listed at the top so none goes unseen.
     pub fn unplaced(&self, shown: &[&str]) -> Vec<String> {
         let mut rest: Vec<String> = self

@@ -44,14 +44,14 @@ pub async fn party_too_large(db: &Db, hotel_id: &str, adults: i64, children: i64
 }
 
 /// Why a chosen offer can no longer be booked as shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Stale {
     /// Older than [`super::OFFER_TTL`].
     Expired,
     /// No room of the type (or no allotment of the plan) is left for the stay, or the plan stopped selling it.
     SoldOut,
-    /// The total changed (both in minor units).
-    Repriced { was: i64, now: i64 },
+    /// The total changed: it was `was` (minor units of the offer's currency), it is the total of `now`.
+    Repriced { was: i64, now: Box<Offer> },
 }
 
 /// A chosen offer, checked again against the hotel's availability of now.
@@ -98,7 +98,9 @@ fn judge(claims: &Claims, offers: &[Offer], now: i64) -> std::result::Result<Off
     }
     match offers.iter().find(|o| o.room_type_id == claims.t && o.rate_plan_id == claims.p) {
         None => Err(Stale::SoldOut),
-        Some(offer) if offer.total_price != claims.s => Err(Stale::Repriced { was: claims.s, now: offer.total_price }),
+        Some(offer) if offer.total_price != claims.s => {
+            Err(Stale::Repriced { was: claims.s, now: Box::new(offer.clone()) })
+        }
         Some(offer) => Ok(offer.clone()),
     }
 }
@@ -226,7 +228,8 @@ mod tests {
         assert_eq!(judge(&claims, &now, 1001).map(|o| o.total_price), Err(Stale::Expired));
         assert_eq!(judge(&claims, &now[..1], 999).map(|o| o.total_price), Err(Stale::SoldOut));
         let repriced = [offer("t", "p", 120)];
-        assert_eq!(judge(&claims, &repriced, 999).map(|o| o.total_price), Err(Stale::Repriced { was: 100, now: 120 }));
+        let now = Box::new(repriced[0].clone());
+        assert_eq!(judge(&claims, &repriced, 999).map(|o| o.total_price), Err(Stale::Repriced { was: 100, now }));
     }
 
     #[test]

@@ -495,10 +495,8 @@ fn search_answer(
 }
 
 /// The search page of a chosen offer that went stale: why, and the offers of now for the same stay.
-fn stale_answer(hotel: &Hotel, rechecked: &Rechecked, stale: Stale, status: StatusCode) -> Response {
+fn stale_answer(hotel: &Hotel, rechecked: &Rechecked, stale: &Stale, status: StatusCode) -> Response {
     let query = booking_page::query_of(&rechecked.stay);
-    let chosen = |offers: &[Offer]| offers.first().map(|o| o.currency.clone());
-    let currency = chosen(&rechecked.offers).unwrap_or_else(|| hotel.currency.clone());
     let notice = match stale {
         Stale::Expired => "The offer you chose has expired: offers are held for 30 minutes. These are the rooms and \
                            prices for your stay now."
@@ -509,8 +507,8 @@ fn stale_answer(hotel: &Hotel, rechecked: &Rechecked, stale: Stale, status: Stat
         Stale::Repriced { was, now } => format!(
             "The price of the room you chose has changed from {} to {}. Nothing was booked: please check the \
              prices below and choose again.",
-            money::format(was, &currency),
-            money::format(now, &currency)
+            money::format(*was, &now.currency),
+            money::format(now.total_price, &now.currency)
         ),
     };
     let none = if rechecked.offers.is_empty() {
@@ -636,7 +634,7 @@ async fn details_page(
             let form = GuestForm { key: secrets::generate("bp_"), ..GuestForm::default() };
             details_answer(&hotel, &rechecked, offer, form, FormErrors::default())
         }
-        Err(stale) => stale_answer(&hotel, &rechecked, *stale, StatusCode::OK),
+        Err(stale) => stale_answer(&hotel, &rechecked, stale, StatusCode::OK),
     }
 }
 
@@ -680,20 +678,17 @@ async fn send_request(
         notes: optional(&form.notes),
         arrival_time: optional(&form.arrival_time),
     };
-    let booked = match errors.is_empty() {
-        true => availability::book(&state.db, &state.offer_key, &hotel.id, key.as_deref(), input).await,
-        false => Err(Error::Validation(Vec::new())),
-    };
-    match booked {
+    if !errors.is_empty() {
+        return form_again(&state, &hotel, form, errors).await;
+    }
+    match availability::book(&state.db, &state.offer_key, &hotel.id, key.as_deref(), input).await {
         Ok(out) => Redirect::to(&receipt_link(&state, &hotel, &out.reservation_id, false)).into_response(),
         Err(Error::Validation(field_errors)) if !field_errors.iter().any(|e| e.field.as_deref() == Some("offerId")) => {
             // Mistakes in the form: shown beside their fields, with the offer as it stands now.
-            let mut errors = errors;
             match guest_errors(Error::Validation(field_errors)) {
-                Ok(more) => errors.merge(more),
-                Err(err) => return error_page(err, Some(&hotel)),
+                Ok(errors) => form_again(&state, &hotel, form, errors).await,
+                Err(err) => error_page(err, Some(&hotel)),
             }
-            form_again(&state, &hotel, form, errors).await
         }
         Err(Error::Conflict(_)) => {
             // This form was sent before, and changed since: its first request stands.
@@ -714,8 +709,8 @@ async fn send_request(
                     Ok(rechecked) => rechecked,
                     Err(err) => return error_page(err, Some(&hotel)),
                 };
-            let stale = rechecked.chosen.as_ref().err().copied().unwrap_or(Stale::SoldOut);
-            stale_answer(&hotel, &rechecked, stale, StatusCode::CONFLICT)
+            let stale = rechecked.chosen.as_ref().err().cloned().unwrap_or(Stale::SoldOut);
+            stale_answer(&hotel, &rechecked, &stale, StatusCode::CONFLICT)
         }
         Err(err) => error_page(err, Some(&hotel)),
     }
@@ -730,7 +725,7 @@ async fn form_again(state: &AppState, hotel: &Hotel, form: GuestForm, errors: Fo
         };
     match &rechecked.chosen {
         Ok(offer) => details_answer(hotel, &rechecked, offer, form, errors),
-        Err(stale) => stale_answer(hotel, &rechecked, *stale, StatusCode::CONFLICT),
+        Err(stale) => stale_answer(hotel, &rechecked, stale, StatusCode::CONFLICT),
     }
 }
 
