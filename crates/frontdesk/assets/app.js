@@ -30,19 +30,30 @@
     }
   }, true);
 
-  // A form submitted twice (a double click) sends once.
+  // A form submitted twice (a double click) sends once: its buttons are disabled while the answer is on its way.
+  // Not by cancelling the second submit event: Chromium then drops the first submission too, and nothing is sent.
+  // Disabled only after this event, so that the clicked button's name and value still go with the form.
+  function setButtons(form, disabled) {
+    form.querySelectorAll("button:not([type=button]), input[type=submit]").forEach(function (b) { b.disabled = disabled; });
+  }
   document.addEventListener("submit", function (event) {
     var form = event.target;
-    if (event.defaultPrevented) return;
-    if (form.dataset.submitted === "yes") {
-      event.preventDefault();
-      return;
-    }
-    form.dataset.submitted = "yes";
-    setTimeout(function () { form.dataset.submitted = ""; }, 4000);
+    if (event.defaultPrevented || form.hasAttribute("hx-get") || form.hasAttribute("hx-post")) return;
+    setTimeout(function () { setButtons(form, true); }, 0);
+    setTimeout(function () { setButtons(form, false); }, 4000);
+  });
+  // A page shown again from the back/forward cache gets its buttons back.
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted) document.querySelectorAll("form").forEach(function (form) { setButtons(form, false); });
   });
 
-  function ready() { autoSubmit(document); }
+  // After a refused form, the first field to fix takes the focus (the message beside it is read out with it).
+  function focusFirstError() {
+    var field = document.querySelector("form[data-focus-error] [aria-invalid=true]");
+    if (field) field.focus();
+  }
+
+  function ready() { autoSubmit(document); focusFirstError(); }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", ready);
   else ready();
   document.addEventListener("htmx:afterSwap", function (event) { autoSubmit(event.target); });

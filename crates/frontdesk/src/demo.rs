@@ -55,6 +55,7 @@ pub async fn seed(db: &Db) -> anyhow::Result<Seeded> {
             region: None,
             country: Some("PT".into()),
             public_booking: Some(true),
+            booking_embed_origins: None,
         },
     )
     .await?;
@@ -81,6 +82,15 @@ const CATALOGUE: [(&str, &str, i64, &[&str], i64); 3] = [
     ("Family Suite", "FAM", 4, &["301", "302"], 22000),
 ];
 
+/// What the booking page says of a room type.
+fn describe(code: &str) -> &'static str {
+    match code {
+        "STD" => "A quiet room with a queen bed, a rain shower and a view over the old town. 18 m².",
+        "DLX" => "A king bed, a reading chair by the window and a view of the river. 26 m².",
+        _ => "Two rooms: a king bed and two single beds, a bath and a shower. 40 m².",
+    }
+}
+
 /// How many nights ahead the demo prices reach.
 const DEMO_NIGHTS: u64 = 90;
 
@@ -93,7 +103,7 @@ async fn seed_catalogue(db: &Db, system: &Actor, hotel_id: &str) -> anyhow::Resu
             RoomTypeIn {
                 hotel_id: Some(hotel_id.to_string()),
                 name: name.to_string(),
-                description: Some(format!("{name}, sleeps {occupancy}")),
+                description: Some(describe(code).to_string()),
                 max_occupancy: occupancy,
                 max_adults: None,
                 max_children: None,
@@ -366,8 +376,12 @@ impl Seeded {
                      with POST /api/apiKeys"
                 .to_string(),
         };
+        let booking = match &self.hotel_id {
+            Some(hotel) => format!("\n  public booking page: {base}/book/{hotel}"),
+            None => String::new(),
+        };
         format!(
-            "== Frontdesk demo ==\n  organization: {DEMO_ORGANIZATION} ({org})\n  dashboard: {base}/ (sign in as {DEMO_EMAIL} / {DEMO_PASSWORD})\n  operator login: {DEMO_EMAIL} / {DEMO_PASSWORD}\n  sign in: {login}\n  {key}\n  API description: {base}/api/openapi.json\n  assistant connector (MCP): {base}/mcp (sign in as the operator above)",
+            "== Frontdesk demo ==\n  organization: {DEMO_ORGANIZATION} ({org})\n  dashboard: {base}/ (sign in as {DEMO_EMAIL} / {DEMO_PASSWORD}){booking}\n  operator login: {DEMO_EMAIL} / {DEMO_PASSWORD}\n  sign in: {login}\n  {key}\n  API description: {base}/api/openapi.json\n  assistant connector (MCP): {base}/mcp (sign in as the operator above)",
             org = self.organization_id
         )
     }

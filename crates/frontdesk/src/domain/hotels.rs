@@ -40,8 +40,12 @@ pub struct Hotel {
     pub check_out_time: String,
     #[serde(flatten)]
     pub address: Address,
-    /// Whether the public availability and booking endpoints serve this hotel.
+    /// Whether the public availability and booking endpoints, and the booking page `/book/{id}`, serve this hotel.
     pub public_booking: bool,
+    /// The sites that may show the booking page in a frame (its `frame-ancestors`): origins such as
+    /// `https://www.example-hotel.com`. Empty: no site may.
+    #[schema(value_type = Vec<EmbedOrigin>)]
+    pub booking_embed_origins: Vec<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -67,6 +71,9 @@ pub struct HotelIn {
     #[schema(pattern = "^[A-Z]{2}$")]
     pub country: Option<String>,
     pub public_booking: Option<bool>,
+    /// Default none. At most 10 origins (`http(s)://host[:port]`, lower case, no path).
+    #[schema(max_items = 10, value_type = Option<Vec<EmbedOrigin>>)]
+    pub booking_embed_origins: Option<Vec<String>>,
 }
 
 impl HotelIn {
@@ -85,6 +92,7 @@ impl HotelIn {
             region: None,
             country: None,
             public_booking: None,
+            booking_embed_origins: None,
         }
     }
 }
@@ -122,9 +130,99 @@ pub struct HotelPatch {
     #[schema(value_type = Option<String>, pattern = "^[A-Z]{2}$")]
     pub country: Option<Option<String>>,
     pub public_booking: Option<bool>,
+    /// Replaces the list; `[]` clears it.
+    #[schema(max_items = 10, value_type = Option<Vec<EmbedOrigin>>)]
+    pub booking_embed_origins: Option<Vec<String>>,
 }
 
-fn validate(h: &Hotel) -> Result<()> {
+/// Most origins a hotel may allow to embed its booking page.
+pub const MAX_EMBED_ORIGINS: usize = 10;
+
+/// An origin that may frame a hotel's booking page, e.g. `https://www.example-hotel.com` (the OpenAPI schema).
+pub struct EmbedOrigin;
+
+impl utoipa::PartialSchema for EmbedOrigin {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::String))
+            .description(Some("A site that may show the booking page in a frame: scheme, host and port, no path."))
+            .pattern(Some(EMBED_ORIGIN_PATTERN))
+            .max_length(Some(200))
+            .examples(["https://www.example-hotel.com"])
+            .build()
+            .into()
+    }
+}
+
+impl ToSchema for EmbedOrigin {}
+
+/// The form of an embedding origin, as the OpenAPI document states it: `http(s)://` and a lower-case host name (its
+/// last label starting with a letter) or IPv4 address, an optional port, an optional final `/`.
+pub const EMBED_ORIGIN_PATTERN: &str = r"^https?://(((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|([a-z0-9]+(-[a-z0-9]+)*\.)*[a-z][a-z0-9]*(-[a-z0-9]+)*)(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?/?$";
+
+/// An origin a booking page may be framed by, in the form browsers compare (`https://www.example.com`, default
+/// port left out), or `None` for anything that does not match [`EMBED_ORIGIN_PATTERN`]: another scheme, a path,
+/// a query, credentials, a wildcard, upper case.
+pub fn embed_origin(value: &str) -> Option<String> {
+    if value.len() > 200 {
+        return None;
+    }
+    let rest = value.strip_prefix("https://").or_else(|| value.strip_prefix("http://"))?;
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (rest, None),
+    };
+    let port_ok = port.is_none_or(|p| {
+        !p.starts_with('0')
+            && p.len() <= 5
+            && p.chars().all(|c| c.is_ascii_digit())
+            && p.parse::<u32>().is_ok_and(|n| (1..=65535).contains(&n))
+    });
+    let octet = |o: &str| {
+        !o.is_empty()
+            && o.len() <= 3
+            && o.chars().all(|c| c.is_ascii_digit())
+            && (o == "0" || !o.starts_with('0'))
+            && o.parse::<u16>().is_ok_and(|n| n <= 255)
+    };
+    let label = |l: &str| {
+        !l.is_empty()
+            && l.split('-')
+                .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+    };
+    let labels: Vec<&str> = host.split('.').collect();
+    let ipv4 = labels.len() == 4 && labels.iter().all(|l| octet(l));
+    let name = labels.iter().all(|l| label(l))
+        && labels.last().is_some_and(|last| last.starts_with(|c: char| c.is_ascii_lowercase()));
+    if !port_ok || !(ipv4 || name) {
+        return None;
+    }
+    Some(url::Url::parse(value).ok()?.origin().ascii_serialization())
+}
+
+/// The embedding origins of a hotel, normalized and without repeats; a validation error names each bad entry.
+fn embed_origins(c: &mut Checks, values: &[String]) -> Vec<String> {
+    if values.len() > MAX_EMBED_ORIGINS {
+        c.fail("bookingEmbedOrigins", format!("at most {MAX_EMBED_ORIGINS} origins"));
+    }
+    let mut origins: Vec<String> = Vec::new();
+    for value in values {
+        match embed_origin(value) {
+            Some(origin) if !origins.contains(&origin) => origins.push(origin),
+            Some(_) => {}
+            None => c.fail(
+                "bookingEmbedOrigins",
+                format!("{value:?} is not an origin such as https://www.example.com (scheme and host, no path)"),
+            ),
+        }
+    }
+    origins
+}
+
+/// Checks a hotel before it is written, and puts its embedding origins in their normal form.
+fn validate(h: &mut Hotel) -> Result<()> {
     let mut c = Checks::new();
     c.text("name", &h.name, 200);
     c.timezone("timezone", &h.timezone);
@@ -146,6 +244,7 @@ fn validate(h: &Hotel) -> Result<()> {
             c.fail("country", "must be an ISO 3166-1 alpha-2 code such as PT");
         }
     }
+    h.booking_embed_origins = embed_origins(&mut c, &h.booking_embed_origins);
     c.finish()
 }
 
@@ -157,7 +256,7 @@ pub async fn create(db: &Db, actor: &Actor, input: HotelIn) -> Result<Hotel> {
 /// Creates a hotel in an organization (the operator check is the caller's; the demo seeding calls this directly).
 pub async fn create_for_organization(db: &Db, organization_id: &str, input: HotelIn) -> Result<Hotel> {
     let at = now();
-    let hotel = Hotel {
+    let mut hotel = Hotel {
         id: new_id(),
         name: clean(&input.name),
         timezone: input.timezone,
@@ -173,10 +272,11 @@ pub async fn create_for_organization(db: &Db, organization_id: &str, input: Hote
             country: input.country,
         },
         public_booking: input.public_booking.unwrap_or(true),
+        booking_embed_origins: input.booking_embed_origins.unwrap_or_default(),
         created_at: at,
         updated_at: at,
     };
-    validate(&hotel)?;
+    validate(&mut hotel)?;
     let mut tx = db.begin_write().await?;
     store::hotels::insert(tx.conn(), organization_id, &hotel).await?;
     tx.commit().await?;
@@ -217,10 +317,11 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: HotelPatch) -> Resu
         region => h.address.region,
         country => h.address.country,
         public_booking => h.public_booking,
+        booking_embed_origins => h.booking_embed_origins,
     );
     h.name = clean(&h.name);
     h.updated_at = now();
-    validate(&h)?;
+    validate(&mut h)?;
     store::hotels::update(tx.conn(), &actor.organization_id, &h).await?;
     tx.commit().await?;
     Ok(h)
@@ -245,5 +346,46 @@ pub async fn optional_filter(
             Ok(Some(hotel_id))
         }
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::embed_origin;
+
+    #[test]
+    fn embedding_origins_are_scheme_host_and_port_only() {
+        assert_eq!(embed_origin("https://www.example.com").as_deref(), Some("https://www.example.com"));
+        assert_eq!(embed_origin("https://www.example.com/").as_deref(), Some("https://www.example.com"));
+        assert_eq!(embed_origin("https://example.com:443").as_deref(), Some("https://example.com"));
+        assert_eq!(embed_origin("http://127.0.0.1:8000").as_deref(), Some("http://127.0.0.1:8000"));
+        assert_eq!(embed_origin("http://localhost:65535").as_deref(), Some("http://localhost:65535"));
+        assert_eq!(embed_origin("https://x1.a-b.c").as_deref(), Some("https://x1.a-b.c"));
+        for bad in [
+            "",
+            " https://example.com",
+            "HTTPS://WWW.Example.com",
+            "https://example.com:0",
+            "https://example.com:65536",
+            "https://example.com:080",
+            "https://256.1.1.1",
+            "https://1.2.3",
+            "https://a.1",
+            "https://xn--a.com",
+            "https://-a.com",
+            "https://example.com//",
+            "example.com",
+            "https://example.com/book",
+            "https://example.com/?x",
+            "https://example.com#top",
+            "https://user@example.com",
+            "https://*.example.com",
+            "ftp://example.com",
+            "javascript:alert(1)",
+            "https://exa mple.com",
+            "https://example.com 'unsafe-inline'",
+        ] {
+            assert_eq!(embed_origin(bad), None, "{bad:?}");
+        }
     }
 }

@@ -7,7 +7,8 @@ use super::{bool_int, format_ts, RowExt, StoreResult};
 use crate::domain::hotels::{Address, Hotel};
 
 const COLUMNS: &str = "id, organization_id, name, timezone, currency, check_in_time, check_out_time, \
-     address_line1, address_line2, city, postal_code, region, country, public_booking, created_at, updated_at";
+     address_line1, address_line2, city, postal_code, region, country, public_booking, booking_embed_origins, \
+     created_at, updated_at";
 
 fn hotel(row: &AnyRow) -> StoreResult<Hotel> {
     Ok(Hotel {
@@ -26,6 +27,11 @@ fn hotel(row: &AnyRow) -> StoreResult<Hotel> {
             country: row.try_get("country")?,
         },
         public_booking: row.get_bool("public_booking")?,
+        booking_embed_origins: row
+            .try_get::<String, _>("booking_embed_origins")?
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
         created_at: row.get_ts("created_at")?,
         updated_at: row.get_ts("updated_at")?,
     })
@@ -33,7 +39,7 @@ fn hotel(row: &AnyRow) -> StoreResult<Hotel> {
 
 pub async fn insert(conn: &mut AnyConnection, organization_id: &str, h: &Hotel) -> StoreResult<()> {
     sqlx::query(&format!(
-        "INSERT INTO hotels ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
+        "INSERT INTO hotels ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
     ))
     .bind(&h.id)
     .bind(organization_id)
@@ -49,6 +55,7 @@ pub async fn insert(conn: &mut AnyConnection, organization_id: &str, h: &Hotel) 
     .bind(&h.address.region)
     .bind(&h.address.country)
     .bind(bool_int(h.public_booking))
+    .bind(h.booking_embed_origins.join(" "))
     .bind(format_ts(h.created_at))
     .bind(format_ts(h.updated_at))
     .execute(conn)
@@ -60,7 +67,7 @@ pub async fn update(conn: &mut AnyConnection, organization_id: &str, h: &Hotel) 
     sqlx::query(
         "UPDATE hotels SET name = $1, timezone = $2, currency = $3, check_in_time = $4, check_out_time = $5, \
          address_line1 = $6, address_line2 = $7, city = $8, postal_code = $9, region = $10, country = $11, \
-         public_booking = $12, updated_at = $13 WHERE organization_id = $14 AND id = $15",
+         public_booking = $12, booking_embed_origins = $13, updated_at = $14 WHERE organization_id = $15 AND id = $16",
     )
     .bind(&h.name)
     .bind(&h.timezone)
@@ -74,6 +81,7 @@ pub async fn update(conn: &mut AnyConnection, organization_id: &str, h: &Hotel) 
     .bind(&h.address.region)
     .bind(&h.address.country)
     .bind(bool_int(h.public_booking))
+    .bind(h.booking_embed_origins.join(" "))
     .bind(format_ts(h.updated_at))
     .bind(organization_id)
     .bind(&h.id)

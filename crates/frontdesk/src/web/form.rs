@@ -74,6 +74,14 @@ impl FormErrors {
         }
     }
 
+    /// The same errors with every message rewritten by `f` (wording for another audience).
+    pub fn map_messages(self, f: impl Fn(&str) -> String) -> FormErrors {
+        FormErrors {
+            fields: self.fields.into_iter().map(|(field, message)| (field, f(&message))).collect(),
+            general: self.general.map(|message| f(&message)),
+        }
+    }
+
     /// Fields with a message that no control of the form shows: listed at the top so none goes unseen.
     pub fn unplaced(&self, shown: &[&str]) -> Vec<String> {
         let mut rest: Vec<String> = self

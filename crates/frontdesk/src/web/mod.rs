@@ -12,8 +12,11 @@
 //! * [`form`]: reading posted forms and turning domain validation errors into messages beside their fields.
 //! * [`assets`]: embedded static files with cache headers.
 //! * [`pages`]: one module per area of the dashboard, each with its own `router()`.
+//! * [`booking`]: the public booking page (`/book/{hotelId}`): no operator session, its own frame and framing
+//!   policy.
 
 pub mod assets;
+pub mod booking;
 pub mod form;
 pub mod page;
 pub mod pages;
@@ -39,6 +42,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(pages::requests::router())
         .merge(pages::reservations::router())
         .merge(pages::guests::router())
+        .merge(pages::settings::router())
+        .merge(booking::router())
         .merge(assets::router())
         .layer(axum::middleware::from_fn_with_state(state.clone(), same_origin_writes))
         .layer(axum::middleware::map_response(html_headers))
@@ -72,15 +77,18 @@ async fn same_origin_writes(State(state): State<AppState>, request: Request, nex
     next.run(request).await
 }
 
-/// The content policy of every web answer: scripts and styles from this origin only, no framing (the booking page
-/// relaxes `frame-ancestors` for the sites a hotel names), no referrer leaking ids to other sites. Web answers
+/// The content policy of every web answer: scripts and styles from this origin only, no framing, no referrer
+/// leaking ids to other sites. An answer that states its own policy states its own framing too: the booking page
+/// lets the sites a hotel names frame it ([`booking`]), which `X-Frame-Options: DENY` would forbid. Web answers
 /// are marked [`OwnFormat`]: their errors are pages, not problem documents.
 async fn html_headers(mut response: Response) -> Response {
     let headers = response.headers_mut();
     let csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
                connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-    headers.entry(header::CONTENT_SECURITY_POLICY).or_insert(HeaderValue::from_static(csp));
-    headers.entry(header::X_FRAME_OPTIONS).or_insert(HeaderValue::from_static("DENY"));
+    if !headers.contains_key(header::CONTENT_SECURITY_POLICY) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(csp));
+        headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    }
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     headers.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));

@@ -19,6 +19,7 @@ pub enum Section {
     Requests,
     Reservations,
     Guests,
+    Settings,
 }
 
 /// A hotel in the switcher.

@@ -25,6 +25,7 @@ use super::validate::{calendar_date, clean, is_email, Checks};
 use super::{guests, now, secrets, Actor, Error, FieldError, Result};
 use crate::store::{self, Db};
 
+pub mod booking_page;
 mod copies;
 pub use copies::AvailabilityCopies;
 
@@ -404,6 +405,9 @@ pub struct BookingGuestIn {
     pub email: String,
     #[schema(max_length = 50)]
     pub phone: Option<String>,
+    /// ISO 3166-1 alpha-2; kept on a new guest (an existing guest, found by e-mail, is left as it is).
+    #[schema(pattern = "^[A-Z]{2}$")]
+    pub country: Option<String>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -414,6 +418,10 @@ pub struct BookingIn {
     pub guest: BookingGuestIn,
     #[schema(max_length = 2000)]
     pub notes: Option<String>,
+    /// When the guest expects to arrive on the check-in date, local time `HH:MM`; it becomes the reservation's
+    /// `startTime` (which otherwise is the hotel's check-in time).
+    #[schema(example = "18:30", pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$")]
+    pub arrival_time: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
@@ -424,7 +432,7 @@ pub struct BookingOut {
 }
 
 fn request_digest(input: &BookingIn) -> String {
-    secrets::digest(&format!(
+    let mut text = format!(
         "{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
         input.offer_id,
         input.guest.first_name,
@@ -432,7 +440,14 @@ fn request_digest(input: &BookingIn) -> String {
         input.guest.email.to_lowercase(),
         input.guest.phone.as_deref().unwrap_or_default(),
         input.notes.as_deref().unwrap_or_default()
-    ))
+    );
+    // Only when given, so that keys remembered before these fields existed still match their retries.
+    for (label, value) in [("country", &input.guest.country), ("arrival", &input.arrival_time)] {
+        if let Some(value) = value {
+            text.push_str(&format!("\u{1f}{label}={value}"));
+        }
+    }
+    secrets::digest(&text)
 }
 
 /// `POST /api/hotels/{hotelId}/book-reservation`: a REQUESTED reservation with one unassigned PENDING room, for
@@ -457,7 +472,15 @@ pub async fn book(
         c.fail("guest.email", "must be an e-mail address");
     }
     c.opt_text("guest.phone", input.guest.phone.as_deref(), 50);
+    if let Some(country) = &input.guest.country {
+        if country.len() != 2 || !country.chars().all(|ch| ch.is_ascii_uppercase()) {
+            c.fail("guest.country", "must be an ISO 3166-1 alpha-2 code such as PT");
+        }
+    }
     c.opt_text("notes", input.notes.as_deref(), 2000);
+    if let Some(arrival) = &input.arrival_time {
+        c.clock_time("arrivalTime", arrival);
+    }
     if let Some(k) = idempotency_key {
         if k.is_empty() || k.len() > 200 {
             c.fail("Idempotency-Key", "must be 1 to 200 characters");
@@ -502,7 +525,7 @@ pub async fn book(
                 last_name: clean(&input.guest.last_name),
                 email: Some(clean(&input.guest.email)),
                 phone: input.guest.phone.clone(),
-                country: None,
+                country: input.guest.country.clone(),
                 language: None,
                 notes: None,
             };
@@ -518,7 +541,7 @@ pub async fn book(
             status: Some(ReservationStatus::Requested),
             check_in_date: stay.check_in.to_string(),
             check_out_date: stay.check_out.to_string(),
-            start_time: None,
+            start_time: input.arrival_time.as_deref().map(|arrival| write::instant(&hotel, stay.check_in, arrival)),
             end_time: None,
             adults: Some(stay.adults),
             children: Some(stay.children),

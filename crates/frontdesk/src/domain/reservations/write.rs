@@ -16,7 +16,7 @@ use crate::domain::{guests, new_id, now, rate_plans, room_types, Error, FieldErr
 use crate::store::{self, Db, WriteTx};
 
 /// The instant a stay starts or ends: `date` at the hotel's local `time` (`HH:MM`), in UTC.
-fn instant(hotel: &Hotel, date: NaiveDate, time: &str) -> DateTime<Utc> {
+pub(crate) fn instant(hotel: &Hotel, date: NaiveDate, time: &str) -> DateTime<Utc> {
     let time = NaiveTime::parse_from_str(time, "%H:%M").unwrap_or_default();
     let local = date.and_time(time);
     let tz: chrono_tz::Tz = hotel.timezone.parse().unwrap_or(chrono_tz::UTC);

@@ -5,6 +5,7 @@ pub mod home;
 pub mod rack;
 pub mod requests;
 pub mod reservations;
+pub mod settings;
 pub mod sign_in;
 pub mod today;
 
