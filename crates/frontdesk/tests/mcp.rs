@@ -730,6 +730,11 @@ async fn tool_input_is_validated(s: TestServer) {
         ),
         ("housekeeping_summary", json!({"hotelId": "not-an-id"}), "not found"),
         ("list_room_types", json!({"hotelId": "' OR 1=1 --"}), "not found"),
+        // Control characters are refused before any tool runs, naming the argument (PostgreSQL cannot even
+        // compare text holding U+0000).
+        ("housekeeping_summary", json!({"hotelId": "a\u{0}b"}), "hotelId: must not contain control characters"),
+        ("list_rate_plans", json!({"hotelId": hotel, "roomTypeId": "\u{0}"}), "roomTypeId: must not contain"),
+        ("get_daily_prices", json!({"ratePlanId": plan, "dateFrom": "\u{1b}", "dateTo": day(3)}), "dateFrom: must"),
     ] {
         let message = tool_error(call(&client, tool, args.clone()).await);
         assert!(message.contains(expected), "{tool} {args}: {message}");

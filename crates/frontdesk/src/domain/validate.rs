@@ -104,6 +104,61 @@ pub fn is_email(value: &str) -> bool {
         && !value.chars().any(|c| is_space(c) || c.is_control())
 }
 
+/// Characters no text of this service may hold: the control characters (Unicode `Cc`: U+0000–U+001F, U+007F–U+009F)
+/// other than tab, line feed and carriage return. PostgreSQL cannot store U+0000 at all, and none of the others
+/// belongs in a name, an id or a note; refusing them where input enters gives both engines one rule.
+pub fn is_forbidden_char(c: char) -> bool {
+    c.is_control() && !matches!(c, '\t' | '\n' | '\r')
+}
+
+/// Whether `text` holds a character [`is_forbidden_char`] refuses.
+pub fn has_forbidden_chars(text: &str) -> bool {
+    text.chars().any(is_forbidden_char)
+}
+
+/// What a refused text is told.
+pub const FORBIDDEN_CHARS_MESSAGE: &str =
+    "must not contain control characters (U+0000-U+001F, U+007F-U+009F) other than tab, line feed and carriage return";
+
+/// The fields of a JSON document whose names or string values hold forbidden characters, as paths in the form
+/// serde_path_to_error uses (`guest.firstName`, `values[3].ratePlanId`; `.` is the document itself).
+pub fn fields_with_forbidden_chars(value: &serde_json::Value) -> Vec<String> {
+    fn walk(value: &serde_json::Value, path: &mut String, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::String(s) if has_forbidden_chars(s) => {
+                out.push(if path.is_empty() { ".".to_string() } else { path.clone() })
+            }
+            serde_json::Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let len = path.len();
+                    path.push_str(&format!("[{i}]"));
+                    walk(item, path, out);
+                    path.truncate(len);
+                }
+            }
+            serde_json::Value::Object(fields) => {
+                for (name, item) in fields {
+                    let len = path.len();
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(name);
+                    if has_forbidden_chars(name) {
+                        out.push(path.clone());
+                    } else {
+                        walk(item, path, out);
+                    }
+                    path.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, &mut String::new(), &mut out);
+    out
+}
+
 /// A calendar date `YYYY-MM-DD` (2026-02-30 is refused), or a recorded error.
 pub fn parse_date(checks: &mut Checks, field: &str, value: &str) -> Option<chrono::NaiveDate> {
     let date = calendar_date(value);
@@ -129,6 +184,21 @@ mod tests {
         assert!(!is_email("ana example@x.com"));
         assert!(!is_email("@x.com"));
         assert!(!is_email("a@b@c.com"));
+    }
+
+    #[test]
+    fn forbidden_characters_are_found_where_they_are() {
+        use serde_json::json;
+        assert!(!has_forbidden_chars("tab\tline\nreturn\r, emoji \u{1F600}, bidi \u{202E}"));
+        for c in ['\u{0}', '\u{7}', '\u{1b}', '\u{7f}', '\u{85}', '\u{9f}'] {
+            assert!(has_forbidden_chars(&format!("a{c}b")), "{c:?}");
+        }
+        let doc = json!({"name": "ok", "guest": {"firstName": "a\u{0}"}, "values": [{"id": "x"}, {"id": "\u{1}"}],
+            "bad\u{0}key": 1});
+        let mut found = fields_with_forbidden_chars(&doc);
+        found.sort();
+        assert_eq!(found, vec!["bad\u{0}key", "guest.firstName", "values[1].id"]);
+        assert_eq!(fields_with_forbidden_chars(&json!("\u{0}")), vec!["."]);
     }
 
     #[test]

@@ -1,9 +1,13 @@
 //! Request extractors whose rejections are problem documents: malformed JSON, unknown fields, wrong types,
 //! missing content type, oversized bodies and bad query or path parameters all answer RFC 9457.
+//!
+//! They are also where the service's rule on control characters is applied to every input at once (see
+//! [`crate::domain::validate::is_forbidden_char`]): in a JSON body or a query parameter such a character answers
+//! 400 naming the field; in a path it answers 404, as no record's id holds one.
 
 use axum::body::Bytes;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -11,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::problem::Problem;
+use crate::domain::validate::{fields_with_forbidden_chars, has_forbidden_chars, FORBIDDEN_CHARS_MESSAGE};
 use crate::domain::FieldError;
 
 /// A JSON body. Rejections: 400 (syntax, types, unknown or missing fields), 413 (too large), 415 (not JSON).
@@ -39,6 +44,10 @@ where
         // Serde would also read a struct from a JSON array (by position); every body of this API is an object.
         if !value.is_object() {
             return Err(Problem::new(StatusCode::BAD_REQUEST, Some("the body must be a JSON object".into())));
+        }
+        let refused = fields_with_forbidden_chars(&value);
+        if !refused.is_empty() {
+            return Err(validation(refused.into_iter().map(|f| FieldError::field(f, FORBIDDEN_CHARS_MESSAGE)).collect()));
         }
         integral_floats_to_integers(&mut value);
         let value = serde_path_to_error::deserialize(value).map_err(body_problem)?;
@@ -77,11 +86,12 @@ fn body_problem(err: serde_path_to_error::Error<serde_json::Error>) -> Problem {
     let path = err.path().to_string();
     let inner = err.into_inner();
     let message = strip_position(&inner.to_string());
-    let mut problem = Problem::new(StatusCode::BAD_REQUEST, Some(format!("{path}: {message}")));
-    problem.type_ = "urn:frontdesk:problem:validation".into();
-    problem.title = "The request is invalid".into();
-    problem.errors = Some(vec![FieldError::field(path, message)]);
-    problem
+    validation(vec![FieldError::field(path, message)])
+}
+
+/// A validation problem listing `errors`, as the domain's validation errors answer.
+fn validation(errors: Vec<FieldError>) -> Problem {
+    Problem::from(crate::domain::Error::Validation(errors))
 }
 
 /// serde_json appends " at line L column C", which means little to a caller who did not format the body by hand.
@@ -135,6 +145,14 @@ where
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let raw = parts.uri.query().unwrap_or_default();
+        let refused: Vec<FieldError> = url::form_urlencoded::parse(raw.as_bytes())
+            .filter(|(name, value)| has_forbidden_chars(name) || has_forbidden_chars(value))
+            .map(|(name, _)| FieldError::field(name, FORBIDDEN_CHARS_MESSAGE))
+            .collect();
+        if !refused.is_empty() {
+            return Err(validation(refused));
+        }
         axum::extract::Query::<T>::from_request_parts(parts, state).await.map(|q| Query(q.0)).map_err(
             |rejection: QueryRejection| {
                 Problem::new(
@@ -146,7 +164,8 @@ where
     }
 }
 
-/// Path parameters. Rejection: 400.
+/// Path parameters. Rejections: 404 for a segment that cannot be an id (not UTF-8, or holding a control
+/// character), else 400.
 pub struct Path<T>(pub T);
 
 impl<S, T> FromRequestParts<S> for Path<T>
@@ -157,6 +176,18 @@ where
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let no_such = |name: &str| Problem::new(StatusCode::NOT_FOUND, Some(format!("no record has this {name}")));
+        match RawPathParams::from_request_parts(parts, state).await {
+            Ok(params) => {
+                if let Some((name, _)) = params.iter().find(|(_, value)| has_forbidden_chars(value)) {
+                    return Err(no_such(name));
+                }
+            }
+            Err(axum::extract::rejection::RawPathParamsRejection::InvalidUtf8InPathParam(_)) => {
+                return Err(no_such("id (ids are UTF-8)"))
+            }
+            Err(_) => {}
+        }
         axum::extract::Path::<T>::from_request_parts(parts, state).await.map(|p| Path(p.0)).map_err(
             |rejection: PathRejection| {
                 Problem::new(

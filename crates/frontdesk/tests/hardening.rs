@@ -1,0 +1,199 @@
+//! Hostile and careless input, on both engines: control characters, overbooking through room moves, money
+//! bounds, pinned keys on the public endpoints, long folios, nulls in partial updates, missing parameters, field
+//! relations and date ranges, and a sweep of hostile requests over every endpoint.
+
+mod common;
+
+use common::{day, Auth, Org, TestServer};
+use frontdesk::domain::Scope;
+use serde_json::{json, Value};
+
+on_both_engines!(control_characters_are_refused_where_input_enters,);
+
+/// A hotel open to public booking with everything a request can name: (hotel, room type, room, rate plan, guest,
+/// reservation). The room type has `rooms` rooms; the plan is priced for the next 40 nights.
+pub struct Fixture {
+    pub hotel: String,
+    pub room_type: String,
+    pub rooms: Vec<String>,
+    pub plan: String,
+    pub guest: String,
+    pub reservation: String,
+}
+
+async fn fixture(s: &TestServer, org: &Org, rooms: usize) -> Fixture {
+    let hotel = s
+        .post(
+            "/api/hotels",
+            &org.auth(),
+            json!({"name": "Sea", "timezone": "Europe/Lisbon", "currency": "EUR", "publicBooking": true}),
+        )
+        .await
+        .expect(200)
+        .body["id"]
+        .as_str()
+        .expect("hotel id")
+        .to_string();
+    let room_type =
+        s.create("/api/roomTypes", &org.auth(), json!({"hotelId": hotel, "name": "Double", "maxOccupancy": 2})).await;
+    let mut room_ids = Vec::new();
+    for n in 0..rooms {
+        room_ids.push(
+            s.create("/api/rooms", &org.auth(), json!({"roomTypeId": room_type, "name": format!("{}", 101 + n)})).await,
+        );
+    }
+    let plan = s
+        .create("/api/ratePlans", &org.auth(), json!({"hotelId": hotel, "roomTypeId": room_type, "name": "BAR"}))
+        .await;
+    let values: Vec<Value> = (0..40).map(|d| json!({"ratePlanId": plan, "date": day(d), "price": 10000})).collect();
+    s.post("/api/dailyRates", &org.auth(), json!({"values": values})).await.expect(200);
+    let guest =
+        s.create("/api/guests", &org.auth(), json!({"hotelId": hotel, "firstName": "Ana", "lastName": "Lima"})).await;
+    let reservation = s
+        .create(
+            "/api/reservations",
+            &org.auth(),
+            json!({"hotelId": hotel, "guestId": guest, "checkInDate": day(30), "checkOutDate": day(31),
+                   "rooms": [{"roomTypeId": room_type, "ratePlanId": plan}]}),
+        )
+        .await;
+    Fixture { hotel, room_type, rooms: room_ids, plan, guest, reservation }
+}
+
+/// Every path of the REST document with its parameters filled in by `fill` (parameter name -> value).
+fn paths(s: &TestServer, fill: impl Fn(&str) -> String) -> Vec<(reqwest::Method, String)> {
+    let doc = serde_json::to_value(frontdesk::http::openapi_document()).expect("document");
+    let _ = s;
+    let mut out = Vec::new();
+    for (path, operations) in doc["paths"].as_object().expect("paths") {
+        for method in operations.as_object().expect("operations").keys() {
+            let mut filled = path.clone();
+            while let Some(start) = filled.find('{') {
+                let end = filled[start..].find('}').expect("closing brace") + start;
+                let name = filled[start + 1..end].to_string();
+                filled.replace_range(start..=end, &fill(&name));
+            }
+            out.push((method.to_uppercase().parse().expect("method"), filled));
+        }
+    }
+    out
+}
+
+async fn control_characters_are_refused_where_input_enters(s: TestServer) {
+    let org = s.org("Acme").await;
+    let f = fixture(&s, &org, 2).await;
+    let auth = org.auth();
+    let hotels = s.count("hotels").await;
+
+    // Bodies: 400 naming the field (nested and in arrays too), whatever the engine; nothing is written.
+    let login = s
+        .post("/api/auth/login", &Auth::None, json!({"email": "x\u{0}@y.z", "password": "whatever1"}))
+        .await
+        .expect(400);
+    assert_eq!(login.body["type"], json!("urn:frontdesk:problem:validation"));
+    assert_eq!(login.body["errors"][0]["field"], json!("email"), "{}", login.body);
+    for (path, body, field) in [
+        ("/api/hotels", json!({"name": "Sea\u{0}", "timezone": "UTC", "currency": "EUR"}), "name"),
+        ("/api/roomTypes", json!({"hotelId": f.hotel, "name": "A\u{0}B", "maxOccupancy": 2}), "name"),
+        ("/api/rooms", json!({"roomTypeId": f.room_type, "name": "1\u{0}1"}), "name"),
+        ("/api/ratePlans", json!({"hotelId": f.hotel, "name": "\u{0}"}), "name"),
+        ("/api/guests", json!({"firstName": "A\u{0}", "lastName": "B"}), "firstName"),
+        ("/api/apiKeys", json!({"name": "k\u{0}"}), "name"),
+        ("/api/guests", json!({"firstName": "A", "lastName": "B", "notes": "bell \u{7}"}), "notes"),
+        ("/api/guests", json!({"firstName": "A", "lastName": "B", "phone": "\u{85}"}), "phone"),
+        ("/api/dailyRates", json!({"values": [{"ratePlanId": "x\u{0}", "date": day(1), "price": 1}]}), "values[0].ratePlanId"),
+        (
+            "/api/reservations",
+            json!({"hotelId": f.hotel, "checkInDate": day(1), "checkOutDate": day(2),
+                   "rooms": [{"roomTypeId": f.room_type, "price": 1, "roomId": "\u{0}"}]}),
+            "rooms[0].roomId",
+        ),
+        (
+            &format!("/api/hotels/{}/book-reservation", f.hotel),
+            json!({"offerId": "x", "guest": {"firstName": "A", "lastName": "B\u{0}", "email": "a@b.co"}}),
+            "guest.lastName",
+        ),
+    ] {
+        let answer = s.post(path, &auth, body).await.expect(400);
+        assert_eq!(answer.body["errors"][0]["field"], json!(field), "{path}: {}", answer.body);
+    }
+    let put = s.put(&format!("/api/guests/{}", f.guest), &auth, json!({"lastName": "\u{0}"})).await.expect(400);
+    assert_eq!(put.body["errors"][0]["field"], json!("lastName"));
+    assert_eq!(s.count("hotels").await, hotels);
+    assert_eq!(s.count("api_keys").await, 0);
+    // Tab, line feed and carriage return are text.
+    s.post("/api/guests", &auth, json!({"firstName": "A", "lastName": "B", "notes": "one\ttwo\r\nthree"}))
+        .await
+        .expect(200);
+
+    // Path ids: 404 (no id holds a control character), on every path with a parameter, with or without
+    // credentials.
+    for (method, path) in paths(&s, |_| "a%00b".to_string()) {
+        if !path.contains("a%00b") {
+            continue;
+        }
+        let body = matches!(method, reqwest::Method::POST | reqwest::Method::PUT).then(|| json!({}));
+        let answer = s.request(method.clone(), &path, &auth, body).await.expect(404);
+        assert!(answer.body["detail"].is_string(), "{method} {path}");
+    }
+    s.get(&format!("/api/hotels/%00/availability?checkInDate={}&checkOutDate={}", day(1), day(2)), &Auth::None)
+        .await
+        .expect(404);
+
+    // Query parameters: 400 naming the parameter.
+    for (path, parameter) in [
+        ("/api/guests?email=a%00@b.co".to_string(), "email"),
+        ("/api/guests?_ids=%00".to_string(), "_ids"),
+        ("/api/guests?hotelId=%01".to_string(), "hotelId"),
+        ("/api/reservations?guestId=x%00".to_string(), "guestId"),
+        ("/api/reservations?_ids=a,%00".to_string(), "_ids"),
+        (format!("/api/rooms?hotelId={}&roomTypeId=%00", f.hotel), "roomTypeId"),
+        (format!("/api/ratePlans?hotelId={}&roomTypeId=%00", f.hotel), "roomTypeId"),
+        (format!("/api/dailyRates?hotelId={}&ratePlanId=%00&dateFrom={}&dateTo={}", f.hotel, day(1), day(2)), "ratePlanId"),
+        (format!("/api/hotels/{}/availability?checkInDate={}%00&checkOutDate={}", f.hotel, day(1), day(2)), "checkInDate"),
+    ] {
+        let answer = s.get(&path, &auth).await.expect(400);
+        assert_eq!(answer.body["errors"][0]["field"], json!(parameter), "{path}: {}", answer.body);
+    }
+
+    // Credentials holding one are malformed, not looked up.
+    use base64::Engine as _;
+    let basic = base64::engine::general_purpose::STANDARD.encode("fdk_\u{0}x");
+    s.get("/api/hotels", &Auth::Raw(format!("Basic {basic}"))).await.expect(401);
+
+    // The OAuth endpoints refuse them in their own format.
+    let token = s
+        .client
+        .post(format!("{}/oauth/token", s.base))
+        .form(&[("grant_type", "authorization_code"), ("code", "fdc_\u{0}"), ("client_id", "x")])
+        .send()
+        .await
+        .expect("token");
+    let token = TestServer::answer(token).await;
+    assert_eq!(token.status.as_u16(), 400);
+    assert_eq!(token.body["error"], json!("invalid_request"), "{}", token.body);
+    let register = s
+        .client
+        .post(format!("{}/oauth/register", s.base))
+        .json(&json!({"client_name": "A\u{0}", "redirect_uris": ["https://example.com/cb"]}))
+        .send()
+        .await
+        .expect("register");
+    let register = TestServer::answer(register).await;
+    assert_eq!(register.status.as_u16(), 400);
+    assert_eq!(register.body["error"], json!("invalid_client_metadata"), "{}", register.body);
+    assert_eq!(s.count("oauth_clients").await, 0);
+    let authorize =
+        s.client.get(format!("{}/oauth/authorize?client_id=%00&response_type=code", s.base)).send().await.expect("authorize");
+    assert_eq!(authorize.status().as_u16(), 400);
+    let sign_in = s
+        .client
+        .post(format!("{}/oauth/authorize", s.base))
+        .form(&[("email", "a\u{0}@b.co"), ("password", "x")])
+        .send()
+        .await
+        .expect("sign in");
+    assert_eq!(sign_in.status().as_u16(), 400);
+
+    let _ = Scope::ALL;
+}
