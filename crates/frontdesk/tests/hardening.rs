@@ -8,7 +8,7 @@ use common::{day, Auth, Org, TestServer};
 use frontdesk::domain::Scope;
 use serde_json::{json, Value};
 
-on_both_engines!(control_characters_are_refused_where_input_enters,);
+on_both_engines!(control_characters_are_refused_where_input_enters, missing_body_fields_are_named,);
 
 /// A hotel open to public booking with everything a request can name: (hotel, room type, room, rate plan, guest,
 /// reservation). The room type has `rooms` rooms; the plan is priced for the next 40 nights.
@@ -196,4 +196,45 @@ async fn control_characters_are_refused_where_input_enters(s: TestServer) {
     assert_eq!(sign_in.status().as_u16(), 400);
 
     let _ = Scope::ALL;
+}
+
+async fn missing_body_fields_are_named(s: TestServer) {
+    let org = s.org("Acme").await;
+    let f = fixture(&s, &org, 1).await;
+    let auth = org.auth();
+    for (path, body, field) in [
+        ("/api/apiKeys".to_string(), json!({}), "name"),
+        ("/api/hotels".to_string(), json!({"name": "Sea", "currency": "EUR"}), "timezone"),
+        ("/api/guests".to_string(), json!({"firstName": "Ana"}), "lastName"),
+        ("/api/auth/login".to_string(), json!({"email": "a@b.co"}), "password"),
+        ("/api/dailyRates".to_string(), json!({"values": [{"ratePlanId": f.plan, "date": day(1)}]}), "values[0].price"),
+        (
+            "/api/reservations".to_string(),
+            json!({"hotelId": f.hotel, "checkInDate": day(1), "checkOutDate": day(2), "rooms": [{"price": 1}]}),
+            "rooms[0].roomTypeId",
+        ),
+        (
+            format!("/api/hotels/{}/book-reservation", f.hotel),
+            json!({"offerId": "x", "guest": {"firstName": "A", "lastName": "B"}}),
+            "guest.email",
+        ),
+    ] {
+        let answer = s.post(&path, &auth, body).await.expect(400);
+        assert_eq!(answer.body["type"], json!("urn:frontdesk:problem:validation"), "{path}");
+        assert_eq!(answer.body["errors"][0]["field"], json!(field), "{path}: {}", answer.body);
+        assert_eq!(answer.body["errors"][0]["message"], json!("is required"), "{path}: {}", answer.body);
+    }
+    // A name given twice in one object is refused (serde_json alone would keep the last silently).
+    let raw = s
+        .client
+        .post(format!("{}/api/apiKeys", s.base))
+        .header("authorization", format!("Token {}", org.token))
+        .header("content-type", "application/json")
+        .body(r#"{"name": "a", "name": "b"}"#)
+        .send()
+        .await
+        .expect("sent");
+    let raw = TestServer::answer(raw).await.expect(400);
+    assert_eq!(raw.body["errors"][0]["field"], json!("name"), "{}", raw.body);
+    assert_eq!(s.count("api_keys").await, 0);
 }

@@ -35,12 +35,7 @@ where
         let bytes = Bytes::from_request(req, state)
             .await
             .map_err(|e| Problem::new(e.status(), Some("the request body could not be read (too large?)".into())))?;
-        let mut value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-            Problem::new(
-                StatusCode::BAD_REQUEST,
-                Some(format!("the body is not valid JSON: {}", strip_position(&e.to_string()))),
-            )
-        })?;
+        let mut value = read_json(&bytes)?;
         // Serde would also read a struct from a JSON array (by position); every body of this API is an object.
         if !value.is_object() {
             return Err(Problem::new(StatusCode::BAD_REQUEST, Some("the body must be a JSON object".into())));
@@ -52,6 +47,91 @@ where
         integral_floats_to_integers(&mut value);
         let value = serde_path_to_error::deserialize(value).map_err(body_problem)?;
         Ok(Json(value))
+    }
+}
+
+/// The body as a JSON document. A syntax error is `bad-request`; a name repeated within one object is a
+/// validation error naming it (serde_json alone keeps the last silently, so two readers of the same body could
+/// disagree about what it says).
+fn read_json(bytes: &[u8]) -> Result<serde_json::Value, Problem> {
+    let not_json = |err: serde_json::Error| {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            Some(format!("the body is not valid JSON: {}", strip_position(&err.to_string()))),
+        )
+    };
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    match serde_path_to_error::deserialize(&mut deserializer) {
+        Ok(UniqueNames(value)) => deserializer.end().map(|()| value).map_err(not_json),
+        Err(err) if err.inner().classify() == serde_json::error::Category::Data => Err(body_problem(err)),
+        Err(err) => Err(not_json(err.into_inner())),
+    }
+}
+
+/// A JSON value whose objects name each field at most once.
+struct UniqueNames(serde_json::Value);
+
+impl<'de> serde::Deserialize<'de> for UniqueNames {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(UniqueNamesVisitor).map(UniqueNames)
+    }
+}
+
+struct UniqueNamesVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UniqueNamesVisitor {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(UniqueNames(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut fields = serde_json::Map::new();
+        while let Some(name) = map.next_key::<String>()? {
+            if fields.contains_key(&name) {
+                return Err(serde::de::Error::custom(format_args!("duplicate field `{name}`")));
+            }
+            let UniqueNames(value) = map.next_value()?;
+            fields.insert(name, value);
+        }
+        Ok(serde_json::Value::Object(fields))
     }
 }
 
@@ -86,7 +166,23 @@ fn body_problem(err: serde_path_to_error::Error<serde_json::Error>) -> Problem {
     let path = err.path().to_string();
     let inner = err.into_inner();
     let message = strip_position(&inner.to_string());
-    validation(vec![FieldError::field(path, message)])
+    validation(vec![field_error(&path, message)])
+}
+
+/// The error of a field that did not deserialize. serde reports a missing or repeated field at the object that
+/// holds it (`.` for the body or query itself) and names the field only in its message ("missing field `name`"):
+/// the field is what a caller needs to see, so it becomes the path.
+fn field_error(path: &str, message: String) -> FieldError {
+    let named = |prefix: &str| message.strip_prefix(prefix).and_then(|rest| rest.strip_suffix('`')).map(str::to_owned);
+    let (name, reason) = if let Some(name) = named("missing field `") {
+        (name, "is required")
+    } else if let Some(name) = named("duplicate field `") {
+        (name, "is given more than once")
+    } else {
+        return FieldError::field(path, message);
+    };
+    let field = if path == "." { name } else { format!("{path}.{name}") };
+    FieldError::field(field, reason)
 }
 
 /// A validation problem listing `errors`, as the domain's validation errors answer.
