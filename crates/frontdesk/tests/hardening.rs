@@ -8,7 +8,11 @@ use common::{day, Auth, Org, TestServer};
 use frontdesk::domain::Scope;
 use serde_json::{json, Value};
 
-on_both_engines!(control_characters_are_refused_where_input_enters, missing_body_fields_are_named,);
+on_both_engines!(
+    control_characters_are_refused_where_input_enters,
+    missing_body_fields_are_named,
+    query_parameters_answer_in_one_shape,
+);
 
 /// A hotel open to public booking with everything a request can name: (hotel, room type, room, rate plan, guest,
 /// reservation). The room type has `rooms` rooms; the plan is priced for the next 40 nights.
@@ -237,4 +241,33 @@ async fn missing_body_fields_are_named(s: TestServer) {
     let raw = TestServer::answer(raw).await.expect(400);
     assert_eq!(raw.body["errors"][0]["field"], json!("name"), "{}", raw.body);
     assert_eq!(s.count("api_keys").await, 0);
+}
+
+async fn query_parameters_answer_in_one_shape(s: TestServer) {
+    let org = s.org("Acme").await;
+    let f = fixture(&s, &org, 1).await;
+    let auth = org.auth();
+    let rates = |q: &str| format!("/api/dailyRates?{q}");
+    let search = |q: &str| format!("/api/hotels/{}/availability?{q}", f.hotel);
+    for (path, field, message) in [
+        (rates(&format!("ratePlanId={}&dateFrom={}&dateTo={}", f.plan, day(1), day(2))), "hotelId", "required"),
+        (rates(&format!("hotelId={}&dateFrom={}&dateTo={}", f.hotel, day(1), day(2))), "ratePlanId", "is required"),
+        (rates(&format!("hotelId={}&ratePlanId={}&dateTo={}", f.hotel, f.plan, day(2))), "dateFrom", "is required"),
+        (rates(&format!("hotelId={}&ratePlanId={}&dateFrom={}", f.hotel, f.plan, day(2))), "dateTo", "is required"),
+        (search(&format!("checkOutDate={}", day(2))), "checkInDate", "is required"),
+        (search(&format!("checkInDate={}&checkOutDate={}&adults=two", day(1), day(2))), "adults", "invalid digit"),
+        (search(&format!("checkInDate={}&checkOutDate={}&adults=1&adults=2", day(1), day(2))), "adults", "more than once"),
+        (search(&format!("checkInDate={}&checkOutDate={}&children=1.5", day(1), day(2))), "children", "invalid digit"),
+        (search(&format!("checkInDate={}&checkOutDate={}&infants=99999999999999999999", day(1), day(2))), "infants", "too large"),
+        ("/api/guests?limit=ten".to_string(), "limit", "invalid digit"),
+        ("/api/reservations?skip=-".to_string(), "skip", "invalid digit"),
+        ("/api/reservations?startTime=yesterday".to_string(), "startTime", "input"),
+        (format!("/api/webhooksubscriptions/{}/deliveries?limit=x", f.hotel), "limit", "invalid digit"),
+    ] {
+        let answer = s.get(&path, &auth).await.expect(400);
+        assert_eq!(answer.body["type"], json!("urn:frontdesk:problem:validation"), "{path}: {}", answer.body);
+        assert_eq!(answer.body["errors"][0]["field"], json!(field), "{path}: {}", answer.body);
+        let said = answer.body["errors"][0]["message"].as_str().unwrap_or_default();
+        assert!(said.contains(message), "{path}: {}", answer.body);
+    }
 }

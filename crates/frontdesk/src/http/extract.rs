@@ -6,7 +6,7 @@
 //! 400 naming the field; in a path it answers 404, as no record's id holds one.
 
 use axum::body::Bytes;
-use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::rejection::{JsonRejection, PathRejection};
 use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
@@ -230,7 +230,8 @@ impl<T: Serialize> IntoResponse for Json<T> {
     }
 }
 
-/// Query parameters. Rejection: 400 naming the parameter.
+/// Query parameters. Rejection: 400 `validation` naming the parameter (missing, repeated, of the wrong type), the
+/// same shape as every other invalid input.
 pub struct Query<T>(pub T);
 
 impl<S, T> FromRequestParts<S> for Query<T>
@@ -240,7 +241,7 @@ where
 {
     type Rejection = Problem;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
         let raw = parts.uri.query().unwrap_or_default();
         let refused: Vec<FieldError> = url::form_urlencoded::parse(raw.as_bytes())
             .filter(|(name, value)| has_forbidden_chars(name) || has_forbidden_chars(value))
@@ -249,14 +250,11 @@ where
         if !refused.is_empty() {
             return Err(validation(refused));
         }
-        axum::extract::Query::<T>::from_request_parts(parts, state).await.map(|q| Query(q.0)).map_err(
-            |rejection: QueryRejection| {
-                Problem::new(
-                    StatusCode::BAD_REQUEST,
-                    Some(format!("invalid query parameters: {}", source_text(&rejection))),
-                )
-            },
-        )
+        let pairs = serde_urlencoded::Deserializer::new(url::form_urlencoded::parse(raw.as_bytes()));
+        serde_path_to_error::deserialize(pairs).map(Query).map_err(|err| {
+            let path = err.path().to_string();
+            validation(vec![field_error(&path, err.into_inner().to_string())])
+        })
     }
 }
 

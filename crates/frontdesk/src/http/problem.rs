@@ -47,6 +47,7 @@ fn slug(status: StatusCode) -> String {
         StatusCode::FORBIDDEN => "forbidden".into(),
         StatusCode::NOT_FOUND => "not-found".into(),
         StatusCode::METHOD_NOT_ALLOWED => "method-not-allowed".into(),
+        StatusCode::REQUEST_TIMEOUT => "request-timeout".into(),
         StatusCode::CONFLICT => "conflict".into(),
         StatusCode::PAYLOAD_TOO_LARGE => "payload-too-large".into(),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported-media-type".into(),
