@@ -12,6 +12,7 @@ on_both_engines!(
     control_characters_are_refused_where_input_enters,
     missing_body_fields_are_named,
     query_parameters_answer_in_one_shape,
+    null_is_refused_for_fields_that_cannot_be_cleared,
 );
 
 /// A hotel open to public booking with everything a request can name: (hotel, room type, room, rate plan, guest,
@@ -105,7 +106,11 @@ async fn control_characters_are_refused_where_input_enters(s: TestServer) {
         ("/api/apiKeys", json!({"name": "k\u{0}"}), "name"),
         ("/api/guests", json!({"firstName": "A", "lastName": "B", "notes": "bell \u{7}"}), "notes"),
         ("/api/guests", json!({"firstName": "A", "lastName": "B", "phone": "\u{85}"}), "phone"),
-        ("/api/dailyRates", json!({"values": [{"ratePlanId": "x\u{0}", "date": day(1), "price": 1}]}), "values[0].ratePlanId"),
+        (
+            "/api/dailyRates",
+            json!({"values": [{"ratePlanId": "x\u{0}", "date": day(1), "price": 1}]}),
+            "values[0].ratePlanId",
+        ),
         (
             "/api/reservations",
             json!({"hotelId": f.hotel, "checkInDate": day(1), "checkOutDate": day(2),
@@ -153,8 +158,14 @@ async fn control_characters_are_refused_where_input_enters(s: TestServer) {
         ("/api/reservations?_ids=a,%00".to_string(), "_ids"),
         (format!("/api/rooms?hotelId={}&roomTypeId=%00", f.hotel), "roomTypeId"),
         (format!("/api/ratePlans?hotelId={}&roomTypeId=%00", f.hotel), "roomTypeId"),
-        (format!("/api/dailyRates?hotelId={}&ratePlanId=%00&dateFrom={}&dateTo={}", f.hotel, day(1), day(2)), "ratePlanId"),
-        (format!("/api/hotels/{}/availability?checkInDate={}%00&checkOutDate={}", f.hotel, day(1), day(2)), "checkInDate"),
+        (
+            format!("/api/dailyRates?hotelId={}&ratePlanId=%00&dateFrom={}&dateTo={}", f.hotel, day(1), day(2)),
+            "ratePlanId",
+        ),
+        (
+            format!("/api/hotels/{}/availability?checkInDate={}%00&checkOutDate={}", f.hotel, day(1), day(2)),
+            "checkInDate",
+        ),
     ] {
         let answer = s.get(&path, &auth).await.expect(400);
         assert_eq!(answer.body["errors"][0]["field"], json!(parameter), "{path}: {}", answer.body);
@@ -187,8 +198,12 @@ async fn control_characters_are_refused_where_input_enters(s: TestServer) {
     assert_eq!(register.status.as_u16(), 400);
     assert_eq!(register.body["error"], json!("invalid_client_metadata"), "{}", register.body);
     assert_eq!(s.count("oauth_clients").await, 0);
-    let authorize =
-        s.client.get(format!("{}/oauth/authorize?client_id=%00&response_type=code", s.base)).send().await.expect("authorize");
+    let authorize = s
+        .client
+        .get(format!("{}/oauth/authorize?client_id=%00&response_type=code", s.base))
+        .send()
+        .await
+        .expect("authorize");
     assert_eq!(authorize.status().as_u16(), 400);
     let sign_in = s
         .client
@@ -256,9 +271,17 @@ async fn query_parameters_answer_in_one_shape(s: TestServer) {
         (rates(&format!("hotelId={}&ratePlanId={}&dateFrom={}", f.hotel, f.plan, day(2))), "dateTo", "is required"),
         (search(&format!("checkOutDate={}", day(2))), "checkInDate", "is required"),
         (search(&format!("checkInDate={}&checkOutDate={}&adults=two", day(1), day(2))), "adults", "invalid digit"),
-        (search(&format!("checkInDate={}&checkOutDate={}&adults=1&adults=2", day(1), day(2))), "adults", "more than once"),
+        (
+            search(&format!("checkInDate={}&checkOutDate={}&adults=1&adults=2", day(1), day(2))),
+            "adults",
+            "more than once",
+        ),
         (search(&format!("checkInDate={}&checkOutDate={}&children=1.5", day(1), day(2))), "children", "invalid digit"),
-        (search(&format!("checkInDate={}&checkOutDate={}&infants=99999999999999999999", day(1), day(2))), "infants", "too large"),
+        (
+            search(&format!("checkInDate={}&checkOutDate={}&infants=99999999999999999999", day(1), day(2))),
+            "infants",
+            "too large",
+        ),
         ("/api/guests?limit=ten".to_string(), "limit", "invalid digit"),
         ("/api/reservations?skip=-".to_string(), "skip", "invalid digit"),
         ("/api/reservations?startTime=yesterday".to_string(), "startTime", "input"),
@@ -269,5 +292,106 @@ async fn query_parameters_answer_in_one_shape(s: TestServer) {
         assert_eq!(answer.body["errors"][0]["field"], json!(field), "{path}: {}", answer.body);
         let said = answer.body["errors"][0]["message"].as_str().unwrap_or_default();
         assert!(said.contains(message), "{path}: {}", answer.body);
+    }
+}
+
+/// Whether an OpenAPI property schema admits `null`.
+fn admits_null(schema: &Value) -> bool {
+    let typed = |t: &Value| t == "null" || t.as_array().is_some_and(|types| types.iter().any(|t| t == "null"));
+    typed(&schema["type"])
+        || ["oneOf", "anyOf"]
+            .iter()
+            .any(|k| schema[k].as_array().is_some_and(|alts| alts.iter().any(|a| typed(&a["type"]))))
+}
+
+/// A record as `GET path` answers it, or as its collection lists it where it has no read of its own (API keys).
+async fn read(s: &TestServer, path: &str, auth: &Auth) -> Value {
+    let answer = s.get(path, auth).await;
+    if answer.status.as_u16() != 405 {
+        return answer.expect(200).body;
+    }
+    let (collection, id) = path.rsplit_once('/').expect("an id");
+    let list = s.get(collection, auth).await.expect(200).body;
+    list.as_array().expect("list").iter().find(|r| r["id"] == json!(id)).cloned().expect("listed")
+}
+
+async fn null_is_refused_for_fields_that_cannot_be_cleared(s: TestServer) {
+    let org = s.org("Acme").await;
+    let f = fixture(&s, &org, 1).await;
+    let auth = org.auth();
+    let key =
+        s.post("/api/apiKeys", &auth, json!({"name": "k"})).await.expect(200).body["id"].as_str().unwrap().to_string();
+    let hook = s
+        .post("/api/webhooksubscriptions", &auth, json!({"hotelId": f.hotel, "url": "http://127.0.0.1:9/hook"}))
+        .await
+        .expect(200)
+        .body["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let doc = serde_json::to_value(frontdesk::http::openapi_document()).expect("document");
+    let mut checked = 0;
+    // Every PUT of every resource, every field of its body, as the document describes it: a field the document
+    // says may be null clears with null; any other answers 400 naming the field and changes nothing.
+    for (method, path) in paths(&s, |name| match name {
+        "hotelId" => f.hotel.clone(),
+        "roomTypeId" => f.room_type.clone(),
+        "roomId" => f.rooms[0].clone(),
+        "ratePlanId" => f.plan.clone(),
+        "guestId" => f.guest.clone(),
+        "reservationId" => f.reservation.clone(),
+        "apiKeyId" => key.clone(),
+        "webhookSubscriptionId" => hook.clone(),
+        other => panic!("no fixture for {other}"),
+    }) {
+        if method != reqwest::Method::PUT {
+            continue;
+        }
+        let template = doc["paths"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(p, _)| {
+                let prefix = p.split('{').next().unwrap();
+                path.starts_with(prefix) && p.matches('/').count() == path.matches('/').count()
+            })
+            .map(|(_, ops)| ops["put"]["requestBody"]["content"]["application/json"]["schema"]["$ref"].clone())
+            .expect("operation");
+        let name = template.as_str().unwrap().rsplit('/').next().unwrap();
+        let properties = doc["components"]["schemas"][name]["properties"].as_object().expect("properties").clone();
+        // A field the create body requires can never be cleared.
+        let collection = format!("/{}", path.trim_start_matches('/').rsplit_once('/').unwrap().0);
+        let create = doc["paths"][&collection]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+            .as_str()
+            .expect("create body")
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .to_string();
+        for required in doc["components"]["schemas"][&create]["required"].as_array().expect("required") {
+            if let Some(schema) = properties.get(required.as_str().unwrap()) {
+                assert!(!admits_null(schema), "{name}.{required} is required by {create} but may be null");
+            }
+        }
+        for (field, schema) in properties {
+            let before = read(&s, &path, &auth).await;
+            let answer = s.put(&path, &auth, json!({ field.clone(): null })).await;
+            if admits_null(&schema) {
+                assert_eq!(answer.status.as_u16(), 200, "PUT {path} {{{field}: null}}: {}", answer.body);
+            } else {
+                let answer = answer.expect(400);
+                assert_eq!(answer.body["errors"][0]["field"], json!(field), "PUT {path}: {}", answer.body);
+                let after = read(&s, &path, &auth).await;
+                assert_eq!(after, before, "PUT {path} {{{field}: null}} changed the record");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 40, "every PUT field was tried ({checked})");
+    // The same for the fields of a daily-rate entry that keep their stored value when left out.
+    for field in ["stopSell", "closedToArrival", "closedToDeparture"] {
+        let entry = json!({"ratePlanId": f.plan, "date": day(1), "price": 1, field: null});
+        let answer = s.post("/api/dailyRates", &auth, json!({"values": [entry]})).await.expect(400);
+        assert_eq!(answer.body["errors"][0]["field"], json!(format!("values[0].{field}")), "{}", answer.body);
     }
 }

@@ -10,7 +10,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::access::{Actor, Scope};
 use super::codes::CurrencyCode;
 use super::validate::{calendar_date, parse_date, Checks};
-use super::{hotels, now, nullable, rate_plans, Error, FieldError, Result};
+use super::{hotels, not_null, now, nullable, rate_plans, Error, FieldError, Result};
 use crate::store::{self, Db};
 
 /// Most entries in one `POST /api/dailyRates`.
@@ -82,8 +82,14 @@ pub struct DailyRateIn {
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<i64>, minimum = 0)]
     pub availability: Option<Option<i64>>,
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub stop_sell: Option<bool>,
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub closed_to_arrival: Option<bool>,
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub closed_to_departure: Option<bool>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<i64>, minimum = 1, maximum = 365)]

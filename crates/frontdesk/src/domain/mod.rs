@@ -103,6 +103,23 @@ where
     Ok(Some(Option::<T>::deserialize(deserializer)?))
 }
 
+/// Deserializes a field of a partial update that cannot be cleared: left out is `None`, and `null` is refused
+/// (400 naming the field) rather than read as "keep the value". Use with
+/// `#[serde(default, deserialize_with = "not_null")]` and `#[schema(nullable = false)]`, so that the OpenAPI
+/// document says the same.
+pub fn not_null<'de, D, T>(deserializer: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    use serde::de::Error as _;
+    use serde::Deserialize;
+    match Option::<T>::deserialize(deserializer)? {
+        Some(value) => Ok(Some(value)),
+        None => Err(D::Error::custom("must not be null (leave the field out to keep its value)")),
+    }
+}
+
 /// Maps a foreign-key violation on delete to 409 with `message`; any other error stays what it is.
 pub fn in_use(err: sqlx::Error, message: &str) -> Error {
     if crate::store::is_foreign_key_violation(&err) {

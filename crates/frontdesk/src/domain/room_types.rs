@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use super::access::{Actor, Scope};
 use super::validate::{clean, Checks};
-use super::{hotels, new_id, now, nullable, Error, Result};
+use super::{hotels, new_id, not_null, now, nullable, Error, Result};
 use crate::store::{self, Db};
 
 pub const MAX_OCCUPANCY: i64 = 100;
@@ -57,16 +57,20 @@ pub struct RoomTypeIn {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RoomTypePatch {
-    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
+    #[schema(nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
+    #[serde(default, deserialize_with = "not_null")]
     pub name: Option<String>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>, max_length = 2000)]
     pub description: Option<Option<String>>,
-    #[schema(minimum = 1, maximum = 100)]
+    #[schema(nullable = false, minimum = 1, maximum = 100)]
+    #[serde(default, deserialize_with = "not_null")]
     pub max_occupancy: Option<i64>,
-    #[schema(minimum = 1, maximum = 100)]
+    #[schema(nullable = false, minimum = 1, maximum = 100)]
+    #[serde(default, deserialize_with = "not_null")]
     pub max_adults: Option<i64>,
-    #[schema(minimum = 0, maximum = 100)]
+    #[schema(nullable = false, minimum = 0, maximum = 100)]
+    #[serde(default, deserialize_with = "not_null")]
     pub max_children: Option<i64>,
 }
 

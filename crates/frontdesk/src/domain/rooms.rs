@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use super::access::{Actor, Scope};
 use super::validate::{clean, Checks};
-use super::{hotels, new_id, now, nullable, room_types, store_conflict, Error, Result};
+use super::{hotels, new_id, not_null, now, nullable, room_types, store_conflict, Error, Result};
 use crate::store::{self, Db};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -73,12 +73,17 @@ pub struct RoomIn {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RoomPatch {
     /// Another room type of the same hotel.
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub room_type_id: Option<String>,
-    #[schema(min_length = 1, max_length = 50, pattern = r"\S")]
+    #[schema(nullable = false, min_length = 1, max_length = 50, pattern = r"\S")]
+    #[serde(default, deserialize_with = "not_null")]
     pub name: Option<String>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<i64>, minimum = -20, maximum = 500)]
     pub floor: Option<Option<i64>>,
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub housekeeping_status: Option<HousekeepingStatus>,
 }
 

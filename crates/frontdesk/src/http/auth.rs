@@ -155,9 +155,8 @@ async fn authenticate(parts: &Parts, state: &AppState) -> Result<Option<Actor>, 
 fn decode_basic(credential: &str) -> Option<String> {
     let bytes = base64::engine::general_purpose::STANDARD.decode(credential).ok()?;
     let secret = String::from_utf8(bytes).ok()?;
-    let well_formed = !secret.is_empty()
-        && !secret.contains(':')
-        && !secret.chars().any(|c| c.is_whitespace() || c.is_control());
+    let well_formed =
+        !secret.is_empty() && !secret.contains(':') && !secret.chars().any(|c| c.is_whitespace() || c.is_control());
     well_formed.then_some(secret)
 }
 

@@ -42,7 +42,9 @@ where
         }
         let refused = fields_with_forbidden_chars(&value);
         if !refused.is_empty() {
-            return Err(validation(refused.into_iter().map(|f| FieldError::field(f, FORBIDDEN_CHARS_MESSAGE)).collect()));
+            return Err(validation(
+                refused.into_iter().map(|f| FieldError::field(f, FORBIDDEN_CHARS_MESSAGE)).collect(),
+            ));
         }
         integral_floats_to_integers(&mut value);
         let value = serde_path_to_error::deserialize(value).map_err(body_problem)?;
