@@ -13,6 +13,7 @@ on_both_engines!(
     missing_body_fields_are_named,
     query_parameters_answer_in_one_shape,
     null_is_refused_for_fields_that_cannot_be_cleared,
+    pinned_keys_cannot_use_another_hotels_public_endpoints,
 );
 
 /// A hotel open to public booking with everything a request can name: (hotel, room type, room, rate plan, guest,
@@ -394,4 +395,28 @@ async fn null_is_refused_for_fields_that_cannot_be_cleared(s: TestServer) {
         let answer = s.post("/api/dailyRates", &auth, json!({"values": [entry]})).await.expect(400);
         assert_eq!(answer.body["errors"][0]["field"], json!(format!("values[0].{field}")), "{}", answer.body);
     }
+}
+
+async fn pinned_keys_cannot_use_another_hotels_public_endpoints(s: TestServer) {
+    let org = s.org("Acme").await;
+    let a = fixture(&s, &org, 1).await;
+    let b = fixture(&s, &org, 1).await;
+    let pinned = Auth::Key(s.key(&org, &[Scope::ReservationsRead], Some(&a.hotel)).await);
+    let search =
+        |hotel: &str| format!("/api/hotels/{hotel}/availability?checkInDate={}&checkOutDate={}", day(2), day(3));
+    let offers = s.get(&search(&a.hotel), &pinned).await.expect(200);
+    let offer = offers.body[0]["offerId"].as_str().expect("an offer").to_string();
+    let refused = s.get(&search(&b.hotel), &pinned).await.expect(403);
+    assert!(refused.body["detail"].as_str().unwrap().contains("pinned"), "{}", refused.body);
+    // The same search without credentials, or with an unpinned key, is public.
+    let other_offers = s.get(&search(&b.hotel), &Auth::None).await.expect(200);
+    let other_offer = other_offers.body[0]["offerId"].as_str().expect("an offer").to_string();
+    s.get(&search(&b.hotel), &Auth::Key(s.key(&org, &[], None).await)).await.expect(200);
+
+    let reservations = s.count("reservations").await;
+    let booking =
+        |offer: &str| json!({"offerId": offer, "guest": {"firstName": "A", "lastName": "B", "email": "a@b.co"}});
+    s.post(&format!("/api/hotels/{}/book-reservation", b.hotel), &pinned, booking(&other_offer)).await.expect(403);
+    assert_eq!(s.count("reservations").await, reservations, "nothing booked");
+    s.post(&format!("/api/hotels/{}/book-reservation", a.hotel), &pinned, booking(&offer)).await.expect(201);
 }
