@@ -14,6 +14,7 @@ on_both_engines!(
     query_parameters_answer_in_one_shape,
     null_is_refused_for_fields_that_cannot_be_cleared,
     pinned_keys_cannot_use_another_hotels_public_endpoints,
+    long_folios_keep_their_order,
 );
 
 /// A hotel open to public booking with everything a request can name: (hotel, room type, room, rate plan, guest,
@@ -419,4 +420,30 @@ async fn pinned_keys_cannot_use_another_hotels_public_endpoints(s: TestServer) {
     s.post(&format!("/api/hotels/{}/book-reservation", b.hotel), &pinned, booking(&other_offer)).await.expect(403);
     assert_eq!(s.count("reservations").await, reservations, "nothing booked");
     s.post(&format!("/api/hotels/{}/book-reservation", a.hotel), &pinned, booking(&offer)).await.expect(201);
+}
+
+async fn long_folios_keep_their_order(s: TestServer) {
+    let org = s.org("Acme").await;
+    let f = fixture(&s, &org, 8).await;
+    // 8 rooms x 30 nights = 240 charges: more than one insert chunk (200 rows).
+    let rooms: Vec<Value> = (0..8).map(|n| json!({"roomTypeId": f.room_type, "price": 30_000 + n})).collect();
+    let created = s
+        .post(
+            "/api/reservations",
+            &org.auth(),
+            json!({"hotelId": f.hotel, "checkInDate": day(32), "checkOutDate": day(62), "rooms": rooms}),
+        )
+        .await
+        .expect(200);
+    let id = created.body["id"].as_str().unwrap();
+    let read = s.get(&format!("/api/reservations/{id}"), &org.auth()).await.expect(200);
+    let charges = read.body["folio"]["charges"].as_array().expect("charges").clone();
+    assert_eq!(charges.len(), 240);
+    assert!(read.body["folio"]["charges"] == created.body["folio"]["charges"], "read back in the order written");
+    for (i, charge) in charges.iter().enumerate() {
+        let (room, night) = (i / 30 + 1, i % 30);
+        let date = (chrono::Utc::now().date_naive() + chrono::Days::new(32 + night as u64)).to_string();
+        assert_eq!(charge["description"], json!(format!("Room {room} of 8, night of {date}")), "charge {i}");
+    }
+    assert_eq!(read.body["folio"]["total"], json!((0..8).map(|n| 30_000 + n).sum::<i64>()));
 }

@@ -231,10 +231,12 @@ pub async fn save_folio(
         .bind(format_ts(at))
         .execute(&mut *conn)
         .await?;
-    for chunk in folio.charges.chunks(200) {
+    const CHUNK: usize = 200;
+    for (n, chunk) in folio.charges.chunks(CHUNK).enumerate() {
         let mut values = Conditions::new(Engine::of(conn));
         let mut tuples = Vec::with_capacity(chunk.len());
-        for (i, c) in chunk.iter().enumerate() {
+        // The position is the charge's place in the whole folio, not in its chunk.
+        for (i, c) in (n * CHUNK..).zip(chunk) {
             let placeholders = [
                 values.bind(c.id.clone()),
                 values.bind(c.folio_id.clone()),
