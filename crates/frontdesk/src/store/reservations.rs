@@ -8,9 +8,11 @@ use super::daily_rates::format_date;
 use super::sql::Conditions;
 use super::{bool_int, format_ts, Db, Engine, RowExt, StoreResult};
 use crate::domain::listing::Page;
+use crate::domain::reservations::inventory;
 use crate::domain::reservations::{
     Folio, FolioCharge, Reservation, ReservationRoom, ReservationStatus, RoomStatus, Source, StayFilter,
 };
+use crate::domain::rooms::HousekeepingStatus;
 
 const COLUMNS: &str = "id, hotel_id, guest_id, status, check_in_date, check_out_date, start_time, end_time, adults, \
      children, infants, total_price, currency, source, channel_reference, notes, created_at, updated_at";
@@ -155,7 +157,7 @@ pub async fn rooms(conn: &mut AnyConnection, reservation_id: &str) -> StoreResul
 /// take inventory.
 pub async fn save_rooms(conn: &mut AnyConnection, r: &Reservation, rooms: &[ReservationRoom]) -> StoreResult<()> {
     for (position, room) in rooms.iter().enumerate() {
-        let holds = r.status.holds_inventory() && room.status == RoomStatus::Confirmed;
+        let holds = inventory::holds(r.status, room.status);
         sqlx::query(
             "INSERT INTO reservation_rooms (id, reservation_id, hotel_id, room_type_id, rate_plan_id, room_id, status, \
              adults, children, infants, price, check_in_date, check_out_date, holds_inventory, position) \
@@ -349,14 +351,16 @@ pub async fn lock_room(conn: &mut AnyConnection, engine: Engine, room_id: &str) 
     Ok(())
 }
 
-/// Sellable physical rooms (not out of order) per room type.
+/// Sellable physical rooms per room type (those whose housekeeping status the domain calls sellable).
 pub async fn sellable_rooms(conn: &mut AnyConnection, room_type_ids: &[String]) -> StoreResult<Vec<(String, i64)>> {
     if room_type_ids.is_empty() {
         return Ok(Vec::new());
     }
+    let sellable: Vec<String> =
+        HousekeepingStatus::ALL.into_iter().filter(|s| s.sellable()).map(|s| s.as_str().to_string()).collect();
     let mut c = Conditions::new(Engine::of(conn));
     c.push_in("room_type_id", room_type_ids);
-    c.push("housekeeping_status <> ?", "OUT_OF_ORDER".to_string());
+    c.push_in("housekeeping_status", &sellable);
     let sql = format!("SELECT room_type_id, COUNT(*) AS n FROM rooms{} GROUP BY room_type_id", c.where_clause());
     sqlx::query_with(&sql, c.into_args())
         .fetch_all(conn)
@@ -462,4 +466,29 @@ pub async fn room_taken(
     .fetch_one(conn)
     .await?;
     Ok(row.try_get::<i64, _>("n")? > 0)
+}
+
+/// A reservation that holds inventory with the physical room `room_id` assigned, if there is one.
+pub async fn held_assignment(conn: &mut AnyConnection, room_id: &str) -> StoreResult<Option<String>> {
+    let row = sqlx::query(
+        "SELECT reservation_id FROM reservation_rooms WHERE room_id = $1 AND holds_inventory = 1 \
+         ORDER BY check_in_date LIMIT 1",
+    )
+    .bind(room_id)
+    .fetch_optional(conn)
+    .await?;
+    row.map(|row| row.try_get("reservation_id")).transpose()
+}
+
+/// The stays (check-in, check-out) of the rooms of `room_type_id` that hold inventory.
+pub async fn held_stays(conn: &mut AnyConnection, room_type_id: &str) -> StoreResult<Vec<(NaiveDate, NaiveDate)>> {
+    sqlx::query(
+        "SELECT check_in_date, check_out_date FROM reservation_rooms WHERE room_type_id = $1 AND holds_inventory = 1",
+    )
+    .bind(room_type_id)
+    .fetch_all(conn)
+    .await?
+    .iter()
+    .map(|row| Ok((row.get_date("check_in_date")?, row.get_date("check_out_date")?)))
+    .collect()
 }

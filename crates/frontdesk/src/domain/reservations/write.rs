@@ -80,14 +80,15 @@ fn folio_for(r: &Reservation, rooms: &[ReservationRoom]) -> Folio {
     Folio { id: folio_id, currency: r.currency.clone(), total: charges.iter().map(|c| c.amount).sum(), charges }
 }
 
-/// Takes inventory for the confirmed rooms of `r` and checks their assignments.
-async fn hold(tx: &mut WriteTx, r: &Reservation, rooms: &[ReservationRoom]) -> Result<()> {
-    let confirmed: Vec<&ReservationRoom> = rooms.iter().filter(|room| room.status == RoomStatus::Confirmed).collect();
-    let types: Vec<String> = confirmed.iter().map(|room| room.room_type_id.clone()).collect();
+/// Takes inventory for the rooms of `r` that hold it and checks their assignments.
+async fn hold(tx: &mut WriteTx, organization_id: &str, r: &Reservation, rooms: &[ReservationRoom]) -> Result<()> {
+    let held: Vec<&ReservationRoom> = rooms.iter().filter(|room| inventory::holds(r.status, room.status)).collect();
+    let types: Vec<String> = held.iter().map(|room| room.room_type_id.clone()).collect();
     inventory::take(tx, &types, r.check_in_date, r.check_out_date, &r.id).await?;
-    for room in confirmed {
+    for room in held {
         if let Some(room_id) = &room.room_id {
-            inventory::assign(tx, room_id, &room.id, r.check_in_date, r.check_out_date).await?;
+            let nights = (r.check_in_date, r.check_out_date);
+            inventory::assign(tx, organization_id, room_id, &room.room_type_id, &room.id, nights).await?;
         }
     }
     Ok(())
@@ -245,7 +246,7 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
     };
     check_counts(&r)?;
     if status.holds_inventory() {
-        hold(tx, &r, &rooms).await?;
+        hold(tx, &actor.organization_id, &r, &rooms).await?;
     }
     store::reservations::insert(tx.conn(), &actor.organization_id, &r).await?;
     store::reservations::save_rooms(tx.conn(), &r, &rooms).await?;
@@ -394,7 +395,7 @@ async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: Rese
 
     let newly_held = r.status.holds_inventory() && !before.holds_inventory();
     if r.status.holds_inventory() && (newly_held || dates_changed || reassigned) {
-        hold(tx, &r, &rooms).await?;
+        hold(tx, &actor.organization_id, &r, &rooms).await?;
     }
     if before == ReservationStatus::Requested && r.status == ReservationStatus::Confirmed {
         // Approving a booking request: the offer's rate plan must still sell those nights.
