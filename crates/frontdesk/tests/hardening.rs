@@ -18,6 +18,7 @@ on_both_engines!(
     room_moves_never_oversell,
     no_sequence_of_writes_oversells,
     racing_room_moves_and_bookings_never_oversell,
+    money_is_bounded_and_never_wraps,
 );
 
 /// A hotel open to public booking with everything a request can name: (hotel, room type, room, rate plan, guest,
@@ -711,4 +712,68 @@ async fn racing_room_moves_and_bookings_never_oversell(s: TestServer) {
         }
         assert_never_oversold(s, &f.hotel).await;
     }
+}
+
+async fn money_is_bounded_and_never_wraps(s: TestServer) {
+    const MAX: i64 = 1_000_000_000_000;
+    let org = s.org("Acme").await;
+    let auth = org.auth();
+    let f = fixture(&s, &org, 2).await;
+    let rate = |d: u64, price: Value| json!({"values": [{"ratePlanId": f.plan, "date": day(d), "price": price}]});
+    for price in [json!(i64::MAX), json!(MAX + 1), json!(-1), json!(u64::MAX), json!(1e300)] {
+        let answer = s.post("/api/dailyRates", &auth, rate(1, price.clone())).await.expect(400);
+        assert!(answer.body["errors"][0]["field"].as_str().unwrap().contains("price"), "{price}: {}", answer.body);
+    }
+    s.post("/api/dailyRates", &auth, rate(1, json!(MAX))).await.expect(200);
+    s.post("/api/dailyRates", &auth, rate(2, json!(MAX))).await.expect(200);
+    let search = |from: u64, to: u64| {
+        format!("/api/hotels/{}/availability?checkInDate={}&checkOutDate={}", f.hotel, day(from), day(to))
+    };
+    let one = s.get(&search(1, 2), &Auth::None).await.expect(200);
+    assert_eq!(one.body[0]["totalPrice"], json!(MAX));
+    // Two nights at the maximum add up beyond it: not offered (and never a wrapped, negative total).
+    assert_eq!(s.get(&search(1, 3), &Auth::None).await.expect(200).body, json!([]));
+    // Prices stored before the bound existed are summed without wrapping too.
+    sqlx::query("UPDATE daily_rates SET price = $1 WHERE rate_plan_id = $2")
+        .bind(i64::MAX)
+        .bind(&f.plan)
+        .execute(&mut *s.db.read().await.unwrap())
+        .await
+        .unwrap();
+    assert_eq!(s.get(&search(3, 5), &Auth::None).await.expect(200).body, json!([]));
+    let priced = json!({"hotelId": f.hotel, "checkInDate": day(3), "checkOutDate": day(5),
+                        "rooms": [{"roomTypeId": f.room_type, "ratePlanId": f.plan}]});
+    let answer = s.post("/api/reservations", &auth, priced).await.expect(400);
+    assert_eq!(answer.body["errors"][0]["field"], json!("rooms[0].price"), "{}", answer.body);
+
+    let reservations = s.count("reservations").await;
+    let stay =
+        |rooms: Value| json!({"hotelId": f.hotel, "checkInDate": day(10), "checkOutDate": day(13), "rooms": rooms});
+    let room = |price: i64| json!({"roomTypeId": f.room_type, "price": price});
+    for (body, field) in [
+        (stay(json!([room(MAX + 1)])), "rooms[0].price"),
+        (stay(json!([room(-5)])), "rooms[0].price"),
+        (stay(json!([room(MAX), room(1)])), "rooms"),
+        (
+            {
+                let mut b = stay(json!([room(1)]));
+                b["totalPrice"] = json!(MAX + 1);
+                b
+            },
+            "totalPrice",
+        ),
+    ] {
+        let answer = s.post("/api/reservations", &auth, body).await.expect(400);
+        assert_eq!(answer.body["errors"][0]["field"], json!(field), "{}", answer.body);
+    }
+    assert_eq!(s.count("reservations").await, reservations, "nothing written");
+    let at_max = s.post("/api/reservations", &auth, stay(json!([room(MAX)]))).await.expect(200);
+    assert_eq!(at_max.body["totalPrice"], json!(MAX));
+    assert_eq!(at_max.body["folio"]["total"], json!(MAX));
+    let charges: i64 =
+        at_max.body["folio"]["charges"].as_array().unwrap().iter().map(|c| c["amount"].as_i64().unwrap()).sum();
+    assert_eq!(charges, MAX);
+    let id = at_max.body["id"].as_str().unwrap();
+    let answer = s.put(&format!("/api/reservations/{id}"), &auth, json!({"totalPrice": MAX + 1})).await.expect(400);
+    assert_eq!(answer.body["errors"][0]["field"], json!("totalPrice"));
 }

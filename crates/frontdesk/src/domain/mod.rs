@@ -15,6 +15,7 @@ pub mod guests;
 pub mod hotels;
 pub mod identity;
 pub mod listing;
+pub mod money;
 pub mod oauth;
 pub mod rate_plans;
 pub mod reservations;

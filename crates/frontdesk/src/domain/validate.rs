@@ -41,6 +41,13 @@ impl Checks {
         }
     }
 
+    /// An amount of money within [`super::money::MAX_AMOUNT`].
+    pub fn amount(&mut self, field: &str, value: i64) {
+        if !super::money::in_bounds(value) {
+            self.fail(field, super::money::out_of_bounds_message());
+        }
+    }
+
     pub fn email(&mut self, field: &str, value: &str) {
         if !is_email(value) {
             self.fail(field, "must be an e-mail address");

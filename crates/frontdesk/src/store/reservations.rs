@@ -215,7 +215,10 @@ pub async fn folio(conn: &mut AnyConnection, reservation_id: &str) -> StoreResul
         })
     })
     .collect::<StoreResult<Vec<_>>>()?;
-    Ok(Some(Folio { id, currency: row.try_get("currency")?, total: charges.iter().map(|c| c.amount).sum(), charges }))
+    // Stored charges are amounts whose sum is one (checked when written); records from before the bound were
+    // checked by nothing, so their sum saturates rather than wraps.
+    let total = charges.iter().fold(0_i64, |total, c| total.saturating_add(c.amount));
+    Ok(Some(Folio { id, currency: row.try_get("currency")?, total, charges }))
 }
 
 /// Replaces the folio of a reservation (its charges included).

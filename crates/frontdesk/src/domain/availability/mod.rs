@@ -22,7 +22,7 @@ use super::rate_plans::RatePlan;
 use super::reservations::{inventory, write, ReservationIn, ReservationRoomIn, ReservationStatus, Source};
 use super::room_types::RoomType;
 use super::validate::{calendar_date, clean, is_email, Checks};
-use super::{guests, now, secrets, Actor, Error, FieldError, Result};
+use super::{guests, money, now, secrets, Actor, Error, FieldError, Result};
 use crate::store::{self, Db};
 
 mod copies;
@@ -337,7 +337,8 @@ fn price_one(
     if rates.closed_to_departure || units < 1 {
         return None;
     }
-    let total = nightly.iter().map(|n| n.price).sum();
+    // A stay whose nights add up beyond what the service can book is not offered.
+    let total = money::sum(nightly.iter().map(|n| n.price))?;
     Some(Priced { room_type: room_type.clone(), plan: plan.clone(), nightly, total, units })
 }
 

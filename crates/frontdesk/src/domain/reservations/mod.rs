@@ -149,9 +149,9 @@ pub struct ReservationRoomIn {
     pub children: Option<i64>,
     #[schema(minimum = 0, maximum = 100)]
     pub infants: Option<i64>,
-    /// Price for the whole stay in minor units. Left out: the rate plan's daily prices summed (every night must
-    /// have one).
-    #[schema(minimum = 0)]
+    /// Price for the whole stay in minor units (at most 10^12). Left out: the rate plan's daily prices summed
+    /// (every night must have one).
+    #[schema(minimum = 0, maximum = 1000000000000_i64)]
     pub price: Option<i64>,
 }
 
@@ -180,8 +180,8 @@ pub struct ReservationIn {
     pub children: Option<i64>,
     #[schema(minimum = 0, maximum = 1000)]
     pub infants: Option<i64>,
-    /// Defaults to the rooms' sum.
-    #[schema(minimum = 0)]
+    /// Defaults to the rooms' sum; at most 10^12 minor units.
+    #[schema(minimum = 0, maximum = 1000000000000_i64)]
     pub total_price: Option<i64>,
     /// Defaults to the first room's rate plan currency, else the hotel's.
     #[schema(value_type = Option<CurrencyCode>)]
@@ -244,7 +244,7 @@ pub struct ReservationPatch {
     #[schema(nullable = false, minimum = 0, maximum = 1000)]
     #[serde(default, deserialize_with = "not_null")]
     pub infants: Option<i64>,
-    #[schema(nullable = false, minimum = 0)]
+    #[schema(nullable = false, minimum = 0, maximum = 1000000000000_i64)]
     #[serde(default, deserialize_with = "not_null")]
     pub total_price: Option<i64>,
     #[serde(default, deserialize_with = "nullable")]

@@ -12,7 +12,7 @@ use crate::domain::access::{Actor, Scope};
 use crate::domain::events::{self, EventKind};
 use crate::domain::hotels::{self, Hotel};
 use crate::domain::validate::{calendar_date, Checks};
-use crate::domain::{guests, new_id, now, rate_plans, room_types, Error, FieldError, Result};
+use crate::domain::{guests, money, new_id, now, rate_plans, room_types, Error, FieldError, Result};
 use crate::store::{self, Db, WriteTx};
 
 /// The instant a stay starts or ends: `date` at the hotel's local `time` (`HH:MM`), in UTC.
@@ -77,7 +77,9 @@ fn folio_for(r: &Reservation, rooms: &[ReservationRoom]) -> Folio {
             });
         }
     }
-    Folio { id: folio_id, currency: r.currency.clone(), total: charges.iter().map(|c| c.amount).sum(), charges }
+    // Each room's price is an amount and so is their sum (checked when the rooms were priced), so is the total.
+    let total = money::sum(charges.iter().map(|c| c.amount)).unwrap_or(money::MAX_AMOUNT);
+    Folio { id: folio_id, currency: r.currency.clone(), total, charges }
 }
 
 /// Takes inventory for the rooms of `r` that hold it and checks their assignments.
@@ -181,8 +183,8 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
             errors.push(room_error(i, "adults", format!("the party does not fit room type {}", room_type.name)));
         }
         let price = match (room.price, &plan) {
-            (Some(price), _) if price < 0 => {
-                errors.push(room_error(i, "price", "must not be negative"));
+            (Some(price), _) if !money::in_bounds(price) => {
+                errors.push(room_error(i, "price", money::out_of_bounds_message()));
                 0
             }
             (Some(price), _) => price,
@@ -193,7 +195,14 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
                 if rates.len() as i64 != (check_out - check_in).num_days() {
                     errors.push(room_error(i, "price", "required: the rate plan has no price for every night"));
                 }
-                rates.iter().map(|r| r.price).sum()
+                money::sum(rates.iter().map(|r| r.price)).unwrap_or_else(|| {
+                    errors.push(room_error(
+                        i,
+                        "price",
+                        format!("the rate plan's prices for these nights add up to more than {}", money::MAX_AMOUNT),
+                    ));
+                    0
+                })
             }
             (None, None) => {
                 errors.push(room_error(i, "price", "required when no rate plan is given"));
@@ -217,6 +226,14 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
             price,
         });
     }
+    // The rooms' prices add up to the reservation's total (when not given) and to its folio: both must be amounts.
+    let rooms_total = money::sum(rooms.iter().map(|r| r.price));
+    if rooms_total.is_none() && errors.is_empty() {
+        errors.push(FieldError::field(
+            "rooms",
+            format!("the rooms' prices add up to more than {} minor units", money::MAX_AMOUNT),
+        ));
+    }
     if !errors.is_empty() {
         return Err(Error::Validation(errors));
     }
@@ -234,7 +251,7 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
         adults: input.adults.unwrap_or_else(|| rooms.iter().map(|r| r.adults).sum()),
         children: input.children.unwrap_or_else(|| rooms.iter().map(|r| r.children).sum()),
         infants: input.infants.unwrap_or_else(|| rooms.iter().map(|r| r.infants).sum()),
-        total_price: input.total_price.unwrap_or_else(|| rooms.iter().map(|r| r.price).sum()),
+        total_price: input.total_price.or(rooms_total).unwrap_or_default(),
         currency: currency.unwrap_or_else(|| hotel.currency.clone()),
         source: input.source.unwrap_or(Source::Api),
         channel_reference: input.channel_reference,
@@ -265,9 +282,7 @@ fn check_counts(r: &Reservation) -> Result<()> {
     for (field, value) in [("adults", r.adults), ("children", r.children), ("infants", r.infants)] {
         c.range(field, value, 0, 1000);
     }
-    if r.total_price < 0 {
-        c.fail("totalPrice", "must not be negative");
-    }
+    c.amount("totalPrice", r.total_price);
     c.finish()
 }
 
