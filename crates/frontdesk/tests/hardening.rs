@@ -19,6 +19,7 @@ on_both_engines!(
     no_sequence_of_writes_oversells,
     racing_room_moves_and_bookings_never_oversell,
     money_is_bounded_and_never_wraps,
+    related_fields_and_dates_are_checked,
 );
 
 /// A hotel open to public booking with everything a request can name: (hotel, room type, room, rate plan, guest,
@@ -776,4 +777,89 @@ async fn money_is_bounded_and_never_wraps(s: TestServer) {
     let id = at_max.body["id"].as_str().unwrap();
     let answer = s.put(&format!("/api/reservations/{id}"), &auth, json!({"totalPrice": MAX + 1})).await.expect(400);
     assert_eq!(answer.body["errors"][0]["field"], json!("totalPrice"));
+}
+
+async fn related_fields_and_dates_are_checked(s: TestServer) {
+    let org = s.org("Acme").await;
+    let auth = org.auth();
+    let f = fixture(&s, &org, 1).await;
+    let types = s.count("room_types").await;
+    for (body, field) in [
+        (json!({"hotelId": f.hotel, "name": "X", "maxOccupancy": 2, "maxAdults": 5}), "maxAdults"),
+        (json!({"hotelId": f.hotel, "name": "X", "maxOccupancy": 2, "maxChildren": 2}), "maxChildren"),
+        (json!({"hotelId": f.hotel, "name": "X", "maxOccupancy": 1, "maxChildren": 1}), "maxChildren"),
+    ] {
+        let answer = s.post("/api/roomTypes", &auth, body).await.expect(400);
+        assert_eq!(answer.body["errors"][0]["field"], json!(field), "{}", answer.body);
+    }
+    assert_eq!(s.count("room_types").await, types);
+    // Partial updates are checked against the stored values (the fixture's type: occupancy 2, adults 2, children 1).
+    let path = format!("/api/roomTypes/{}", f.room_type);
+    for (body, field) in [
+        (json!({"maxOccupancy": 1}), "maxOccupancy"),
+        (json!({"maxAdults": 3}), "maxAdults"),
+        (json!({"maxChildren": 2}), "maxChildren"),
+        (json!({"maxOccupancy": 3, "maxAdults": 4}), "maxAdults"),
+    ] {
+        let answer = s.put(&path, &auth, body.clone()).await.expect(400);
+        assert_eq!(answer.body["errors"][0]["field"], json!(field), "{body}: {}", answer.body);
+    }
+    let widened = s.put(&path, &auth, json!({"maxOccupancy": 4, "maxAdults": 3, "maxChildren": 3})).await.expect(200);
+    assert_eq!(widened.body["maxOccupancy"], json!(4));
+
+    // Dates: from 2000-01-01 to ten years ahead, everywhere.
+    let today = chrono::Utc::now().date_naive();
+    let beyond = (today + chrono::Months::new(120) + chrono::Days::new(1)).to_string();
+    let last = (today + chrono::Months::new(120)).to_string();
+    let stay = |from: &str, to: &str| {
+        json!({"hotelId": f.hotel, "checkInDate": from, "checkOutDate": to,
+               "rooms": [{"roomTypeId": f.room_type, "price": 100}]})
+    };
+    let reservations = s.count("reservations").await;
+    for (body, field) in [
+        (stay("0001-01-01", "0001-01-02"), "checkInDate"),
+        (stay("1999-12-31", "2000-01-01"), "checkInDate"),
+        (stay(&day(1), &beyond), "checkOutDate"),
+        (
+            {
+                let mut b = stay(&day(1), &day(2));
+                b["startTime"] = json!("0001-01-01T00:00:00Z");
+                b
+            },
+            "startTime",
+        ),
+        (
+            {
+                let mut b = stay(&day(1), &day(2));
+                b["endTime"] = json!("9999-12-31T23:59:59Z");
+                b
+            },
+            "endTime",
+        ),
+    ] {
+        let answer = s.post("/api/reservations", &auth, body).await.expect(400);
+        assert_eq!(answer.body["errors"][0]["field"], json!(field), "{}", answer.body);
+    }
+    assert_eq!(s.count("reservations").await, reservations, "nothing written");
+    s.post("/api/reservations", &auth, stay("2000-01-01", "2000-01-02")).await.expect(200);
+    let until_last = (today + chrono::Months::new(120) - chrono::Days::new(1)).to_string();
+    s.post("/api/reservations", &auth, stay(&until_last, &last)).await.expect(200);
+    let answer = s
+        .put(&format!("/api/reservations/{}", f.reservation), &auth, json!({"checkOutDate": beyond}))
+        .await
+        .expect(400);
+    assert_eq!(answer.body["errors"][0]["field"], json!("checkOutDate"));
+    for (path, field) in [
+        ("/api/reservations?stayDateFrom=1900-01-01".to_string(), "stayDateFrom"),
+        (format!("/api/reservations?stayDateTo={beyond}"), "stayDateTo"),
+        ("/api/reservations?startTime=0001-01-01T00:00:00Z".to_string(), "startTime"),
+        (
+            format!("/api/dailyRates?hotelId={}&ratePlanId={}&dateFrom=1999-12-01&dateTo=2000-01-02", f.hotel, f.plan),
+            "dateFrom",
+        ),
+        (format!("/api/hotels/{}/availability?checkInDate=0001-01-01&checkOutDate=0001-01-02", f.hotel), "checkInDate"),
+    ] {
+        let answer = s.get(&path, &auth).await.expect(400);
+        assert_eq!(answer.body["errors"][0]["field"], json!(field), "{path}: {}", answer.body);
+    }
 }

@@ -718,6 +718,7 @@ async fn tool_input_is_validated(s: TestServer) {
         ("get_daily_prices", json!({"ratePlanId": plan, "dateFrom": day(0), "dateTo": day(400)}), "366"),
         ("schedule_counts", json!({"hotelId": hotel, "dateFrom": day(0), "dateTo": day(366)}), "366"),
         ("schedule_counts", json!({"hotelId": hotel, "dateFrom": "yesterday", "dateTo": day(3)}), "dateFrom"),
+        ("schedule_counts", json!({"hotelId": hotel, "dateFrom": "1999-12-31", "dateTo": "2000-01-02"}), "2000-01-01"),
         (
             "check_availability",
             json!({"hotelId": hotel, "checkInDate": day(5), "checkOutDate": day(5)}),

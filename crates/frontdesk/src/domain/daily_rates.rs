@@ -189,6 +189,7 @@ pub async fn upsert(db: &Db, actor: &Actor, input: DailyRatesIn) -> Result<Vec<D
         let date = calendar_date(&entry.date);
         match date {
             None => errors.push(entry_error(index, "date", "must be a calendar date YYYY-MM-DD")),
+            // The write window lies within the dates any input may name (validate::date_bounds).
             Some(d) if d < first || d > last => {
                 errors.push(entry_error(index, "date", format!("must be between {first} and {last}")))
             }

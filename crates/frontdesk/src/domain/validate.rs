@@ -66,6 +66,14 @@ impl Checks {
         }
     }
 
+    /// An instant whose date (UTC) is one an input may name ([`date_bounds`]).
+    pub fn instant(&mut self, field: &str, value: chrono::DateTime<chrono::Utc>) {
+        let (first, last) = date_bounds();
+        if value.date_naive() < first || value.date_naive() > last {
+            self.fail(field, format!("must be between {first} and {last}"));
+        }
+    }
+
     /// A wall-clock time `HH:MM`.
     pub fn clock_time(&mut self, field: &str, value: &str) {
         if value.len() != 5 || chrono::NaiveTime::parse_from_str(value, "%H:%M").is_err() {
@@ -166,13 +174,37 @@ pub fn fields_with_forbidden_chars(value: &serde_json::Value) -> Vec<String> {
     out
 }
 
-/// A calendar date `YYYY-MM-DD` (2026-02-30 is refused), or a recorded error.
-pub fn parse_date(checks: &mut Checks, field: &str, value: &str) -> Option<chrono::NaiveDate> {
-    let date = calendar_date(value);
-    if date.is_none() {
-        checks.fail(field, "must be a calendar date YYYY-MM-DD");
+/// The earliest date any input may name.
+pub const FIRST_DATE: chrono::NaiveDate = match chrono::NaiveDate::from_ymd_opt(2000, 1, 1) {
+    Some(date) => date,
+    None => panic!("2000-01-01 is a date"),
+};
+
+/// How far ahead of today (UTC) an input may name a date, in years.
+pub const YEARS_AHEAD: u32 = 10;
+
+/// The dates any input may name: from [`FIRST_DATE`] to [`YEARS_AHEAD`] years after today (UTC). One rule for every
+/// date and instant the service is given (stays, rates, filters, tool arguments); endpoints may narrow it further
+/// (rates are written from a year back to three years ahead, searches start no earlier than yesterday).
+pub fn date_bounds() -> (chrono::NaiveDate, chrono::NaiveDate) {
+    let today = chrono::Utc::now().date_naive();
+    (FIRST_DATE, today.checked_add_months(chrono::Months::new(12 * YEARS_AHEAD)).unwrap_or(today))
+}
+
+/// A date an input may name: a calendar date `YYYY-MM-DD` (2026-02-30 is refused) within [`date_bounds`], or why
+/// not.
+pub fn input_date(value: &str) -> std::result::Result<chrono::NaiveDate, String> {
+    let date = calendar_date(value).ok_or_else(|| "must be a calendar date YYYY-MM-DD".to_string())?;
+    let (first, last) = date_bounds();
+    if date < first || date > last {
+        return Err(format!("must be between {first} and {last}"));
     }
-    date
+    Ok(date)
+}
+
+/// A date an input may name ([`input_date`]), or a recorded error.
+pub fn parse_date(checks: &mut Checks, field: &str, value: &str) -> Option<chrono::NaiveDate> {
+    input_date(value).map_err(|message| checks.fail(field, message)).ok()
 }
 
 /// A calendar date in exactly the form `YYYY-MM-DD`.

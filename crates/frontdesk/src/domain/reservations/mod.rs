@@ -378,6 +378,12 @@ pub async fn list(
     let mut c = Checks::new();
     let from = filter.stay_date_from.as_deref().and_then(|d| super::validate::parse_date(&mut c, "stayDateFrom", d));
     let to = filter.stay_date_to.as_deref().and_then(|d| super::validate::parse_date(&mut c, "stayDateTo", d));
+    if let Some(at) = filter.start_time {
+        c.instant("startTime", at);
+    }
+    if let Some(at) = filter.end_time {
+        c.instant("endTime", at);
+    }
     c.finish()?;
     let mut conn = db.read().await?;
     let hotel_id = hotels::optional_filter(&mut conn, actor, filter.hotel_id.as_deref()).await?;

@@ -11,7 +11,7 @@ use super::{
 use crate::domain::access::{Actor, Scope};
 use crate::domain::events::{self, EventKind};
 use crate::domain::hotels::{self, Hotel};
-use crate::domain::validate::{calendar_date, Checks};
+use crate::domain::validate::{parse_date, Checks};
 use crate::domain::{guests, money, new_id, now, rate_plans, room_types, Error, FieldError, Result};
 use crate::store::{self, Db, WriteTx};
 
@@ -28,16 +28,10 @@ fn instant(hotel: &Hotel, date: NaiveDate, time: &str) -> DateTime<Utc> {
         .unwrap_or_else(|| Utc.from_utc_datetime(&local))
 }
 
-/// Validated stay dates: real dates, check-out after check-in, at most [`MAX_NIGHTS`] nights.
+/// Validated stay dates: dates an input may name, check-out after check-in, at most [`MAX_NIGHTS`] nights.
 fn stay_dates(c: &mut Checks, check_in: &str, check_out: &str) -> Option<(NaiveDate, NaiveDate)> {
-    let from = calendar_date(check_in);
-    let to = calendar_date(check_out);
-    if from.is_none() {
-        c.fail("checkInDate", "must be a calendar date YYYY-MM-DD");
-    }
-    if to.is_none() {
-        c.fail("checkOutDate", "must be a calendar date YYYY-MM-DD");
-    }
+    let from = parse_date(c, "checkInDate", check_in);
+    let to = parse_date(c, "checkOutDate", check_out);
     let (from, to) = (from?, to?);
     let nights = (to - from).num_days();
     if nights < 1 {
@@ -138,6 +132,12 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
     }
     c.opt_text("channelReference", input.channel_reference.as_deref(), 200);
     c.opt_text("notes", input.notes.as_deref(), 5000);
+    if let Some(at) = input.start_time {
+        c.instant("startTime", at);
+    }
+    if let Some(at) = input.end_time {
+        c.instant("endTime", at);
+    }
     if let Some(currency) = &input.currency {
         c.currency("currency", currency);
     }
@@ -335,6 +335,12 @@ async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: Rese
     }
     c.opt_text("channelReference", patch.channel_reference.as_ref().and_then(|v| v.as_deref()), 200);
     c.opt_text("notes", patch.notes.as_ref().and_then(|v| v.as_deref()), 5000);
+    if let Some(at) = patch.start_time {
+        c.instant("startTime", at);
+    }
+    if let Some(at) = patch.end_time {
+        c.instant("endTime", at);
+    }
     c.finish()?;
     if dates_changed && !matches!(before, ReservationStatus::Requested | ReservationStatus::Confirmed) {
         return Err(Error::Conflict(format!("the dates of a {} reservation cannot change", before.as_str())));
