@@ -20,6 +20,7 @@ on_both_engines!(
     racing_room_moves_and_bookings_never_oversell,
     money_is_bounded_and_never_wraps,
     related_fields_and_dates_are_checked,
+    oversized_request_heads_answer_before_the_service,
 );
 
 /// A hotel open to public booking with everything a request can name: (hotel, room type, room, rate plan, guest,
@@ -862,4 +863,40 @@ async fn related_fields_and_dates_are_checked(s: TestServer) {
         let answer = s.get(&path, &auth).await.expect(400);
         assert_eq!(answer.body["errors"][0]["field"], json!(field), "{path}: {}", answer.body);
     }
+}
+
+/// Sends raw bytes on a fresh connection and answers everything the server sends back before closing it.
+async fn raw_exchange(s: &TestServer, request: Vec<u8>) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(s.base.trim_start_matches("http://")).await.expect("connect");
+    // The server may answer and close before it has read everything: a failed write is part of the answer.
+    let _ = stream.write_all(&request).await;
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(10), stream.read_to_end(&mut answer)).await;
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// Pins where the HTTP parser's own answers start (docs/conventions.md, "Answers the HTTP parser gives"): requests
+/// within the limits reach the service and get problem documents; beyond them hyper answers 414 or 431 itself, with
+/// no body, and closes the connection.
+async fn oversized_request_heads_answer_before_the_service(s: TestServer) {
+    let get = |target: &str, headers: &str| {
+        format!("GET {target} HTTP/1.1\r\nHost: x\r\n{headers}Connection: close\r\n\r\n").into_bytes()
+    };
+    let within = raw_exchange(&s, get(&format!("/api/hotels?x={}", "a".repeat(60_000)), "")).await;
+    assert!(within.starts_with("HTTP/1.1 401"), "{within}");
+    assert!(within.contains("application/problem+json"), "{within}");
+
+    let long_url = raw_exchange(&s, get(&format!("/api/hotels?x={}", "a".repeat(70_000)), "")).await;
+    assert!(long_url.starts_with("HTTP/1.1 414"), "{long_url}");
+    assert!(long_url.ends_with("\r\n\r\n") && long_url.contains("content-length: 0"), "no body: {long_url}");
+
+    let big_header = raw_exchange(&s, get("/healthz", &format!("X-Big: {}\r\n", "a".repeat(500_000)))).await;
+    assert!(big_header.starts_with("HTTP/1.1 431"), "{big_header}");
+    let many: String = (0..120).map(|i| format!("X-H{i}: 1\r\n")).collect();
+    let many_headers = raw_exchange(&s, get("/healthz", &many)).await;
+    assert!(many_headers.starts_with("HTTP/1.1 431"), "{many_headers}");
+
+    // The service keeps serving.
+    s.get("/healthz", &Auth::None).await.expect(200);
 }
