@@ -151,7 +151,7 @@ pub async fn create(db: &Db, actor: &Actor, input: RoomTypeIn) -> Result<RoomTyp
         description: input.description,
         max_occupancy: input.max_occupancy,
         max_adults: input.max_adults.unwrap_or(input.max_occupancy),
-        max_children: input.max_children.unwrap_or((input.max_occupancy - 1).max(0)),
+        max_children: input.max_children.unwrap_or(input.max_occupancy.saturating_sub(1).max(0)),
         created_at: at,
         updated_at: at,
     };

@@ -450,22 +450,22 @@ pub(super) async fn held_per_night(
         .collect()
 }
 
-/// Whether another room holding inventory is assigned `room_id` on some night of `[from, to)`.
+/// Whether a room of another reservation, holding inventory, is assigned `room_id` on some night of `[from, to)`.
 pub async fn room_taken(
     conn: &mut AnyConnection,
     room_id: &str,
     from: NaiveDate,
     to: NaiveDate,
-    except_reservation_room: &str,
+    except_reservation: &str,
 ) -> StoreResult<bool> {
     let row = sqlx::query(
         "SELECT COUNT(*) AS n FROM reservation_rooms WHERE room_id = $1 AND holds_inventory = 1 \
-         AND check_in_date < $2 AND check_out_date > $3 AND id <> $4",
+         AND check_in_date < $2 AND check_out_date > $3 AND reservation_id <> $4",
     )
     .bind(room_id)
     .bind(format_date(to))
     .bind(format_date(from))
-    .bind(except_reservation_room)
+    .bind(except_reservation)
     .fetch_one(conn)
     .await?;
     Ok(row.try_get::<i64, _>("n")? > 0)

@@ -80,15 +80,16 @@ pub async fn take(
     Ok(())
 }
 
-/// Checks, under the room's lock, that `room_id` can be assigned to a reservation room of `room_type_id` for the
-/// nights `[from, to)`: it is still of that type and sellable (it may have changed since the request was
-/// validated), and no other stay that holds inventory has it on one of those nights.
+/// Checks, under the room's lock, that `room_id` can be assigned to a room of `room_type_id` of reservation
+/// `reservation_id` for the nights `[from, to)`: it is still of that type and sellable (it may have changed since the
+/// request was validated), and no other stay that holds inventory has it on one of those nights. (Within one
+/// reservation, whose rooms share every night, a room is assigned once: the request's validation sees to that.)
 pub async fn assign(
     tx: &mut WriteTx,
     organization_id: &str,
     room_id: &str,
     room_type_id: &str,
-    reservation_room_id: &str,
+    reservation_id: &str,
     (from, to): (NaiveDate, NaiveDate),
 ) -> Result<()> {
     let engine = tx.engine();
@@ -103,7 +104,7 @@ pub async fn assign(
         }
         Some(_) => {}
     }
-    if store::reservations::room_taken(tx.conn(), room_id, from, to, reservation_room_id).await? {
+    if store::reservations::room_taken(tx.conn(), room_id, from, to, reservation_id).await? {
         return Err(Error::Conflict(format!("room {room_id} is already assigned to another stay on those nights")));
     }
     Ok(())

@@ -45,6 +45,8 @@ fn stay_dates(c: &mut Checks, check_in: &str, check_out: &str) -> Option<(NaiveD
     Some((from, to))
 }
 
+const SHARED_ROOM: &str = "is assigned to another room of this reservation (they share every night)";
+
 fn room_error(index: usize, field: &str, message: impl Into<String>) -> FieldError {
     FieldError::field(format!("rooms[{index}].{field}"), message)
 }
@@ -84,7 +86,7 @@ async fn hold(tx: &mut WriteTx, organization_id: &str, r: &Reservation, rooms: &
     for room in held {
         if let Some(room_id) = &room.room_id {
             let nights = (r.check_in_date, r.check_out_date);
-            inventory::assign(tx, organization_id, room_id, &room.room_type_id, &room.id, nights).await?;
+            inventory::assign(tx, organization_id, room_id, &room.room_type_id, &r.id, nights).await?;
         }
     }
     Ok(())
@@ -149,7 +151,16 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
         guests::visible(tx.conn(), actor, guest_id).await?;
     }
     let room_status = if status == ReservationStatus::Confirmed { RoomStatus::Confirmed } else { RoomStatus::Pending };
-    let mut errors = Vec::new();
+    // The rooms of one stay share every night: one physical room can be assigned to only one of them.
+    let mut errors: Vec<FieldError> = input
+        .rooms
+        .iter()
+        .enumerate()
+        .filter(|(i, room)| {
+            room.room_id.is_some() && input.rooms[..*i].iter().any(|earlier| earlier.room_id == room.room_id)
+        })
+        .map(|(i, _)| room_error(i, "roomId", SHARED_ROOM))
+        .collect();
     let mut rooms = Vec::with_capacity(input.rooms.len());
     let mut currency = input.currency.clone();
     for (i, room) in input.rooms.iter().enumerate() {
@@ -393,6 +404,13 @@ async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: Rese
             }
             reassigned |= room.room_id != *room_id;
             room.room_id = room_id.clone();
+        }
+    }
+    for (i, assignment) in patch.rooms.iter().flatten().enumerate() {
+        let Some(Some(room_id)) = &assignment.room_id else { continue };
+        let holders = rooms.iter().filter(|r| r.status != RoomStatus::Cancelled && r.room_id.as_ref() == Some(room_id));
+        if holders.count() > 1 {
+            errors.push(room_error(i, "roomId", SHARED_ROOM));
         }
     }
     if !errors.is_empty() {

@@ -5,7 +5,7 @@ use axum::http::{HeaderMap, StatusCode};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::domain::availability::{self, AvailabilityQuery, BookingIn, BookingOut, Offer};
-use crate::domain::{Actor, Result};
+use crate::domain::{Actor, Error, FieldError, Result};
 use crate::http::auth::MaybePrincipal;
 use crate::http::extract::{Json, Path, Query};
 use crate::http::problem::Problem;
@@ -72,7 +72,14 @@ async fn book_reservation(
     Json(input): Json<BookingIn>,
 ) -> Result<(StatusCode, Json<BookingOut>)> {
     within_pin(caller.as_ref(), &hotel_id)?;
-    let key = headers.get("idempotency-key").map(|v| v.to_str().unwrap_or_default().to_string());
+    let key = match headers.get("idempotency-key").map(|v| v.to_str()) {
+        None => None,
+        Some(Ok(key)) => Some(key.to_string()),
+        Some(Err(_)) => {
+            let message = "must be 1 to 200 visible ASCII characters";
+            return Err(Error::Validation(vec![FieldError::field("Idempotency-Key", message)]));
+        }
+    };
     let booked = availability::book(&state.db, &state.offer_key, &hotel_id, key.as_deref(), input).await?;
     Ok((StatusCode::CREATED, Json(booked)))
 }
