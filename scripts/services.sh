@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Makes sure the PostgreSQL and Redis that the test suite uses answer on 127.0.0.1, installing them from Debian's
-# packages when the machine has none. Sourced by .ci/run; safe to run by hand.
+# Makes sure the PostgreSQL and Redis that the test suite uses answer on 127.0.0.1, and that the browser tests have
+# Chromium and ChromeDriver, installing them from Debian's packages when the machine has none. Run by .ci/run; safe
+# to run by hand.
 set -euo pipefail
 
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -36,7 +37,16 @@ ensure_redis() {
   redis-cli -h 127.0.0.1 -p 6379 ping
 }
 
+# The dashboard's and booking page's browser tests drive a headless Chromium over WebDriver.
+ensure_chromium() {
+  if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then return 0; fi
+  echo "installing Chromium and ChromeDriver" >&2
+  as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  /usr/bin/chromedriver --version
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   ensure_postgres
   ensure_redis
+  ensure_chromium
 fi

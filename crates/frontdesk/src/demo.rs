@@ -59,6 +59,7 @@ pub async fn seed(db: &Db) -> anyhow::Result<Seeded> {
     )
     .await?;
     seed_catalogue(db, &Actor::system(&org.id), &hotel.id).await?;
+    seed_stays(db, &Actor::system(&org.id), &hotel.id).await?;
     let key = api_keys::create_for_organization(
         db,
         &org.id,
@@ -154,6 +155,199 @@ async fn seed_catalogue(db: &Db, system: &Actor, hotel_id: &str) -> anyhow::Resu
     Ok(())
 }
 
+/// Guests of the demo hotel (first name, last name, country).
+const GUESTS: [(&str, &str, &str); 40] = [
+    ("Ana", "Silva", "PT"),
+    ("João", "Pereira", "PT"),
+    ("Marie", "Dubois", "FR"),
+    ("Lukas", "Schneider", "DE"),
+    ("Sofia", "Rossi", "IT"),
+    ("Liam", "O'Brien", "IE"),
+    ("Emma", "Johansson", "SE"),
+    ("Noah", "Williams", "GB"),
+    ("Olivia", "Brown", "US"),
+    ("Mateo", "García", "ES"),
+    ("Yuki", "Tanaka", "JP"),
+    ("Chen", "Wei", "CN"),
+    ("Aisha", "Khan", "GB"),
+    ("Lucas", "Martin", "FR"),
+    ("Mia", "Müller", "DE"),
+    ("Hugo", "Bernard", "FR"),
+    ("Inês", "Costa", "PT"),
+    ("Tiago", "Santos", "BR"),
+    ("Eva", "Novák", "CZ"),
+    ("Jakub", "Kowalski", "PL"),
+    ("Freya", "Larsen", "DK"),
+    ("Oskar", "Nieminen", "FI"),
+    ("Zoe", "Anderson", "CA"),
+    ("Jack", "Taylor", "AU"),
+    ("Lea", "Fischer", "AT"),
+    ("Nina", "Peeters", "BE"),
+    ("Daan", "de Vries", "NL"),
+    ("Sara", "Haddad", "MA"),
+    ("Omar", "Farouk", "EG"),
+    ("Priya", "Sharma", "IN"),
+    ("Diego", "López", "MX"),
+    ("Camila", "Rojas", "CL"),
+    ("Elif", "Yılmaz", "TR"),
+    ("Nikos", "Papadopoulos", "GR"),
+    ("Anna", "Horváth", "HU"),
+    ("Ivan", "Petrov", "BG"),
+    ("Maya", "Cohen", "IL"),
+    ("Ethan", "Clark", "US"),
+    ("Grace", "Murphy", "IE"),
+    ("Hannah", "Weber", "CH"),
+];
+
+/// A lived-in front office around the day the demo is seeded: a month of history (checked out, the odd
+/// cancellation and no-show), guests in house, arrivals and departures today, bookings for the month ahead and
+/// a few booking requests waiting. Pseudo-random with a fixed seed, so every demo looks alike.
+async fn seed_stays(db: &Db, system: &Actor, hotel_id: &str) -> anyhow::Result<()> {
+    use chrono::Days;
+    use rand::{Rng, SeedableRng};
+
+    use crate::domain::guests::{self, GuestIn};
+    use crate::domain::reservations::{
+        write, ReservationIn, ReservationPatch, ReservationRoomIn, ReservationStatus, Source,
+    };
+
+    let mut rng = rand::rngs::StdRng::seed_from_u64(20261123);
+    let today = chrono::Utc::now().date_naive();
+    let mut guest_ids = Vec::new();
+    for (first, last, country) in GUESTS {
+        let email = format!("{}.{}@example.com", first.to_lowercase(), last.to_lowercase().replace([' ', '\''], ""));
+        let guest = guests::create(
+            db,
+            system,
+            GuestIn {
+                hotel_id: Some(hotel_id.to_string()),
+                first_name: first.into(),
+                last_name: last.into(),
+                email: Some(email),
+                phone: Some(format!("+351 91{:07}", rng.gen_range(0..10_000_000))),
+                country: Some(country.into()),
+                language: None,
+                notes: None,
+            },
+        )
+        .await?;
+        guest_ids.push(guest.id);
+    }
+    let plans = rate_plans::list(db, system, Some(hotel_id), None).await?;
+    let all_rooms = rooms::list(db, system, Some(hotel_id), None).await?;
+    let day = |offset: i64| -> chrono::NaiveDate {
+        if offset >= 0 {
+            today + Days::new(offset as u64)
+        } else {
+            today - Days::new(offset.unsigned_abs())
+        }
+    };
+    for (index, room) in all_rooms.iter().enumerate() {
+        let Some(plan) = plans.iter().find(|p| p.room_type_id.as_deref() == Some(room.room_type_id.as_str())) else {
+            continue;
+        };
+        let nightly = CATALOGUE.iter().find(|c| plan.name.ends_with(c.0)).map(|c| c.4).unwrap_or(12000);
+        // Walk the room's calendar from a month ago to a month ahead: a stay, a gap, a stay…
+        let mut start: i64 = -30 - rng.gen_range(0..4);
+        while start < 30 {
+            let mut nights: i64 = rng.gen_range(1..=5);
+            // Some stays that span today end today instead: the desk has departures to check out.
+            if start < 0 && start + nights > 0 && rng.gen_bool(0.4) {
+                nights = -start;
+            }
+            let end = start + nights;
+            let guest = guest_ids[rng.gen_range(0..guest_ids.len())].clone();
+            let adults = rng.gen_range(1..=2);
+            let past = end < 0;
+            let input = ReservationIn {
+                hotel_id: Some(hotel_id.to_string()),
+                guest_id: Some(guest),
+                status: Some(ReservationStatus::Confirmed),
+                check_in_date: day(start).to_string(),
+                check_out_date: day(end).to_string(),
+                start_time: None,
+                end_time: None,
+                adults: None,
+                children: None,
+                infants: None,
+                total_price: None,
+                currency: None,
+                source: Some(
+                    [Source::Dashboard, Source::Channel, Source::BookingPage, Source::Api][rng.gen_range(0..4)],
+                ),
+                channel_reference: None,
+                notes: None,
+                rooms: vec![ReservationRoomIn {
+                    room_type_id: room.room_type_id.clone(),
+                    rate_plan_id: Some(plan.id.clone()),
+                    // Arrivals of today keep their room unassigned now and then, for the desk to assign.
+                    room_id: (start != 0 || index % 3 != 0).then(|| room.id.clone()),
+                    adults: Some(adults),
+                    children: Some(0),
+                    infants: Some(0),
+                    // The rate plan's prices start today; earlier nights are priced as the plan would have.
+                    price: (start < 0).then_some(nightly * nights),
+                }],
+            };
+            let r = write::create(db, system, input).await?;
+            let mut moves = Vec::new();
+            if past {
+                match rng.gen_range(0..20) {
+                    0 => moves.push(ReservationStatus::Cancelled),
+                    1 => moves.push(ReservationStatus::NoShow),
+                    _ => moves.extend([ReservationStatus::CheckedIn, ReservationStatus::CheckedOut]),
+                }
+            } else if end == 0 {
+                // Departing today: most still to check out, some gone already.
+                moves.push(ReservationStatus::CheckedIn);
+                if rng.gen_bool(0.3) {
+                    moves.push(ReservationStatus::CheckedOut);
+                }
+            } else if start < 0 || (start == 0 && rng.gen_bool(0.3) && index % 3 != 0) {
+                // In house (arrived earlier, or already today).
+                moves.push(ReservationStatus::CheckedIn);
+            }
+            for to in moves {
+                let patch = ReservationPatch { status: Some(to), ..ReservationPatch::default() };
+                write::update(db, system, &r.id, patch).await?;
+            }
+            start = end + rng.gen_range(0..3);
+        }
+    }
+    // Booking requests waiting for approval, as the booking page leaves them.
+    for (n, (offset, nights)) in [(2, 3), (5, 2), (9, 4), (16, 2)].into_iter().enumerate() {
+        let plan = &plans[n % plans.len()];
+        let input = ReservationIn {
+            hotel_id: Some(hotel_id.to_string()),
+            guest_id: Some(guest_ids[(n * 7 + 3) % guest_ids.len()].clone()),
+            status: Some(ReservationStatus::Requested),
+            check_in_date: day(offset).to_string(),
+            check_out_date: day(offset + nights).to_string(),
+            start_time: None,
+            end_time: None,
+            adults: None,
+            children: None,
+            infants: None,
+            total_price: None,
+            currency: None,
+            source: Some(Source::BookingPage),
+            channel_reference: None,
+            notes: (n == 1).then(|| "Arriving late, around 23:00.".to_string()),
+            rooms: vec![ReservationRoomIn {
+                room_type_id: plan.room_type_id.clone().unwrap_or_default(),
+                rate_plan_id: Some(plan.id.clone()),
+                room_id: None,
+                adults: Some(2),
+                children: Some(0),
+                infants: Some(0),
+                price: None,
+            }],
+        };
+        write::create(db, system, input).await?;
+    }
+    Ok(())
+}
+
 impl Seeded {
     pub fn instructions(&self, base: &str) -> String {
         let login = format!(
@@ -173,7 +367,7 @@ impl Seeded {
                 .to_string(),
         };
         format!(
-            "== Frontdesk demo ==\n  organization: {DEMO_ORGANIZATION} ({org})\n  operator login: {DEMO_EMAIL} / {DEMO_PASSWORD}\n  sign in: {login}\n  {key}\n  API description: {base}/api/openapi.json\n  assistant connector (MCP): {base}/mcp (sign in as the operator above)",
+            "== Frontdesk demo ==\n  organization: {DEMO_ORGANIZATION} ({org})\n  dashboard: {base}/ (sign in as {DEMO_EMAIL} / {DEMO_PASSWORD})\n  operator login: {DEMO_EMAIL} / {DEMO_PASSWORD}\n  sign in: {login}\n  {key}\n  API description: {base}/api/openapi.json\n  assistant connector (MCP): {base}/mcp (sign in as the operator above)",
             org = self.organization_id
         )
     }

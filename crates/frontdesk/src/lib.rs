@@ -23,4 +23,5 @@ pub mod domain;
 pub mod http;
 pub mod mcp;
 pub mod store;
+pub mod web;
 pub mod worker;

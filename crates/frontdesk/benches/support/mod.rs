@@ -54,6 +54,16 @@ impl BenchServer {
     /// Starts a server on a fresh database with one organization, one hotel and a key with every scope.
     /// `None` when PostgreSQL is asked for and cannot be reached.
     pub async fn start(engine: Engine) -> Option<BenchServer> {
+        Self::start_seeded(engine, true).await
+    }
+
+    /// A server on an empty database (for data of the benchmark's own, such as the demo's): `org`, `hotel` and
+    /// `secret` are empty.
+    pub async fn start_empty(engine: Engine) -> Option<BenchServer> {
+        Self::start_seeded(engine, false).await
+    }
+
+    async fn start_seeded(engine: Engine, tenant: bool) -> Option<BenchServer> {
         let id = uuid::Uuid::now_v7().simple().to_string();
         let mut pg_schema = None;
         let (url, cleanup) = match engine {
@@ -80,7 +90,10 @@ impl BenchServer {
             Config { database_url: url.clone(), database_max_connections: 16, rate_limits: false, ..Config::default() };
         let db = Db::connect(&url, config.database_max_connections).await.expect("database");
         db.migrate().await.expect("migrations");
-        let (org, hotel, secret) = seed_tenant(&db).await;
+        let (org, hotel, secret) = match tenant {
+            true => seed_tenant(&db).await,
+            false => Default::default(),
+        };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("listener");
         let addr = listener.local_addr().expect("address");
         let state = AppState::new(db.clone(), config).await.expect("state");

@@ -11,6 +11,7 @@ pub mod codes;
 pub mod connector;
 pub mod daily_rates;
 pub mod events;
+pub mod front_office;
 pub mod guests;
 pub mod hotels;
 pub mod identity;

@@ -52,7 +52,8 @@ async fn limit_caller(parts: &Parts, state: &AppState, actor: &Actor) -> Result<
     limit(parts, state, &bucket, per_minute).await
 }
 
-async fn limit(parts: &Parts, state: &AppState, bucket: &str, per_minute: u32) -> Result<(), Error> {
+/// Counts the request against `bucket`, allowing `per_minute` (429 once it is spent).
+pub async fn limit(parts: &Parts, state: &AppState, bucket: &str, per_minute: u32) -> Result<(), Error> {
     let Some(limiter) = &state.limiter else { return Ok(()) };
     let decision = limiter.check(bucket, per_minute).await;
     if let Some(slot) = parts.extensions.get::<DecisionSlot>() {
@@ -88,7 +89,7 @@ impl FromRequestParts<AppState> for AddressLimited {
 }
 
 /// The client's address: the trusted proxy's header when one is configured, else the connection's peer.
-fn client_address(parts: &Parts, state: &AppState) -> String {
+pub fn client_address(parts: &Parts, state: &AppState) -> String {
     if let Some(header) = &state.config.trusted_proxy_header {
         if let Some(first) = parts
             .headers

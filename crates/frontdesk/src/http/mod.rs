@@ -108,7 +108,7 @@ pub fn app(state: AppState) -> Router {
 pub fn routes(state: AppState) -> Router {
     let (router, doc) = parts();
     // The assistant connector and its OAuth endpoints speak their own protocols: not in the REST document.
-    let router = router.merge(routes::oauth::router()).merge(mcp::router(&state));
+    let router = router.merge(routes::oauth::router()).merge(mcp::router(&state)).merge(crate::web::router(&state));
     // Serialized once: the document never changes while the process runs.
     let doc = axum::body::Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
     router
@@ -119,7 +119,7 @@ pub fn routes(state: AppState) -> Router {
                 async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], doc) }
             }),
         )
-        .fallback(|| async { problem::Problem::new(StatusCode::NOT_FOUND, Some("no such endpoint".into())) })
+        .fallback(crate::web::fallback)
         .with_state(state)
 }
 

@@ -138,3 +138,56 @@ pub fn list(
     let sql = format!("SELECT {COLUMNS} FROM guests{}{order}", c.where_clause());
     super::stream(db, sql, c.into_args(), guest)
 }
+
+/// The guests among `ids` (of the organization).
+pub async fn by_ids(conn: &mut AnyConnection, organization_id: &str, ids: &[String]) -> StoreResult<Vec<Guest>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut c = Conditions::new(Engine::of(conn));
+    c.push("organization_id = ?", organization_id.to_string());
+    c.push_in("id", ids);
+    let sql = format!("SELECT {COLUMNS} FROM guests{}", c.where_clause());
+    sqlx::query_with(&sql, c.into_args()).fetch_all(conn).await?.iter().map(guest).collect()
+}
+
+/// What the front desk types to find a guest.
+pub enum GuestSearch {
+    /// An e-mail address: an exact, case-insensitive match (indexed).
+    Email(String),
+    /// Part of a name, already lower-cased: matched anywhere in "first last" (a scan of the organization's
+    /// guests; SQLite lower-cases ASCII letters only, PostgreSQL every letter).
+    Name(String),
+}
+
+/// Guests of the organization that match, by last and first name, at most `limit`.
+pub async fn search(
+    conn: &mut AnyConnection,
+    organization_id: &str,
+    search: &GuestSearch,
+    limit: i64,
+) -> StoreResult<Vec<Guest>> {
+    let mut c = Conditions::new(Engine::of(conn));
+    c.push("organization_id = ?", organization_id.to_string());
+    match search {
+        GuestSearch::Email(email) => {
+            c.push("email_normalized = ?", email.to_lowercase());
+        }
+        GuestSearch::Name(part) => {
+            let escaped: String = part
+                .chars()
+                .flat_map(|ch| match ch {
+                    '%' | '_' | '\\' => vec!['\\', ch],
+                    other => vec![other],
+                })
+                .collect();
+            c.push("lower(first_name || ' ' || last_name) LIKE ? ESCAPE '\\'", format!("%{escaped}%"));
+        }
+    }
+    let limit_placeholder = c.bind(limit);
+    let sql = format!(
+        "SELECT {COLUMNS} FROM guests{} ORDER BY last_name, first_name, id LIMIT {limit_placeholder}",
+        c.where_clause()
+    );
+    sqlx::query_with(&sql, c.into_args()).fetch_all(conn).await?.iter().map(guest).collect()
+}

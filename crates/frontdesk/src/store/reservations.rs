@@ -153,6 +153,97 @@ pub async fn rooms(conn: &mut AnyConnection, reservation_id: &str) -> StoreResul
         .collect()
 }
 
+/// The rooms of several reservations: (reservation id, room), in each reservation's order.
+pub async fn rooms_of(
+    conn: &mut AnyConnection,
+    reservation_ids: &[String],
+) -> StoreResult<Vec<(String, ReservationRoom)>> {
+    if reservation_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut c = Conditions::new(Engine::of(conn));
+    c.push_in("reservation_id", reservation_ids);
+    let sql = format!(
+        "SELECT reservation_id, {ROOM_COLUMNS} FROM reservation_rooms{} ORDER BY reservation_id, position",
+        c.where_clause()
+    );
+    sqlx::query_with(&sql, c.into_args())
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(|row| Ok((row.try_get("reservation_id")?, room(row)?)))
+        .collect()
+}
+
+/// A reservation room on the room rack: the stay it belongs to and where it sleeps.
+pub struct RackRow {
+    pub reservation_id: String,
+    pub guest_id: Option<String>,
+    pub status: ReservationStatus,
+    pub check_in_date: NaiveDate,
+    pub check_out_date: NaiveDate,
+    pub room: ReservationRoom,
+}
+
+/// The rooms of a hotel's stays that touch the nights `[from, to)`, except cancelled ones and no-shows. Stays
+/// checking in before `check_in_from` are not looked at: the caller bounds it by the longest stay on record, so the
+/// stay-window index starts near the window.
+pub async fn rack_rows(
+    conn: &mut AnyConnection,
+    organization_id: &str,
+    hotel_id: &str,
+    check_in_from: NaiveDate,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> StoreResult<Vec<RackRow>> {
+    let columns = ROOM_COLUMNS.split(", ").map(|c| format!("rr.{c}")).collect::<Vec<_>>().join(", ");
+    let sql = format!(
+        "SELECT r.id AS reservation_id, r.guest_id AS guest_id, r.status AS reservation_status, \
+         r.check_in_date AS stay_in, r.check_out_date AS stay_out, {columns} \
+         FROM reservations r JOIN reservation_rooms rr ON rr.reservation_id = r.id \
+         WHERE r.organization_id = $1 AND r.hotel_id = $2 AND r.check_in_date >= $3 AND r.check_in_date < $4 \
+         AND r.check_out_date > $5 AND r.status IN ('REQUESTED', 'CONFIRMED', 'CHECKED_IN', 'CHECKED_OUT') \
+         AND rr.status <> 'CANCELLED' ORDER BY r.check_in_date, r.id, rr.position"
+    );
+    sqlx::query(&sql)
+        .bind(organization_id)
+        .bind(hotel_id)
+        .bind(format_date(check_in_from))
+        .bind(format_date(to))
+        .bind(format_date(from))
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(|row| {
+            let status: String = row.try_get("reservation_status")?;
+            Ok(RackRow {
+                reservation_id: row.try_get("reservation_id")?,
+                guest_id: row.try_get("guest_id")?,
+                status: ReservationStatus::parse(&status).ok_or_else(|| decode_err("status", &status))?,
+                check_in_date: row.get_date("stay_in")?,
+                check_out_date: row.get_date("stay_out")?,
+                room: room(row)?,
+            })
+        })
+        .collect()
+}
+
+/// Reservations of a hotel in one status (the dashboard's badge of booking requests waiting).
+pub async fn count_in_status(
+    conn: &mut AnyConnection,
+    organization_id: &str,
+    hotel_id: &str,
+    status: ReservationStatus,
+) -> StoreResult<i64> {
+    sqlx::query("SELECT COUNT(*) AS n FROM reservations WHERE organization_id = $1 AND hotel_id = $2 AND status = $3")
+        .bind(organization_id)
+        .bind(hotel_id)
+        .bind(status.as_str())
+        .fetch_one(conn)
+        .await?
+        .try_get("n")
+}
+
 /// Writes the rooms of a reservation as they are now (insert or replace), with the stay dates and whether they
 /// take inventory.
 pub async fn save_rooms(conn: &mut AnyConnection, r: &Reservation, rooms: &[ReservationRoom]) -> StoreResult<()> {
@@ -304,6 +395,22 @@ fn conditions(engine: Engine, organization_id: &str, f: &StayFilter, page: &Page
     }
     if let Some(v) = f.stay_date_to {
         c.push("check_in_date <= ?", format_date(v));
+    }
+    if let Some(v) = f.check_in_date {
+        c.push("check_in_date = ?", format_date(v));
+    }
+    if let Some(v) = f.check_out_date {
+        c.push("check_out_date = ?", format_date(v));
+    }
+    if !f.statuses.is_empty() {
+        let statuses: Vec<String> = f.statuses.iter().map(|s| s.as_str().to_string()).collect();
+        c.push_in("status", &statuses);
+    }
+    if let Some(v) = f.source {
+        c.push("source = ?", v.as_str().to_string());
+    }
+    if let Some(ids) = &f.guest_ids {
+        c.push_in("guest_id", ids);
     }
     if let Some(ids) = &page.ids {
         c.push_in("id", ids);

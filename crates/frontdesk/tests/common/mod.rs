@@ -5,6 +5,7 @@
 //! PostgreSQL cannot be reached the PostgreSQL variant of a test is skipped, except under `CI=true`, where it fails.
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod process;
 pub mod receiver;
 

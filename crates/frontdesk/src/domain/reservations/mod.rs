@@ -300,6 +300,15 @@ pub struct StayFilter {
     /// A lower bound on check-in dates implied by `stay_date_from` and the longest stay on record; it lets the
     /// stay-window index start near the window instead of at the beginning of time.
     pub check_in_from: Option<NaiveDate>,
+    /// Only these statuses (empty: any). The dashboard's filters; the REST list has none of these.
+    pub statuses: Vec<ReservationStatus>,
+    pub source: Option<Source>,
+    /// Only reservations of these guests (an empty list matches nothing).
+    pub guest_ids: Option<Vec<String>>,
+    /// Stays that check in on exactly this date.
+    pub check_in_date: Option<NaiveDate>,
+    /// Stays that check out on exactly this date.
+    pub check_out_date: Option<NaiveDate>,
 }
 
 pub const VOCABULARY: Vocabulary = Vocabulary {
@@ -394,7 +403,7 @@ pub async fn list(
         end_time: filter.end_time,
         stay_date_from: from,
         stay_date_to: to,
-        check_in_from: None,
+        ..StayFilter::default()
     };
     if let Some(from) = from {
         let longest =

@@ -1,5 +1,5 @@
 //! The assistant connector's OAuth 2.1 endpoints: metadata (RFC 9728, RFC 8414), registration (RFC 7591), the
-//! authorization step with its server-rendered sign-in and consent pages, the token endpoint and revocation
+//! authorization step with its sign-in and consent pages (the dashboard's templates), the token endpoint and revocation
 //! (RFC 7009). The rules live in [`crate::domain::oauth`]; this file parses, renders and redirects.
 //!
 //! These routes are not part of the REST OpenAPI document, and their errors are OAuth's own JSON
@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+use askama::Template;
 use axum::body::Bytes;
 use axum::extract::{RawForm, RawQuery, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -21,6 +22,7 @@ use crate::domain::Error;
 use crate::http::auth::AddressLimited;
 use crate::http::problem::OwnFormat;
 use crate::http::AppState;
+use crate::web::assets;
 
 pub fn router() -> Router<AppState> {
     // What a client running in a browser calls itself (metadata, registration, tokens): open to any origin, as no
@@ -298,39 +300,47 @@ async fn revoke(_: AddressLimited, State(state): State<AppState>, RawForm(body):
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Pages
+// Pages: the dashboard's templates and style, with a policy of their own (no scripts at all; the consent's redirect
+// goes to the client's own address, so no `form-action` limit).
 
-/// Text for HTML: `& < > " '` escaped.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+#[derive(Template)]
+#[template(path = "oauth/error.html")]
+struct ErrorPage<'a> {
+    title: &'a str,
+    css: String,
+    message: &'a str,
 }
 
-fn page(status: StatusCode, title: &str, body: &str) -> Response {
-    let html = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" \
-         content=\"width=device-width, initial-scale=1\"><title>{title} · Frontdesk</title><style>body{{font-family:\
-         system-ui,sans-serif;max-width:26rem;margin:4rem auto;padding:0 1rem;color:#222}}label{{display:block;\
-         margin:.8rem 0 .2rem}}input[type=email],input[type=password]{{width:100%;padding:.5rem;box-sizing:\
-         border-box}}button{{margin:1rem .5rem 0 0;padding:.5rem 1rem}}.error{{color:#a00}}.scope{{font-family:\
-         monospace}}</style></head><body><h1>{title}</h1>{body}</body></html>",
-        title = escape(title),
-    );
-    let mut response = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response();
+#[derive(Template)]
+#[template(path = "oauth/sign_in.html")]
+struct SignInPage<'a> {
+    title: &'a str,
+    css: String,
+    client: &'a str,
+    error: Option<&'a str>,
+    action: String,
+    hidden: Vec<(&'static str, &'a str)>,
+}
+
+#[derive(Template)]
+#[template(path = "oauth/consent.html")]
+struct ConsentPage<'a> {
+    title: &'a str,
+    css: String,
+    operator: &'a str,
+    client: &'a str,
+    organization: &'a str,
+    scope: &'a str,
+    ticket: &'a str,
+    action: String,
+}
+
+fn page(status: StatusCode, template: &impl Template) -> Response {
+    let mut response = crate::web::page::render(template, status);
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
+        HeaderValue::from_static("default-src 'none'; style-src 'self'; base-uri 'none'; frame-ancestors 'none'"),
     );
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
@@ -338,10 +348,11 @@ fn page(status: StatusCode, title: &str, body: &str) -> Response {
 }
 
 fn error_page(status: StatusCode, message: &str) -> Response {
-    page(status, "Cannot connect the assistant", &format!("<p class=\"error\">{}</p>", escape(message)))
+    page(status, &ErrorPage { title: "Cannot connect the assistant", css: assets::url("app.css"), message })
 }
 
-fn hidden_fields(params: &AuthorizeParams) -> String {
+/// The authorization request's parameters, re-posted by the sign-in form.
+fn hidden_fields(params: &AuthorizeParams) -> Vec<(&'static str, &str)> {
     let values = [
         &params.response_type,
         &params.client_id,
@@ -352,47 +363,33 @@ fn hidden_fields(params: &AuthorizeParams) -> String {
         &params.scope,
         &params.resource,
     ];
-    AUTHORIZE_FIELDS
-        .iter()
-        .zip(values)
-        .filter_map(|(name, value)| {
-            value.as_ref().map(|v| format!("<input type=\"hidden\" name=\"{name}\" value=\"{}\">", escape(v)))
-        })
-        .collect()
+    AUTHORIZE_FIELDS.iter().zip(values).filter_map(|(name, value)| value.as_deref().map(|v| (*name, v))).collect()
 }
 
 fn sign_in_page(state: &AppState, params: &AuthorizeParams, client_name: &str, error: Option<&str>) -> Response {
-    let error = error.map(|e| format!("<p class=\"error\">{}</p>", escape(e))).unwrap_or_default();
-    let body = format!(
-        "<p><strong>{client}</strong> wants read-only access to your organization's Frontdesk data. Sign in as an \
-         operator to continue.</p>{error}<form method=\"post\" action=\"{action}\">{hidden}\
-         <label for=\"email\">E-mail</label><input id=\"email\" type=\"email\" name=\"email\" autocomplete=\"username\" \
-         required autofocus><label for=\"password\">Password</label><input id=\"password\" type=\"password\" \
-         name=\"password\" autocomplete=\"current-password\" required><button type=\"submit\">Sign in</button></form>",
-        client = escape(client_name),
-        hidden = hidden_fields(params),
-        action = escape(&format!("{}/oauth/authorize", state.oauth().issuer)),
-    );
-    page(StatusCode::OK, "Sign in", &body)
+    let template = SignInPage {
+        title: "Sign in",
+        css: assets::url("app.css"),
+        client: client_name,
+        error,
+        action: format!("{}/oauth/authorize", state.oauth().issuer),
+        hidden: hidden_fields(params),
+    };
+    page(StatusCode::OK, &template)
 }
 
 fn consent_page(state: &AppState, consent: &oauth::Consent) -> Response {
-    let body = format!(
-        "<p>Signed in as {operator}.</p><p><strong>{client}</strong> asks to read data of the organization \
-         <strong>{org}</strong> with the scope <span class=\"scope\">{scope}</span>: hotels, room types, rate plans \
-         and prices, availability, and counts of arrivals, departures, stays, requests and housekeeping. It never \
-         sees guests or individual reservations, and it cannot change anything.</p>\
-         <form method=\"post\" action=\"{action}\"><input type=\"hidden\" name=\"ticket\" \
-         value=\"{ticket}\"><button type=\"submit\" name=\"decision\" value=\"allow\">Allow</button>\
-         <button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>",
-        operator = escape(&consent.operator.email),
-        client = escape(&consent.client_name),
-        org = escape(&consent.organization.name),
-        scope = escape(&consent.scope),
-        ticket = escape(&consent.ticket),
-        action = escape(&format!("{}/oauth/authorize/consent", state.oauth().issuer)),
-    );
-    page(StatusCode::OK, "Allow access?", &body)
+    let template = ConsentPage {
+        title: "Allow access?",
+        css: assets::url("app.css"),
+        operator: &consent.operator.email,
+        client: &consent.client_name,
+        organization: &consent.organization.name,
+        scope: &consent.scope,
+        ticket: &consent.ticket,
+        action: format!("{}/oauth/authorize/consent", state.oauth().issuer),
+    };
+    page(StatusCode::OK, &template)
 }
 
 #[cfg(test)]
@@ -400,8 +397,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_html() {
-        assert_eq!(escape(r#"<a href="x">'&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+    fn pages_escape_what_clients_name_themselves() {
+        let page = SignInPage {
+            title: "Sign in",
+            css: String::new(),
+            client: "<script>x</script>",
+            error: None,
+            action: "/oauth/authorize".into(),
+            hidden: vec![("state", "\"><b>")],
+        };
+        let html = page.render().unwrap();
+        assert!(!html.contains("<script>x") && !html.contains("\"><b>"), "{html}");
     }
 
     #[test]

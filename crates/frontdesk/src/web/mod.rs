@@ -1,0 +1,98 @@
+//! The web pages: the operator dashboard (and, on the same foundation, the public booking page).
+//!
+//! Pages are rendered on the server from askama templates compiled into the binary (`templates/`), with CSS and
+//! the vendored htmx embedded too (`assets/`). Every page works without JavaScript: forms post and redirect after
+//! the post; htmx and `assets/app.js` only make some steps quicker.
+//!
+//! Handlers here are as thin as the REST ones: they parse a form, call the same [`crate::domain`] functions the
+//! API calls (so every rule and every webhook event is the same whoever writes), and render the answer.
+//!
+//! * [`session`]: sign-in state (an operator access token in an `HttpOnly` cookie), CSRF tokens, flash messages.
+//! * [`page`]: the page frame every dashboard page shares ([`page::Chrome`]), rendering, error pages.
+//! * [`form`]: reading posted forms and turning domain validation errors into messages beside their fields.
+//! * [`assets`]: embedded static files with cache headers.
+//! * [`pages`]: one module per area of the dashboard, each with its own `router()`.
+
+pub mod assets;
+pub mod form;
+pub mod page;
+pub mod pages;
+pub mod session;
+pub mod view;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+
+use crate::http::problem::OwnFormat;
+use crate::http::AppState;
+
+/// Every web route. Mounted at `/` beside the REST API under `/api`.
+pub fn router(state: &AppState) -> Router<AppState> {
+    Router::new()
+        .merge(pages::sign_in::router())
+        .merge(pages::home::router())
+        .merge(pages::today::router())
+        .merge(pages::rack::router())
+        .merge(pages::requests::router())
+        .merge(pages::reservations::router())
+        .merge(pages::guests::router())
+        .merge(assets::router())
+        .layer(axum::middleware::from_fn_with_state(state.clone(), same_origin_writes))
+        .layer(axum::middleware::map_response(html_headers))
+}
+
+/// Whether a path belongs to the web pages (as opposed to the API, OAuth, MCP or health endpoints), so that an
+/// unknown path is answered with the 404 page rather than a problem document.
+pub fn is_web_path(path: &str) -> bool {
+    !["/api", "/oauth", "/.well-known", "/mcp", "/healthz", "/readyz"]
+        .iter()
+        .any(|prefix| path == *prefix || path.starts_with(&format!("{prefix}/")))
+}
+
+/// Refuses state-changing requests that another site's page makes the browser send (CSRF), before any handler
+/// runs: the browser's `Sec-Fetch-Site` and `Origin` say where a request comes from, and only this origin may
+/// post. Forms also carry a per-session token (see [`session`]) for browsers that send neither header.
+async fn same_origin_writes(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
+        return next.run(request).await;
+    }
+    let headers = request.headers();
+    let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+    if fetch_site.is_some_and(|site| site != "same-origin" && site != "none") {
+        return page::forbidden("This form was sent from another site, so it was not accepted.");
+    }
+    if let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
+        if !session::is_own_origin(&state, headers, origin) {
+            return page::forbidden("This form was sent from another site, so it was not accepted.");
+        }
+    }
+    next.run(request).await
+}
+
+/// The content policy of every web answer: scripts and styles from this origin only, no framing (the booking page
+/// relaxes `frame-ancestors` for the sites a hotel names), no referrer leaking ids to other sites. Web answers
+/// are marked [`OwnFormat`]: their errors are pages, not problem documents.
+async fn html_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    let csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+               connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+    headers.entry(header::CONTENT_SECURITY_POLICY).or_insert(HeaderValue::from_static(csp));
+    headers.entry(header::X_FRAME_OPTIONS).or_insert(HeaderValue::from_static("DENY"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    headers.entry(header::CACHE_CONTROL).or_insert(HeaderValue::from_static("no-store"));
+    response.extensions_mut().insert(OwnFormat);
+    response
+}
+
+/// The answer to an unknown path: the 404 page for the web, a problem document for the API.
+pub async fn fallback(request: Request) -> Response {
+    if is_web_path(request.uri().path()) {
+        html_headers(page::not_found()).await
+    } else {
+        crate::http::problem::Problem::new(StatusCode::NOT_FOUND, Some("no such endpoint".into())).into_response()
+    }
+}

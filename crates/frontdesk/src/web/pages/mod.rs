@@ -1,0 +1,49 @@
+//! The dashboard's pages, one module per area, each with its own `router()`.
+
+pub mod guests;
+pub mod home;
+pub mod rack;
+pub mod requests;
+pub mod reservations;
+pub mod sign_in;
+pub mod today;
+
+use axum::extract::{FromRequestParts, RawPathParams};
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+
+use super::page::{self, Chrome, Section, WebError};
+use super::session::Session;
+use crate::domain::hotels::{self, Hotel};
+use crate::http::AppState;
+
+/// A page about one hotel (`/hotels/{hotel_id}/…`): the signed-in operator and the hotel, which must be one of
+/// their organization's (the 404 page otherwise).
+pub struct HotelPage {
+    pub session: Session,
+    pub hotel: Hotel,
+}
+
+impl FromRequestParts<AppState> for HotelPage {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let session = Session::from_request_parts(parts, state).await?;
+        let params = RawPathParams::from_request_parts(parts, state).await.map_err(|_| page::not_found())?;
+        let Some((_, hotel_id)) = params.iter().find(|(name, _)| *name == "hotel_id") else {
+            return Err(page::not_found());
+        };
+        let hotel = hotels::get(&state.db, &session.actor, hotel_id).await.map_err(|e| WebError(e).into_response())?;
+        Ok(HotelPage { session, hotel })
+    }
+}
+
+impl HotelPage {
+    pub async fn chrome(&self, state: &AppState, section: Section, title: &str) -> Result<Chrome, WebError> {
+        Chrome::load(state, &self.session, &self.hotel, section, title).await
+    }
+
+    pub fn path(&self, rest: &str) -> String {
+        format!("/hotels/{}/{rest}", self.hotel.id)
+    }
+}

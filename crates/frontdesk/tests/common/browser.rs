@@ -1,0 +1,250 @@
+//! A real headless Chromium, driven over WebDriver (chromedriver), for testing pages as a person uses them.
+//!
+//! Each [`Browser`] starts its own chromedriver on a free port and one Chromium session with a fresh profile;
+//! both end when it is dropped. Without Chromium (Debian packages `chromium` and `chromium-driver`, which
+//! `scripts/services.sh` installs) a browser test is skipped with a note, except under `CI=true`, where it fails.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use fantoccini::elements::Element;
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// The width and height of the desktop and the phone windows.
+pub const DESKTOP: (u32, u32) = (1366, 900);
+pub const PHONE: (u32, u32) = (390, 844);
+
+pub struct Browser {
+    pub client: Client,
+    pub base: String,
+    driver: tokio::process::Child,
+    profile: PathBuf,
+}
+
+impl Browser {
+    /// A browser pointed at `base` (the server's address), or `None` when Chromium is missing outside CI.
+    pub async fn start(base: &str) -> Option<Browser> {
+        Self::start_sized(base, DESKTOP).await
+    }
+
+    /// A browser with JavaScript turned off, to prove pages work without it.
+    pub async fn start_without_javascript(base: &str) -> Option<Browser> {
+        Self::launch(base, DESKTOP, false).await
+    }
+
+    pub async fn start_sized(base: &str, size: (u32, u32)) -> Option<Browser> {
+        Self::launch(base, size, true).await
+    }
+
+    async fn launch(base: &str, (width, height): (u32, u32), javascript: bool) -> Option<Browser> {
+        if !std::path::Path::new(CHROMIUM).exists() || !std::path::Path::new(CHROMEDRIVER).exists() {
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("Chromium and chromedriver are required under CI=true (bash scripts/services.sh installs them)");
+            }
+            eprintln!("skipping: {CHROMIUM} or {CHROMEDRIVER} is missing (bash scripts/services.sh installs them)");
+            return None;
+        }
+        let port = free_port();
+        let driver = tokio::process::Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("chromedriver starts");
+        let profile = std::env::temp_dir().join(format!("frontdesk-chromium-{}", uuid::Uuid::now_v7().simple()));
+        let mut caps = serde_json::Map::new();
+        caps.insert(
+            "goog:chromeOptions".into(),
+            json!({
+                "binary": CHROMIUM,
+                "args": [
+                    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    "--disable-default-apps", "--no-first-run", "--disable-quic", "--hide-scrollbars",
+                    format!("--window-size={width},{height}"),
+                    format!("--user-data-dir={}", profile.display()),
+                ],
+                "prefs": { "profile.managed_default_content_settings.javascript": if javascript { 1 } else { 2 } },
+            }),
+        );
+        // Chromium's windows are at least 500 pixels wide: narrower screens are emulated, as a phone's.
+        if width < 500 {
+            if let Some(Value::Object(options)) = caps.get_mut("goog:chromeOptions") {
+                options.insert(
+                    "mobileEmulation".into(),
+                    json!({"deviceMetrics": {"width": width, "height": height, "pixelRatio": 2.0, "touch": true}}),
+                );
+            }
+        }
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        let url = format!("http://127.0.0.1:{port}");
+        let mut last_error = None;
+        for _ in 0..50 {
+            match ClientBuilder::new(connector.clone()).capabilities(caps.clone()).connect(&url).await {
+                Ok(client) => {
+                    return Some(Browser { client, base: base.trim_end_matches('/').to_string(), driver, profile });
+                }
+                Err(err) => {
+                    last_error = Some(err);
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+        panic!("could not start a Chromium session: {last_error:?}");
+    }
+
+    pub async fn goto(&self, path: &str) {
+        self.client.goto(&format!("{}{path}", self.base)).await.expect("navigation");
+    }
+
+    /// The path (and query) of the page shown now.
+    pub async fn path(&self) -> String {
+        let url = self.client.current_url().await.expect("current url");
+        match url.query() {
+            Some(q) => format!("{}?{q}", url.path()),
+            None => url.path().to_string(),
+        }
+    }
+
+    pub async fn find(&self, css: &str) -> Element {
+        self.client.wait().at_most(Duration::from_secs(10)).for_element(Locator::Css(css)).await.unwrap_or_else(|e| {
+            panic!("no element {css:?}: {e}");
+        })
+    }
+
+    pub async fn find_all(&self, css: &str) -> Vec<Element> {
+        self.client.find_all(Locator::Css(css)).await.expect("find_all")
+    }
+
+    pub async fn text(&self, css: &str) -> String {
+        self.find(css).await.text().await.expect("text")
+    }
+
+    /// The whole page's visible text.
+    pub async fn page_text(&self) -> String {
+        // Read by script rather than through an element handle, which goes stale while a page is replaced.
+        match self.client.execute("return document.body ? document.body.innerText : '';", vec![]).await {
+            Ok(Value::String(text)) => text,
+            // With JavaScript off, through the element (which may go stale while a page loads: then nothing yet).
+            _ => match self.client.find(Locator::Css("body")).await {
+                Ok(body) => body.text().await.unwrap_or_default(),
+                Err(_) => String::new(),
+            },
+        }
+    }
+
+    pub async fn fill(&self, css: &str, value: &str) {
+        let field = self.find(css).await;
+        field.clear().await.expect("clear");
+        field.send_keys(value).await.expect("type");
+    }
+
+    /// Sets a field's value directly (date inputs take their value in the browser's locale format when typed).
+    pub async fn set_value(&self, css: &str, value: &str) {
+        let field = self.find(css).await;
+        self.client
+            .execute(
+                "arguments[0].value = arguments[1];",
+                vec![serde_json::to_value(&field).expect("element"), json!(value)],
+            )
+            .await
+            .expect("set value");
+    }
+
+    pub async fn select(&self, css: &str, value: &str) {
+        let select = self.find(css).await;
+        select.select_by_value(value).await.expect("select option");
+    }
+
+    pub async fn click(&self, css: &str) {
+        self.find(css).await.click().await.expect("click");
+    }
+
+    /// Clicks the button or link whose text contains `text`.
+    pub async fn click_text(&self, selector: &str, text: &str) {
+        for element in self.find_all(selector).await {
+            if element.text().await.unwrap_or_default().contains(text) {
+                element.click().await.expect("click");
+                return;
+            }
+        }
+        panic!("no {selector} with text {text:?} on {}", self.path().await);
+    }
+
+    /// Waits until the page's text contains `needle`.
+    pub async fn wait_for_text(&self, needle: &str) {
+        for _ in 0..100 {
+            if self.page_text().await.contains(needle) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the page {} never showed {needle:?}; it shows:\n{}", self.path().await, self.page_text().await);
+    }
+
+    /// Accepts the browser's confirmation dialog (destructive actions ask first).
+    pub async fn accept_dialog(&self) {
+        for _ in 0..50 {
+            if self.client.accept_alert().await.is_ok() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("no confirmation dialog appeared");
+    }
+
+    /// Saves a screenshot of the page to `docs/screenshots/<name>.png`.
+    pub async fn screenshot(&self, name: &str) {
+        let png = self.client.screenshot().await.expect("screenshot");
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/screenshots");
+        std::fs::create_dir_all(&dir).expect("screenshot folder");
+        std::fs::write(dir.join(format!("{name}.png")), png).expect("screenshot written");
+    }
+
+    /// Runs axe-core (vendored in `tests/assets`) on the page and answers its serious and critical violations.
+    pub async fn accessibility_violations(&self) -> Vec<String> {
+        const AXE: &str = include_str!("../assets/axe.min.js");
+        self.client.execute(&format!("{AXE}\nreturn true;"), vec![]).await.expect("axe loads");
+        let result = self
+            .client
+            .execute_async(
+                "const done = arguments[arguments.length - 1];
+                 axe.run(document, { resultTypes: ['violations'] })
+                    .then(r => done(r.violations
+                        .filter(v => v.impact === 'serious' || v.impact === 'critical')
+                        .map(v => v.id + ' (' + v.impact + '): ' + v.help + ' at ' +
+                             v.nodes.map(n => n.target.join(' ')).slice(0, 3).join(' | '))))
+                    .catch(e => done(['axe failed: ' + e]));",
+                vec![],
+            )
+            .await
+            .expect("axe runs");
+        match result {
+            Value::Array(items) => items.into_iter().map(|v| v.as_str().unwrap_or_default().to_string()).collect(),
+            other => vec![format!("unexpected axe answer {other}")],
+        }
+    }
+
+    /// Asserts that axe-core finds no serious or critical violation on the page.
+    pub async fn assert_accessible(&self, what: &str) {
+        let violations = self.accessibility_violations().await;
+        assert!(violations.is_empty(), "accessibility violations on {what}:\n{}", violations.join("\n"));
+    }
+
+    pub async fn close(self) {
+        let Browser { client, mut driver, profile, .. } = self;
+        let _ = client.close().await;
+        let _ = driver.kill().await;
+        let _ = std::fs::remove_dir_all(profile);
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).expect("a free port")
+}

@@ -1,0 +1,555 @@
+//! The operator dashboard, used as a person uses it: in a real headless Chromium (chromedriver over WebDriver),
+//! on SQLite and PostgreSQL, with webhooks delivered to a recording receiver. The SQLite runs save screenshots of
+//! the main pages to `docs/screenshots/`, and every page visited is checked with axe-core.
+
+mod common;
+
+use std::time::Duration;
+
+use common::browser::{Browser, DESKTOP, PHONE};
+use common::receiver::Receiver;
+use common::{day, Auth, Org, TestServer};
+use frontdesk::store::Engine;
+use serde_json::{json, Value};
+
+on_both_engines_configured!(
+    signing_in_shows_mistakes_then_the_front_office,
+    a_booking_request_is_approved_in_the_inbox,
+    checking_in_with_a_room_shows_on_the_rack,
+    a_guest_edited_in_the_dashboard_is_delivered,
+    a_reservation_made_at_the_desk_is_priced_first,
+    the_dashboard_works_without_javascript,
+    forged_cross_site_posts_are_refused,
+    signing_out_ends_the_session,
+    other_organizations_records_show_the_404_page,
+    the_demo_hotel_reads_well_on_desktop_and_phone,
+);
+
+/// The password of the operators that `TestServer::org` creates.
+const PASSWORD: &str = "correct horse battery";
+const WAIT: Duration = Duration::from_secs(15);
+
+/// A server that delivers webhooks, or `None` when PostgreSQL is unavailable outside CI.
+async fn server(engine: Engine) -> Option<TestServer> {
+    TestServer::configured(engine, |c| c.webhook_dispatcher = true).await
+}
+
+/// A hotel with two room types, six rooms and a rate plan with prices for 60 nights.
+struct Hotel {
+    id: String,
+    standard: String,
+    plan: String,
+    rooms: Vec<String>,
+}
+
+async fn hotel(s: &TestServer, org: &Org) -> Hotel {
+    let auth = org.auth();
+    let id = s.hotel(org, "Seaside Inn").await;
+    let standard =
+        s.create("/api/roomTypes", &auth, json!({"hotelId": id, "name": "Standard Double", "maxOccupancy": 2})).await;
+    let suite =
+        s.create("/api/roomTypes", &auth, json!({"hotelId": id, "name": "Family Suite", "maxOccupancy": 4})).await;
+    let mut rooms = Vec::new();
+    for (name, room_type) in [
+        ("101", &standard),
+        ("102", &standard),
+        ("103", &standard),
+        ("104", &standard),
+        ("201", &suite),
+        ("202", &suite),
+    ] {
+        rooms.push(s.create("/api/rooms", &auth, json!({"roomTypeId": room_type, "name": name})).await);
+    }
+    let plan =
+        s.create("/api/ratePlans", &auth, json!({"hotelId": id, "name": "Best Available Rate", "code": "BAR"})).await;
+    let values: Vec<_> = (0..60).map(|n| json!({"ratePlanId": plan, "date": day(n), "price": 12000})).collect();
+    s.post("/api/dailyRates", &auth, json!({"values": values})).await.expect(200);
+    Hotel { id, standard, plan, rooms }
+}
+
+async fn guest(s: &TestServer, org: &Org, first: &str, last: &str) -> String {
+    let email = format!("{}.{}@example.com", first.to_lowercase(), last.to_lowercase());
+    s.create("/api/guests", &org.auth(), json!({"firstName": first, "lastName": last, "email": email})).await
+}
+
+/// A confirmed stay of the standard type through the API, optionally in a room.
+async fn stay(s: &TestServer, org: &Org, h: &Hotel, guest: &str, from: u64, to: u64, room: Option<&str>) -> String {
+    let mut room_in = json!({"roomTypeId": h.standard, "ratePlanId": h.plan, "adults": 2});
+    if let Some(room) = room {
+        room_in["roomId"] = json!(room);
+    }
+    let body = json!({"hotelId": h.id, "guestId": guest, "checkInDate": day(from), "checkOutDate": day(to), "rooms": [room_in]});
+    s.create("/api/reservations", &org.auth(), body).await
+}
+
+async fn subscribe(s: &TestServer, org: &Org, hotel: &str, receiver: &Receiver, events: Value) {
+    s.post("/api/webhooksubscriptions", &org.auth(), json!({"hotelId": hotel, "url": receiver.url, "events": events}))
+        .await
+        .expect(200);
+}
+
+async fn sign_in(b: &Browser, email: &str, password: &str) {
+    b.goto("/sign-in").await;
+    b.fill("#email", email).await;
+    b.fill("#password", password).await;
+    b.click("button[type=submit]").await;
+    b.wait_for_text("Sign out").await;
+}
+
+fn screenshots(s: &TestServer) -> bool {
+    s.engine == Engine::Sqlite
+}
+
+/// Waits for a delivery of `event` whose data satisfies `matches`.
+async fn delivered(receiver: &Receiver, event: &str, matches: impl Fn(&Value) -> bool) -> Value {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let found = receiver
+            .received()
+            .into_iter()
+            .map(|r| r.json())
+            .find(|b| b["event"] == json!(event) && matches(&b["data"]));
+        if let Some(body) = found {
+            return body;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no {event} delivery; received: {:?}",
+            receiver.received().iter().map(|r| r.json()["event"].clone()).collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn signing_in_shows_mistakes_then_the_front_office(engine: Engine) {
+    let Some(s) = server(engine).await else { return };
+    let org = s.org("Acme").await;
+    let h = hotel(&s, &org).await;
+    let ana = guest(&s, &org, "Ana", "Silva").await;
+    stay(&s, &org, &h, &ana, 0, 2, Some(&h.rooms[0])).await;
+    let Some(b) = Browser::start(&s.base).await else { return };
+    // A page asked for first: the sign-in page, which then leads back to it.
+    b.goto(&format!("/hotels/{}/today", h.id)).await;
+    assert!(b.path().await.starts_with("/sign-in?next="), "{}", b.path().await);
+    b.fill("#email", &org.operator_email).await;
+    b.fill("#password", "not the password").await;
+    b.click("button[type=submit]").await;
+    b.wait_for_text("The e-mail or password is not right.").await;
+    assert_eq!(b.find("#password").await.attr("aria-invalid").await.unwrap().as_deref(), Some("true"));
+    b.assert_accessible("the sign-in page").await;
+    b.fill("#password", PASSWORD).await;
+    b.click("button[type=submit]").await;
+    b.wait_for_text("Arrivals").await;
+    assert_eq!(b.path().await, format!("/hotels/{}/today", h.id));
+    let text = b.page_text().await;
+    assert!(text.contains("Seaside Inn") && text.contains("Ana Silva"), "{text}");
+    b.assert_accessible("the Today page").await;
+    b.close().await;
+    // The session cookie is HttpOnly, SameSite=Lax.
+    let no_redirects = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let answer = no_redirects
+        .post(format!("{}/sign-in", s.base))
+        .form(&[("email", org.operator_email.as_str()), ("password", PASSWORD), ("_csrf", "x")])
+        .header("cookie", "fd_signin=x")
+        .send()
+        .await
+        .unwrap();
+    let cookie = answer
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with("fd_session="))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        cookie.starts_with("fd_session=fdt_") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Lax"),
+        "{cookie}"
+    );
+}
+
+async fn a_booking_request_is_approved_in_the_inbox(engine: Engine) {
+    let Some(s) = server(engine).await else { return };
+    let org = s.org("Acme").await;
+    let h = hotel(&s, &org).await;
+    let receiver = Receiver::start().await;
+    subscribe(&s, &org, &h.id, &receiver, json!(["reservation.updated"])).await;
+    // A guest asks for a stay through the public endpoints.
+    let search = format!("/api/hotels/{}/availability?checkInDate={}&checkOutDate={}", h.id, day(3), day(5));
+    let offers = s.get(&search, &Auth::None).await.expect(200).body;
+    let offer = offers.as_array().unwrap().iter().find(|o| o["roomTypeId"] == json!(h.standard)).unwrap().clone();
+    let booking = json!({"offerId": offer["offerId"], "guest": {"firstName": "Marie", "lastName": "Dubois", "email": "marie@example.com"}});
+    let booked = s.post(&format!("/api/hotels/{}/book-reservation", h.id), &Auth::None, booking).await.expect(201);
+    let id = booked.body["reservationId"].as_str().unwrap().to_string();
+
+    let Some(b) = Browser::start(&s.base).await else { return };
+    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.goto(&format!("/hotels/{}/requests", h.id)).await;
+    b.wait_for_text("Marie Dubois").await;
+    let text = b.page_text().await;
+    assert!(text.contains("EUR 240.00") && text.contains("Standard Double") && text.contains("2 nights"), "{text}");
+    b.assert_accessible("the booking requests").await;
+    b.click_text("button", "Approve").await;
+    b.wait_for_text("Approved the request of Marie Dubois").await;
+    assert!(b.page_text().await.contains("No booking requests are waiting."));
+    let approved = delivered(&receiver, "reservation.updated", |d| d["id"] == json!(id)).await;
+    assert_eq!(approved["data"]["status"], json!("CONFIRMED"));
+    // The folio is on the reservation's page.
+    b.goto(&format!("/hotels/{}/reservations/{id}", h.id)).await;
+    b.wait_for_text("Folio").await;
+    let text = b.page_text().await;
+    assert!(text.contains("Confirmed") && text.contains("Total") && text.contains("EUR 120.00"), "{text}");
+    b.assert_accessible("a reservation").await;
+    let r = s.get(&format!("/api/reservations/{id}"), &org.auth()).await.expect(200);
+    assert_eq!(r.body["folio"]["total"], json!(24000));
+
+    // A request that can no longer be had: approving says so, and it stays waiting.
+    let second_booking = json!({"offerId": offer["offerId"], "guest": {"firstName": "Lukas", "lastName": "Weber", "email": "lukas@example.com"}});
+    for n in 0..3 {
+        let ana = guest(&s, &org, "Ana", &format!("Filler{n}")).await;
+        stay(&s, &org, &h, &ana, 3, 5, None).await;
+    }
+    let refused = s.post(&format!("/api/hotels/{}/book-reservation", h.id), &Auth::None, second_booking).await;
+    assert_eq!(refused.status.as_u16(), 409, "every standard room is taken now: {}", refused.body);
+    b.close().await;
+}
+
+async fn checking_in_with_a_room_shows_on_the_rack(engine: Engine) {
+    let Some(s) = server(engine).await else { return };
+    let org = s.org("Acme").await;
+    let h = hotel(&s, &org).await;
+    let ana = guest(&s, &org, "Ana", "Silva").await;
+    let joao = guest(&s, &org, "Joao", "Pereira").await;
+    let arriving = stay(&s, &org, &h, &ana, 0, 3, None).await;
+    stay(&s, &org, &h, &joao, 1, 4, Some(&h.rooms[1])).await;
+    let Some(b) = Browser::start(&s.base).await else { return };
+    sign_in(&b, &org.operator_email, PASSWORD).await;
+    // Today lists the arrival without a room: it goes to its page to assign one.
+    b.goto(&format!("/hotels/{}/today", h.id)).await;
+    b.click_text("a", "Assign & check in").await;
+    b.wait_for_text("Check in").await;
+    // Room 102 is João's from tomorrow: the overlap rule refuses it, and says so.
+    let select = format!("select[name='room:{}']", first_room(&s, &org, &arriving).await);
+    b.select(&select, &h.rooms[1]).await;
+    b.click_text("button", "Check in").await;
+    b.wait_for_text("already assigned to another stay").await;
+    let r = s.get(&format!("/api/reservations/{arriving}"), &org.auth()).await.expect(200);
+    assert_eq!(r.body["status"], json!("CONFIRMED"), "nothing changed");
+    // Room 101 is free.
+    b.goto(&format!("/hotels/{}/reservations/{arriving}", h.id)).await;
+    b.select(&select, &h.rooms[0]).await;
+    b.click_text("button", "Check in").await;
+    b.wait_for_text("Checked in Ana Silva.").await;
+    let r = s.get(&format!("/api/reservations/{arriving}"), &org.auth()).await.expect(200);
+    assert_eq!(r.body["status"], json!("CHECKED_IN"));
+    assert_eq!(r.body["rooms"][0]["roomId"], json!(h.rooms[0]));
+    // The rack shows the stay in room 101, as checked in.
+    b.goto(&format!("/hotels/{}/rack", h.id)).await;
+    b.wait_for_text("Room rack").await;
+    let bar = b.find(&format!("a.bar.checked-in[href$='{arriving}']")).await;
+    assert!(bar.text().await.unwrap().contains("Ana Silva"));
+    let row = b.find("tbody tr:has(a.bar.checked-in) th").await.text().await.unwrap();
+    assert!(row.starts_with("101"), "{row}");
+    b.assert_accessible("the room rack").await;
+    // 30 days across, and the next window.
+    b.click_text("a", "30 days").await;
+    assert_eq!(b.find_all("thead th").await.len(), 31);
+    b.click_text("a", "Later").await;
+    assert!(b.path().await.contains(&format!("from={}", day(30))), "{}", b.path().await);
+    b.close().await;
+}
+
+/// The id of a reservation's first room.
+async fn first_room(s: &TestServer, org: &Org, reservation: &str) -> String {
+    let r = s.get(&format!("/api/reservations/{reservation}"), &org.auth()).await.expect(200);
+    r.body["rooms"][0]["id"].as_str().unwrap().to_string()
+}
+
+async fn a_guest_edited_in_the_dashboard_is_delivered(engine: Engine) {
+    let Some(s) = server(engine).await else { return };
+    let org = s.org("Acme").await;
+    let h = hotel(&s, &org).await;
+    let receiver = Receiver::start().await;
+    subscribe(&s, &org, &h.id, &receiver, json!(["guest.updated"])).await;
+    let emma = s
+        .create(
+            "/api/guests",
+            &org.auth(),
+            json!({"hotelId": h.id, "firstName": "Emma", "lastName": "Johansson", "email": "emma@example.com"}),
+        )
+        .await;
+    stay(&s, &org, &h, &emma, 5, 6, None).await;
+    let Some(b) = Browser::start(&s.base).await else { return };
+    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.goto(&format!("/hotels/{}/guests", h.id)).await;
+    b.fill("#q", "johan").await;
+    b.click_text("button", "Search").await;
+    b.wait_for_text("emma@example.com").await;
+    b.assert_accessible("the guest search").await;
+    b.click_text("a", "Emma Johansson").await;
+    b.wait_for_text("Stays").await;
+    b.assert_accessible("a guest").await;
+    b.click_text("a", "Edit").await;
+    // A mistake first: the message sits beside its field, and nothing is saved.
+    b.fill("#email", "not an address").await;
+    b.click_text("button", "Save changes").await;
+    b.wait_for_text("must be an e-mail address").await;
+    assert_eq!(b.find("#email").await.attr("aria-invalid").await.unwrap().as_deref(), Some("true"));
+    b.assert_accessible("the guest form with errors").await;
+    b.fill("#email", "emma.j@example.com").await;
+    b.fill("#phone", "+46 70 123 45 67").await;
+    b.click_text("button", "Save changes").await;
+    b.wait_for_text("Saved Emma Johansson.").await;
+    let update = delivered(&receiver, "guest.updated", |d| d["id"] == json!(emma)).await;
+    assert_eq!(update["data"]["phone"], json!("+46 70 123 45 67"));
+    assert_eq!(update["data"]["email"], json!("emma.j@example.com"));
+    assert_eq!(receiver.received().len(), 1, "the refused save sent nothing");
+    // A guest with a stay is not deleted: the browser asks, then the page says why.
+    b.click_text("button", "Delete").await;
+    b.accept_dialog().await;
+    b.wait_for_text("has reservations, so the guest cannot be deleted").await;
+    s.get(&format!("/api/guests/{emma}"), &org.auth()).await.expect(200);
+    b.close().await;
+}
+
+async fn a_reservation_made_at_the_desk_is_priced_first(engine: Engine) {
+    let Some(s) = server(engine).await else { return };
+    let org = s.org("Acme").await;
+    let h = hotel(&s, &org).await;
+    let receiver = Receiver::start().await;
+    subscribe(&s, &org, &h.id, &receiver, json!([])).await;
+    let Some(b) = Browser::start(&s.base).await else { return };
+    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.goto(&format!("/hotels/{}/reservations/new", h.id)).await;
+    // Nothing chosen: every message beside its field, nothing written.
+    b.click_text("button", "Create reservation").await;
+    b.wait_for_text("Choose a room type.").await;
+    assert!(b.page_text().await.contains("must not be empty") || b.page_text().await.contains("Choose a rate plan"));
+    b.assert_accessible("the reservation form with errors").await;
+    assert_eq!(s.count("reservations").await, 0);
+    assert_eq!(s.count("guests").await, 0);
+    b.fill("#firstName", "Yuki").await;
+    b.fill("#lastName", "Tanaka").await;
+    b.fill("#email", "yuki@example.com").await;
+    b.set_value("#checkInDate", &day(7)).await;
+    b.set_value("#checkOutDate", &day(10)).await;
+    b.select("#roomTypeId", &h.standard).await;
+    b.select("#ratePlanId", &h.plan).await;
+    b.click_text("button", "Show price").await;
+    b.wait_for_text("EUR 360.00 for 3 nights").await;
+    b.assert_accessible("the reservation form").await;
+    b.click_text("button", "Create reservation").await;
+    b.wait_for_text("Reservation created").await;
+    let created = delivered(&receiver, "reservation.created", |d| d["source"] == json!("DASHBOARD")).await;
+    assert_eq!(created["data"]["totalPrice"], json!(36000));
+    assert_eq!(created["data"]["status"], json!("CONFIRMED"));
+    delivered(&receiver, "guest.created", |d| d["email"] == json!("yuki@example.com")).await;
+    // The list finds it by the guest's name.
+    b.goto(&format!("/hotels/{}/reservations?guest=tanaka", h.id)).await;
+    b.wait_for_text("Yuki Tanaka").await;
+    b.assert_accessible("the reservation list").await;
+    // Too many adults for the room type: the domain's message, beside the field.
+    b.goto(&format!("/hotels/{}/reservations/new", h.id)).await;
+    b.click("input[name=guestMode][value=existing]").await;
+    b.fill("#guestQuery", "yuki@example.com").await;
+    b.set_value("#checkInDate", &day(12)).await;
+    b.set_value("#checkOutDate", &day(13)).await;
+    b.select("#roomTypeId", &h.standard).await;
+    b.select("#ratePlanId", &h.plan).await;
+    b.fill("#adults", "5").await;
+    b.click_text("button", "Create reservation").await;
+    b.wait_for_text("the party does not fit").await;
+    assert_eq!(s.count("reservations").await, 1);
+    b.close().await;
+}
+
+/// With JavaScript off every page still works: forms post and redirect, destructive actions confirm on a page.
+async fn the_dashboard_works_without_javascript(engine: Engine) {
+    let Some(s) = server(engine).await else { return };
+    let org = s.org("Acme").await;
+    let h = hotel(&s, &org).await;
+    let ana = guest(&s, &org, "Ana", "Silva").await;
+    let id = stay(&s, &org, &h, &ana, 2, 4, None).await;
+    let Some(b) = Browser::start_without_javascript(&s.base).await else { return };
+    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.goto(&format!("/hotels/{}/reservations/{id}", h.id)).await;
+    b.click_text("button", "Cancel reservation").await;
+    b.wait_for_text("Cancel the reservation of Ana Silva?").await;
+    assert_eq!(s.get(&format!("/api/reservations/{id}"), &org.auth()).await.body["status"], json!("CONFIRMED"));
+    b.click_text("button", "Yes, cancel").await;
+    b.wait_for_text("Cancelled the reservation of Ana Silva.").await;
+    assert_eq!(s.get(&format!("/api/reservations/{id}"), &org.auth()).await.body["status"], json!("CANCELLED"));
+    // The hotel switcher's button takes over from the script.
+    let other = s.hotel(&org, "Mountain Lodge").await;
+    b.goto(&format!("/hotels/{}/rack", h.id)).await;
+    b.select("#hotel-switcher", &other).await;
+    b.click_text("button", "Go").await;
+    b.wait_for_text("Mountain Lodge").await;
+    assert_eq!(b.path().await, format!("/hotels/{other}/rack"));
+    b.close().await;
+}
+
+/// Every page of the demo hotel (`serve --demo`'s data) at desktop and phone width: no serious or critical
+/// accessibility violation on any, and, on SQLite, the screenshots in `docs/screenshots/` that the README shows.
+async fn the_demo_hotel_reads_well_on_desktop_and_phone(engine: Engine) {
+    let Some(s) = server(engine).await else { return };
+    frontdesk::demo::seed(&s.db).await.unwrap();
+    let hotel = first_id(&s, "SELECT id FROM hotels").await;
+    let stay = first_id(&s, "SELECT id FROM reservations WHERE status = 'CHECKED_IN' ORDER BY check_in_date, id").await;
+    let guest =
+        first_id(&s, "SELECT g.id FROM guests g JOIN reservations r ON r.guest_id = g.id ORDER BY g.last_name, g.id")
+            .await;
+    let pages = [
+        ("today", format!("/hotels/{hotel}/today"), "Arrivals"),
+        ("room-rack", format!("/hotels/{hotel}/rack"), "Room rack"),
+        ("booking-requests", format!("/hotels/{hotel}/requests"), "Booking requests"),
+        ("reservations", format!("/hotels/{hotel}/reservations"), "Reservations"),
+        ("reservation", format!("/hotels/{hotel}/reservations/{stay}"), "Folio"),
+        ("new-reservation", format!("/hotels/{hotel}/reservations/new"), "New reservation"),
+        ("guests", format!("/hotels/{hotel}/guests"), "Guests"),
+        ("guest", format!("/hotels/{hotel}/guests/{guest}"), "Stays"),
+    ];
+    for (size, suffix) in [(DESKTOP, ""), (PHONE, "-phone")] {
+        let Some(b) = Browser::start_sized(&s.base, size).await else { return };
+        b.goto("/sign-in").await;
+        b.assert_accessible("the sign-in page").await;
+        if screenshots(&s) {
+            b.screenshot(&format!("sign-in{suffix}")).await;
+        }
+        sign_in(&b, frontdesk::demo::DEMO_EMAIL, frontdesk::demo::DEMO_PASSWORD).await;
+        for (name, path, text) in &pages {
+            b.goto(path).await;
+            b.wait_for_text(text).await;
+            b.assert_accessible(name).await;
+            if screenshots(&s) {
+                b.screenshot(&format!("{name}{suffix}")).await;
+            }
+        }
+        b.close().await;
+    }
+}
+
+/// The first value of the `id` column a query answers.
+async fn first_id(s: &TestServer, sql: &str) -> String {
+    use sqlx::Row;
+    let mut conn = s.db.read().await.unwrap();
+    sqlx::query(sql).fetch_one(&mut *conn).await.unwrap().get("id")
+}
+
+async fn forged_cross_site_posts_are_refused(engine: Engine) {
+    let Some(s) = server(engine).await else { return };
+    let org = s.org("Acme").await;
+    let h = hotel(&s, &org).await;
+    let ana = guest(&s, &org, "Ana", "Silva").await;
+    let id = stay(&s, &org, &h, &ana, 2, 4, None).await;
+    // Another site with a form that posts to the dashboard as soon as it loads.
+    let target = format!("{}/hotels/{}/reservations/{id}/status", s.base, h.id);
+    let html = format!(
+        "<!doctype html><html><body><form id=f method=post action=\"{target}\">\
+         <input name=to value=CANCELLED><input name=confirmed value=yes><input name=_csrf value=guess></form>\
+         <script>document.getElementById('f').submit()</script></body></html>"
+    );
+    let evil = axum::Router::new().route("/", axum::routing::get(move || async move { axum::response::Html(html) }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let evil_url = format!("http://{}/", listener.local_addr().unwrap());
+    let evil_task = tokio::spawn(async move { axum::serve(listener, evil).await });
+    let Some(b) = Browser::start(&s.base).await else { return };
+    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.client.goto(&evil_url).await.unwrap();
+    b.wait_for_text("sent from another site").await;
+    assert_eq!(s.get(&format!("/api/reservations/{id}"), &org.auth()).await.body["status"], json!("CONFIRMED"));
+    // Without the origin headers a browser sends, the form's token still decides.
+    let cookie = b.client.get_named_cookie("fd_session").await.unwrap();
+    let cookie = format!("fd_session={}", cookie.value());
+    for token in ["", "guess", "0123456789abcdef0123456789abcdef"] {
+        let answer = s
+            .client
+            .post(&target)
+            .header("cookie", &cookie)
+            .form(&[("to", "CANCELLED"), ("confirmed", "yes"), ("_csrf", token)])
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status().as_u16(), 403, "token {token:?}");
+    }
+    // Another origin, even with the right cookie, is refused before the token is looked at.
+    let answer = s
+        .client
+        .post(&target)
+        .header("cookie", &cookie)
+        .header("origin", "http://evil.example")
+        .form(&[("to", "CANCELLED"), ("confirmed", "yes")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 403);
+    assert_eq!(s.get(&format!("/api/reservations/{id}"), &org.auth()).await.body["status"], json!("CONFIRMED"));
+    // The pages may not be framed by other sites.
+    let page = s.client.get(format!("{}/sign-in", s.base)).send().await.unwrap();
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+    assert!(page.headers()["content-security-policy"].to_str().unwrap().contains("frame-ancestors 'none'"));
+    evil_task.abort();
+    b.close().await;
+}
+
+async fn signing_out_ends_the_session(engine: Engine) {
+    let Some(s) = server(engine).await else { return };
+    let org = s.org("Acme").await;
+    let h = hotel(&s, &org).await;
+    let Some(b) = Browser::start(&s.base).await else { return };
+    sign_in(&b, &org.operator_email, PASSWORD).await;
+    let token = b.client.get_named_cookie("fd_session").await.unwrap().value().to_string();
+    s.get("/api/auth/me", &Auth::Token(token.clone())).await.expect(200);
+    b.click_text("button", "Sign out").await;
+    b.wait_for_text("You are signed out.").await;
+    // The token is revoked, not just forgotten by the browser.
+    s.get("/api/auth/me", &Auth::Token(token.clone())).await.expect(401);
+    let reused = s
+        .client
+        .get(format!("{}/hotels/{}/today", s.base, h.id))
+        .header("cookie", format!("fd_session={token}"))
+        .send()
+        .await
+        .unwrap();
+    assert!(reused.url().path().starts_with("/sign-in"), "{}", reused.url());
+    b.goto(&format!("/hotels/{}/today", h.id)).await;
+    assert!(b.path().await.starts_with("/sign-in"), "{}", b.path().await);
+    b.close().await;
+}
+
+async fn other_organizations_records_show_the_404_page(engine: Engine) {
+    let Some(s) = server(engine).await else { return };
+    let org = s.org("Acme").await;
+    let h = hotel(&s, &org).await;
+    let rival = s.org("Rival").await;
+    let rival_hotel = hotel(&s, &rival).await;
+    let rival_guest = guest(&s, &rival, "Eve", "Spy").await;
+    let rival_stay = stay(&s, &rival, &rival_hotel, &rival_guest, 1, 2, None).await;
+    let Some(b) = Browser::start(&s.base).await else { return };
+    sign_in(&b, &org.operator_email, PASSWORD).await;
+    for path in [
+        format!("/hotels/{}/reservations/{rival_stay}", h.id),
+        format!("/hotels/{}/reservations/{rival_stay}", rival_hotel.id),
+        format!("/hotels/{}/today", rival_hotel.id),
+        format!("/hotels/{}/guests/{rival_guest}", h.id),
+        "/no-such-page".to_string(),
+    ] {
+        b.goto(&path).await;
+        b.wait_for_text("There is nothing here").await;
+        assert!(!b.page_text().await.contains("Eve"), "{path}");
+    }
+    b.assert_accessible("the 404 page").await;
+    let answer = s
+        .client
+        .get(format!("{}/hotels/{}/reservations/{rival_stay}", s.base, h.id))
+        .header("cookie", format!("fd_session={}", b.client.get_named_cookie("fd_session").await.unwrap().value()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 404);
+    // The API's unknown paths still answer problem documents.
+    let api = s.get("/api/no-such-endpoint", &Auth::None).await;
+    assert_eq!(api.status.as_u16(), 404);
+    assert_eq!(api.header("content-type"), Some("application/problem+json"));
+    b.close().await;
+}
