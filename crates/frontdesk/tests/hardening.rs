@@ -20,6 +20,7 @@ on_both_engines!(
     concurrent_random_writes_never_fail_or_oversell,
     inventory_locks_do_not_block_references,
     a_write_racing_a_delete_is_a_conflict,
+    the_dashboard_refuses_control_characters_too,
     racing_room_moves_and_bookings_never_oversell,
     money_is_bounded_and_never_wraps,
     related_fields_and_dates_are_checked,
@@ -1464,4 +1465,122 @@ async fn a_write_racing_a_delete_is_a_conflict(s: TestServer) {
     let answer = booking.await.unwrap().expect(409);
     assert!(answer.body["detail"].as_str().unwrap().contains("try again"), "{}", answer.body);
     assert_eq!(s.get("/api/reservations", &auth).await.body.as_array().unwrap().len(), 1, "nothing half-written");
+}
+
+/// The value of `name`'s cookie among an answer's `Set-Cookie` headers.
+fn set_cookie(answer: &reqwest::Response, name: &str) -> Option<String> {
+    answer
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(|cookie| cookie.split(';').next()?.trim().strip_prefix(&format!("{name}=")).map(str::to_string))
+}
+
+/// The value of the hidden `_csrf` field of a page.
+fn csrf_field(html: &str) -> String {
+    let start = html.find("name=\"_csrf\" value=\"").expect("a CSRF field") + "name=\"_csrf\" value=\"".len();
+    html[start..].split('"').next().unwrap().to_string()
+}
+
+/// The dashboard applies the same rule to its paths, queries and forms, before any page reads them.
+async fn the_dashboard_refuses_control_characters_too(s: TestServer) {
+    let org = s.org("Acme").await;
+    let f = fixture(&s, &org, 1).await;
+    let browser = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let url = |path: &str| format!("{}{path}", s.base);
+    assert_eq!(browser.get(url("/hotels/%00/today")).send().await.unwrap().status().as_u16(), 404);
+    assert_eq!(browser.get(url("/sign-in?next=%2F%00")).send().await.unwrap().status().as_u16(), 400);
+
+    // Signing in with a control character in the e-mail: refused, not looked up.
+    let form = browser.get(url("/sign-in")).send().await.unwrap();
+    let token = set_cookie(&form, "fd_signin").expect("sign-in token");
+    let post = |body: String, cookie: String| {
+        browser
+            .post(url("/sign-in"))
+            .header("cookie", cookie)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+    };
+    let refused =
+        post(format!("_csrf={token}&email=a%00%40b.co&password=x"), format!("fd_signin={token}")).await.unwrap();
+    assert_eq!(refused.status().as_u16(), 400);
+    let email = org.operator_email.replace('@', "%40");
+    let signed_in =
+        post(format!("_csrf={token}&email={email}&password=correct+horse+battery"), format!("fd_signin={token}"))
+            .await
+            .unwrap();
+    assert_eq!(signed_in.status().as_u16(), 303);
+    let session = format!("fd_session={}", set_cookie(&signed_in, "fd_session").expect("a session"));
+
+    // A signed-in form: a guest's name with a control character is refused and nothing changes.
+    let edit = browser.get(url(&format!("/hotels/{}/guests/{}/edit", f.hotel, f.guest))).header("cookie", &session);
+    let html = edit.send().await.unwrap().text().await.unwrap();
+    let csrf = csrf_field(&html);
+    let answer = browser
+        .post(url(&format!("/hotels/{}/guests/{}", f.hotel, f.guest)))
+        .header("cookie", &session)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("_csrf={csrf}&firstName=A%01na&lastName=Lima"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 400);
+    let guest = s.get(&format!("/api/guests/{}", f.guest), &org.auth()).await.expect(200);
+    assert_eq!(guest.body["firstName"], json!("Ana"));
+
+    // A sweep of the dashboard's pages and forms with odd input: pages of their own, but never a server error.
+    let other = s.org("Other").await;
+    let theirs = fixture(&s, &other, 1).await;
+    let h = &f.hotel;
+    let mut pages: Vec<String> = Vec::new();
+    for odd in
+        ["", "x", "-1", "0001-01-01", "2026-02-30", "99999999999999999999", "%FF", "%E2%80%AE", &"9".repeat(3000)]
+    {
+        pages.extend([
+            format!("/hotels/{h}/today?date={odd}"),
+            format!("/hotels/{h}/rack?from={odd}&days={odd}"),
+            format!("/hotels/{h}/requests?page={odd}"),
+            format!("/hotels/{h}/reservations?status={odd}&from={odd}&to={odd}&guest={odd}&source={odd}&sort={odd}&dir={odd}"),
+            format!("/hotels/{h}/reservations/new?guest={odd}&checkIn={odd}&roomTypeId={odd}"),
+            format!("/hotels/{h}/reservations/quote?checkInDate={odd}&checkOutDate={odd}&adults={odd}&roomTypeId={odd}&ratePlanId={odd}&price={odd}"),
+            format!("/hotels/{h}/guests?q={odd}"),
+            format!("/switch-hotel?hotel={odd}&section={odd}"),
+            format!("/hotels/{odd}/today"),
+            format!("/hotels/{h}/reservations/{odd}"),
+            format!("/hotels/{h}/guests/{odd}/edit"),
+        ]);
+    }
+    pages.extend([
+        format!("/hotels/{}/today", theirs.hotel),
+        format!("/hotels/{h}/reservations/{}", theirs.reservation),
+        format!("/hotels/{h}/guests/{}", theirs.guest),
+    ]);
+    for page in &pages {
+        let answer = browser.get(url(page)).header("cookie", &session).send().await.unwrap();
+        assert!(answer.status().as_u16() < 500, "GET {page:.150}: {}", answer.status());
+    }
+    let forms = [
+        (format!("/hotels/{h}/guests"), "firstName=A&lastName="),
+        (format!("/hotels/{h}/guests/{}", f.guest), "firstName=&lastName=%E2%80%AE&email=x&country=zz&language=1"),
+        (format!("/hotels/{h}/reservations"), "guestMode=new&firstName=A&lastName=B&roomTypeId=x&checkInDate=0001-01-01&checkOutDate=9999-12-31&adults=-1&price=1e9"),
+        (format!("/hotels/{h}/reservations"), "guestMode=existing&guestId=nope&price=99999999999999999999.99"),
+        (format!("/hotels/{h}/reservations/{}/status", f.reservation), "status=NOPE"),
+        (format!("/hotels/{h}/reservations/{}/dates", f.reservation), "checkInDate=2026-02-30&checkOutDate="),
+        (format!("/hotels/{h}/reservations/{}/rooms", f.reservation), "reservationRoomId=x&roomId=y"),
+        (format!("/hotels/{h}/reservations/{}/approve", theirs.reservation), ""),
+        (format!("/hotels/{h}/guests/{}/delete", theirs.guest), ""),
+    ];
+    for (path, fields) in &forms {
+        let answer = browser
+            .post(url(path))
+            .header("cookie", &session)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("_csrf={csrf}&{fields}"))
+            .send()
+            .await
+            .unwrap();
+        assert!(answer.status().as_u16() < 500, "POST {path} {fields}: {}", answer.status());
+    }
 }
