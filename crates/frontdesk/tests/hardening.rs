@@ -1268,9 +1268,10 @@ async fn hostile_requests_over_every_endpoint(engine: frontdesk::store::Engine) 
     }
     assert!(count > 2000, "the sweep sent {count} requests");
 
-    // Methods no route has, on every path; HEAD answers like GET without a body.
+    // Methods no route has, on every path; HEAD answers like GET without a body. (CONNECT is left out: its request
+    // target is a host, not a path, so it never names an API path.)
     for (_, path) in paths(&s, |name| ids(name, &f)) {
-        for method in ["PATCH", "OPTIONS", "TRACE", "CONNECT", "PROPFIND"] {
+        for method in ["PATCH", "OPTIONS", "TRACE", "PROPFIND"] {
             let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
             let answer = s.request(method.clone(), &path, &auth, None).await;
             assert_sound(&answer, &format!("{method} {path}"));
