@@ -330,16 +330,19 @@ async fn inventory_is_never_oversold_and_rooms_never_double_assigned(s: TestServ
     s.put(&format!("/api/reservations/{first_id}"), &org.auth(), json!({"status": "CANCELLED"})).await.expect(200);
     s.post(&format!("/api/reservations/{requested_id}/approve"), &org.auth(), json!({})).await.expect(200);
 
-    // Out-of-order rooms are not sellable.
-    s.put(&format!("/api/rooms/{}", rooms[0]), &org.auth(), json!({"housekeepingStatus": "OUT_OF_ORDER"}))
-        .await
-        .expect(200);
-    s.post("/api/reservations", &org.auth(), reservation(&hotel, &room_type, 20, 21)).await.expect(409);
-    s.put(&format!("/api/rooms/{}", rooms[0]), &org.auth(), json!({"housekeepingStatus": "CLEAN"})).await.expect(200);
-
-    // One physical room, two rooms of a type with two rooms: assigning it to both on overlapping nights is refused.
+    // Out-of-order rooms are not sellable, and the only room of confirmed stays cannot go out of order.
+    let out_of_order = json!({"housekeepingStatus": "OUT_OF_ORDER"});
+    let refused = s.put(&format!("/api/rooms/{}", rooms[0]), &org.auth(), out_of_order.clone()).await.expect(409);
+    assert!(refused.body["detail"].as_str().unwrap().contains(&day(6)), "{}", refused.body);
     let second_room =
         s.post("/api/rooms", &org.auth(), json!({"roomTypeId": room_type, "name": "999"})).await.expect(200);
+    s.put(&format!("/api/rooms/{}", rooms[0]), &org.auth(), out_of_order).await.expect(200);
+    let one = s.post("/api/reservations", &org.auth(), reservation(&hotel, &room_type, 20, 21)).await.expect(200);
+    s.post("/api/reservations", &org.auth(), reservation(&hotel, &room_type, 20, 21)).await.expect(409);
+    s.put(&format!("/api/rooms/{}", rooms[0]), &org.auth(), json!({"housekeepingStatus": "CLEAN"})).await.expect(200);
+    s.delete(&format!("/api/reservations/{}", one.body["id"].as_str().unwrap()), &org.auth()).await.expect(200);
+
+    // One physical room, two rooms of a type with two rooms: assigning it to both on overlapping nights is refused.
     let a = s.post("/api/reservations", &org.auth(), reservation(&hotel, &room_type, 30, 33)).await.expect(200);
     let b = s.post("/api/reservations", &org.auth(), reservation(&hotel, &room_type, 31, 32)).await.expect(200);
     let assign = |r: &Value, room: &str| json!({"rooms": [{"id": r["rooms"][0]["id"], "roomId": room}]});

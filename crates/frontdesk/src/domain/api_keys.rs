@@ -44,9 +44,12 @@ pub struct ApiKeyIn {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApiKeyPatch {
-    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
+    #[schema(nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
+    #[serde(default, deserialize_with = "super::not_null")]
     pub name: Option<String>,
     /// Replaces the scopes. Empty: every `:read` scope.
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "super::not_null")]
     pub scopes: Option<Vec<Scope>>,
     /// Requests per minute (1 to 1,000,000); `null`: back to the service default.
     #[serde(default, deserialize_with = "super::nullable")]

@@ -11,7 +11,7 @@ use serde::{Serialize, Serializer};
 
 use super::availability::{self, AvailabilityCopies, AvailabilityQuery, OfferKey};
 use super::daily_rates::{self, DailyRatesQuery};
-use super::validate::{calendar_date, Checks};
+use super::validate::{calendar_date, parse_date, Checks};
 use super::{hotels, rate_plans, room_types, Actor, Error, Result};
 use crate::store::{self, Db};
 
@@ -153,14 +153,8 @@ pub async fn rate_plans(
 /// A checked `[from, to]` range of at most [`MAX_RANGE_DAYS`] days.
 pub fn date_range(from: &str, to: &str) -> Result<(NaiveDate, NaiveDate)> {
     let mut c = Checks::new();
-    let first = calendar_date(from);
-    let last = calendar_date(to);
-    if first.is_none() {
-        c.fail("dateFrom", "must be a calendar date YYYY-MM-DD");
-    }
-    if last.is_none() {
-        c.fail("dateTo", "must be a calendar date YYYY-MM-DD");
-    }
+    let first = parse_date(&mut c, "dateFrom", from);
+    let last = parse_date(&mut c, "dateTo", to);
     if let (Some(first), Some(last)) = (first, last) {
         if last < first {
             c.fail("dateTo", "must not be before dateFrom");

@@ -10,7 +10,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::access::{Actor, Scope};
 use super::codes::CurrencyCode;
 use super::validate::{calendar_date, parse_date, Checks};
-use super::{hotels, now, nullable, rate_plans, Error, FieldError, Result};
+use super::{hotels, money, not_null, now, nullable, rate_plans, Error, FieldError, Result};
 use crate::store::{self, Db};
 
 /// Most entries in one `POST /api/dailyRates`.
@@ -77,13 +77,19 @@ pub struct DailyRateIn {
     /// The night, `YYYY-MM-DD`: from one year back to three years ahead.
     #[schema(format = Date, value_type = String)]
     pub date: String,
-    #[schema(minimum = 0)]
+    #[schema(minimum = 0, maximum = 1000000000000_i64)]
     pub price: i64,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<i64>, minimum = 0)]
     pub availability: Option<Option<i64>>,
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub stop_sell: Option<bool>,
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub closed_to_arrival: Option<bool>,
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub closed_to_departure: Option<bool>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<i64>, minimum = 1, maximum = 365)]
@@ -183,13 +189,14 @@ pub async fn upsert(db: &Db, actor: &Actor, input: DailyRatesIn) -> Result<Vec<D
         let date = calendar_date(&entry.date);
         match date {
             None => errors.push(entry_error(index, "date", "must be a calendar date YYYY-MM-DD")),
+            // The write window lies within the dates any input may name (validate::date_bounds).
             Some(d) if d < first || d > last => {
                 errors.push(entry_error(index, "date", format!("must be between {first} and {last}")))
             }
             Some(_) => {}
         }
-        if entry.price < 0 {
-            errors.push(entry_error(index, "price", "must not be negative"));
+        if !money::in_bounds(entry.price) {
+            errors.push(entry_error(index, "price", money::out_of_bounds_message()));
         }
         if entry.availability.flatten().is_some_and(|a| a < 0) {
             errors.push(entry_error(index, "availability", "must not be negative"));

@@ -9,7 +9,7 @@ use super::access::{Actor, Scope};
 use super::events::{self, EventKind};
 use super::listing::{ListParams, Listing, Shape, Vocabulary};
 use super::validate::{clean, Checks};
-use super::{hotels, new_id, now, nullable, Error, Result};
+use super::{hotels, new_id, not_null, now, nullable, Error, Result};
 use crate::store::{self, Db};
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
@@ -63,9 +63,11 @@ pub struct GuestPatch {
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>)]
     pub hotel_id: Option<Option<String>>,
-    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    #[schema(nullable = false, min_length = 1, max_length = 100, pattern = r"\S")]
+    #[serde(default, deserialize_with = "not_null")]
     pub first_name: Option<String>,
-    #[schema(min_length = 1, max_length = 100, pattern = r"\S")]
+    #[schema(nullable = false, min_length = 1, max_length = 100, pattern = r"\S")]
+    #[serde(default, deserialize_with = "not_null")]
     pub last_name: Option<String>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>, max_length = 254, pattern = r"^[^@\s\x00-\x1f\x7f-\x9f]+@[^@\s\x00-\x1f\x7f-\x9f.][^@\s\x00-\x1f\x7f-\x9f]*\.[^@\s\x00-\x1f\x7f-\x9f]*[^@\s\x00-\x1f\x7f-\x9f.]$")]

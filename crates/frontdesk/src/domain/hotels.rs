@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 use super::access::Actor;
 use super::codes::{CurrencyCode, TimezoneName};
 use super::validate::{clean, Checks};
-use super::{new_id, now, nullable, Error, Result};
+use super::{new_id, not_null, now, nullable, Error, Result};
 use crate::store::{self, Db};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema, PartialEq)]
@@ -101,15 +101,20 @@ impl HotelIn {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HotelPatch {
-    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
+    #[schema(nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
+    #[serde(default, deserialize_with = "not_null")]
     pub name: Option<String>,
-    #[schema(value_type = Option<TimezoneName>)]
+    #[schema(nullable = false, value_type = Option<TimezoneName>)]
+    #[serde(default, deserialize_with = "not_null")]
     pub timezone: Option<String>,
-    #[schema(value_type = Option<CurrencyCode>)]
+    #[schema(nullable = false, value_type = Option<CurrencyCode>)]
+    #[serde(default, deserialize_with = "not_null")]
     pub currency: Option<String>,
-    #[schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$")]
+    #[schema(nullable = false, pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$")]
+    #[serde(default, deserialize_with = "not_null")]
     pub check_in_time: Option<String>,
-    #[schema(pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$")]
+    #[schema(nullable = false, pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$")]
+    #[serde(default, deserialize_with = "not_null")]
     pub check_out_time: Option<String>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>)]
@@ -129,6 +134,8 @@ pub struct HotelPatch {
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>, pattern = "^[A-Z]{2}$")]
     pub country: Option<Option<String>>,
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub public_booking: Option<bool>,
     /// Replaces the list; `[]` clears it.
     #[schema(max_items = 10, value_type = Option<Vec<EmbedOrigin>>)]

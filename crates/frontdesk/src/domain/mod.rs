@@ -75,7 +75,27 @@ pub enum Error {
 }
 
 impl From<sqlx::Error> for Error {
+    /// A database error the request itself caused is a conflict, not a failure of the service. Every write checks
+    /// what it names before writing, so a foreign-key or unique violation that still reaches here means another
+    /// request changed the same records in between (a referenced record deleted, the same name taken), and a
+    /// deadlock or serialization failure that PostgreSQL broke in this request's disfavour: nothing was written, and
+    /// the caller may retry. Writes with a more precise answer ([`in_use`], [`store_conflict`]) map the error first.
     fn from(err: sqlx::Error) -> Self {
+        use crate::store::{is_concurrency_failure, is_foreign_key_violation, is_unique_violation};
+        if is_foreign_key_violation(&err) {
+            tracing::info!(error = %err, "a write lost a race: a record it refers to changed meanwhile");
+            return Error::Conflict(
+                "a record this request refers to was changed or deleted meanwhile; try again".into(),
+            );
+        }
+        if is_unique_violation(&err) {
+            tracing::info!(error = %err, "a write lost a race: the same record was created meanwhile");
+            return Error::Conflict("another request created the same record meanwhile; try again".into());
+        }
+        if is_concurrency_failure(&err) {
+            tracing::warn!(error = %err, "a transaction was given up for a concurrent one");
+            return Error::Conflict("the request collided with a concurrent one and changed nothing; try again".into());
+        }
         Error::Internal(anyhow::Error::new(err).context("database error"))
     }
 }
@@ -103,6 +123,23 @@ where
 {
     use serde::Deserialize;
     Ok(Some(Option::<T>::deserialize(deserializer)?))
+}
+
+/// Deserializes a field of a partial update that cannot be cleared: left out is `None`, and `null` is refused
+/// (400 naming the field) rather than read as "keep the value". Use with
+/// `#[serde(default, deserialize_with = "not_null")]` and `#[schema(nullable = false)]`, so that the OpenAPI
+/// document says the same.
+pub fn not_null<'de, D, T>(deserializer: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    use serde::de::Error as _;
+    use serde::Deserialize;
+    match Option::<T>::deserialize(deserializer)? {
+        Some(value) => Ok(Some(value)),
+        None => Err(D::Error::custom("must not be null (leave the field out to keep its value)")),
+    }
 }
 
 /// Maps a foreign-key violation on delete to 409 with `message`; any other error stays what it is.

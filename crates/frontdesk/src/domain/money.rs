@@ -1,6 +1,34 @@
-//! Amounts for people: the API speaks integers in minor units; people read and type major units (`EUR 120.00`,
-//! `JPY 12,000`). Conversion uses the currency's ISO 4217 minor-unit exponent and is exact: decimal text is parsed
-//! digit by digit into an integer, never through floating point.
+//! Amounts of money: integers in minor units of a currency (12000 EUR = 120.00 EUR).
+//!
+//! Every amount the service accepts or computes (a night's price, a room's price for a stay, a reservation's total,
+//! an offer's total, a folio's total) lies in `0..=MAX_AMOUNT`. The bound is far above any real stay (10^12 minor
+//! units is ten billion euros) and far below where 64-bit sums wrap, and every sum is computed with [`sum`], so no
+//! amount ever wraps: an input beyond it is refused naming its field, and a sum beyond it is refused (or, for a
+//! search, not offered).
+//!
+//! People read and type major units (`EUR 120.00`, `JPY 12,000`): [`format`] and [`parse`] convert with the
+//! currency's ISO 4217 minor-unit exponent, exactly: decimal text is parsed digit by digit into an integer, never
+//! through floating point.
+
+/// The largest amount, in minor units: 10^12.
+pub const MAX_AMOUNT: i64 = 1_000_000_000_000;
+
+/// What an amount out of bounds is told.
+pub fn out_of_bounds_message() -> String {
+    format!("must be an amount between 0 and {MAX_AMOUNT} minor units")
+}
+
+/// Whether `amount` is one the service accepts.
+pub fn in_bounds(amount: i64) -> bool {
+    (0..=MAX_AMOUNT).contains(&amount)
+}
+
+/// The sum of `amounts` if every one and the sum are within bounds; `None` otherwise (never a wrapped value).
+pub fn sum(amounts: impl IntoIterator<Item = i64>) -> Option<i64> {
+    amounts
+        .into_iter()
+        .try_fold(0_i64, |total, amount| total.checked_add(amount).filter(|t| in_bounds(amount) && in_bounds(*t)))
+}
 
 /// Digits after the decimal point of `currency` (2 for EUR, 0 for JPY, 3 for BHD). Codes without a defined
 /// exponent (XAU and the like) are treated as having none.
@@ -74,6 +102,9 @@ pub fn parse(text: &str, currency: &str) -> Result<i64, String> {
         let digit = i64::from(c.to_digit(10).ok_or_else(too_large)?);
         minor = minor.checked_mul(10).and_then(|m| m.checked_add(digit)).ok_or_else(too_large)?;
     }
+    if !in_bounds(minor) {
+        return Err(format!("the amount is too large (at most {})", format(MAX_AMOUNT, currency)));
+    }
     Ok(minor)
 }
 
@@ -121,9 +152,22 @@ mod tests {
         assert!(parse("", "EUR").is_err());
         assert!(parse(".", "EUR").is_err());
         assert!(parse("99999999999999999999", "EUR").is_err());
+        assert_eq!(parse("10,000,000,000.00", "EUR"), Ok(MAX_AMOUNT));
+        assert!(parse("10,000,000,000.01", "EUR").is_err(), "beyond the largest amount");
         for minor in [0, 1, 99, 100, 12345, 100000000] {
             assert_eq!(parse(&input_value(minor, "EUR"), "EUR"), Ok(minor));
             assert_eq!(parse(&format_amount(minor, "EUR"), "EUR"), Ok(minor));
         }
+    }
+
+    #[test]
+    fn sums_never_wrap() {
+        assert_eq!(sum([1, 2, 3]), Some(6));
+        assert_eq!(sum([]), Some(0));
+        assert_eq!(sum([MAX_AMOUNT]), Some(MAX_AMOUNT));
+        assert_eq!(sum([MAX_AMOUNT, 1]), None);
+        assert_eq!(sum([i64::MAX, i64::MAX]), None);
+        assert_eq!(sum([-1, 2]), None);
+        assert_eq!(sum([i64::MAX]), None);
     }
 }

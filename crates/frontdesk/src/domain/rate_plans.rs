@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 use super::access::{Actor, Scope};
 use super::codes::CurrencyCode;
 use super::validate::{clean, Checks};
-use super::{hotels, new_id, now, nullable, room_types, store_conflict, Error, FieldError, Result};
+use super::{hotels, new_id, not_null, now, nullable, room_types, store_conflict, Error, FieldError, Result};
 use crate::store::{self, Db};
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
@@ -59,13 +59,17 @@ pub struct RatePlanPatch {
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>)]
     pub room_type_id: Option<Option<String>>,
-    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
+    #[schema(nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
+    #[serde(default, deserialize_with = "not_null")]
     pub name: Option<String>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>, min_length = 1, max_length = 50, pattern = r"^\S+$")]
     pub code: Option<Option<String>>,
-    #[schema(value_type = Option<CurrencyCode>)]
+    #[schema(nullable = false, value_type = Option<CurrencyCode>)]
+    #[serde(default, deserialize_with = "not_null")]
     pub currency: Option<String>,
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub active: Option<bool>,
 }
 

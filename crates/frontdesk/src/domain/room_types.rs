@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use super::access::{Actor, Scope};
 use super::validate::{clean, Checks};
-use super::{hotels, new_id, now, nullable, Error, Result};
+use super::{hotels, new_id, not_null, now, nullable, Error, Result};
 use crate::store::{self, Db};
 
 pub const MAX_OCCUPANCY: i64 = 100;
@@ -45,10 +45,10 @@ pub struct RoomTypeIn {
     pub description: Option<String>,
     #[schema(minimum = 1, maximum = 100)]
     pub max_occupancy: i64,
-    /// Defaults to `maxOccupancy`.
+    /// Defaults to `maxOccupancy`; at most `maxOccupancy`.
     #[schema(minimum = 1, maximum = 100)]
     pub max_adults: Option<i64>,
-    /// Defaults to `maxOccupancy - 1`.
+    /// Defaults to `maxOccupancy - 1`; less than `maxOccupancy` (a room always holds an adult).
     #[schema(minimum = 0, maximum = 100)]
     pub max_children: Option<i64>,
 }
@@ -57,26 +57,65 @@ pub struct RoomTypeIn {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RoomTypePatch {
-    #[schema(min_length = 1, max_length = 200, pattern = r"\S")]
+    #[schema(nullable = false, min_length = 1, max_length = 200, pattern = r"\S")]
+    #[serde(default, deserialize_with = "not_null")]
     pub name: Option<String>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>, max_length = 2000)]
     pub description: Option<Option<String>>,
-    #[schema(minimum = 1, maximum = 100)]
+    #[schema(nullable = false, minimum = 1, maximum = 100)]
+    #[serde(default, deserialize_with = "not_null")]
     pub max_occupancy: Option<i64>,
-    #[schema(minimum = 1, maximum = 100)]
+    #[schema(nullable = false, minimum = 1, maximum = 100)]
+    #[serde(default, deserialize_with = "not_null")]
     pub max_adults: Option<i64>,
-    #[schema(minimum = 0, maximum = 100)]
+    #[schema(nullable = false, minimum = 0, maximum = 100)]
+    #[serde(default, deserialize_with = "not_null")]
     pub max_children: Option<i64>,
 }
 
-fn validate(t: &RoomType) -> Result<()> {
+/// Which of the occupancy limits a request set: a broken relation between them is blamed on one it set.
+#[derive(Debug, Clone, Copy)]
+struct LimitsGiven {
+    occupancy: bool,
+    adults: bool,
+    children: bool,
+}
+
+impl LimitsGiven {
+    fn any(self) -> bool {
+        self.occupancy || self.adults || self.children
+    }
+}
+
+fn validate(t: &RoomType, given: LimitsGiven) -> Result<()> {
     let mut c = Checks::new();
     c.text("name", &t.name, 200);
     c.opt_text("description", t.description.as_deref(), 2000);
     c.range("maxOccupancy", t.max_occupancy, 1, MAX_OCCUPANCY);
     c.range("maxAdults", t.max_adults, 1, MAX_OCCUPANCY);
     c.range("maxChildren", t.max_children, 0, MAX_OCCUPANCY);
+    // A room never takes more adults than it holds, and always holds an adult, so children take at most every place
+    // but one. Checked whenever a limit changes, against the stored values of the others.
+    if given.any() {
+        if t.max_adults > t.max_occupancy {
+            if given.adults || !given.occupancy {
+                c.fail("maxAdults", format!("must not exceed maxOccupancy ({})", t.max_occupancy));
+            } else {
+                c.fail("maxOccupancy", format!("must be at least maxAdults ({})", t.max_adults));
+            }
+        }
+        if t.max_children >= t.max_occupancy {
+            if given.children || !given.occupancy {
+                c.fail(
+                    "maxChildren",
+                    format!("must be less than maxOccupancy ({}): a room always holds an adult", t.max_occupancy),
+                );
+            } else {
+                c.fail("maxOccupancy", format!("must be more than maxChildren ({})", t.max_children));
+            }
+        }
+    }
     c.finish()
 }
 
@@ -112,11 +151,13 @@ pub async fn create(db: &Db, actor: &Actor, input: RoomTypeIn) -> Result<RoomTyp
         description: input.description,
         max_occupancy: input.max_occupancy,
         max_adults: input.max_adults.unwrap_or(input.max_occupancy),
-        max_children: input.max_children.unwrap_or((input.max_occupancy - 1).max(0)),
+        max_children: input.max_children.unwrap_or(input.max_occupancy.saturating_sub(1).max(0)),
         created_at: at,
         updated_at: at,
     };
-    validate(&room_type)?;
+    let given =
+        LimitsGiven { occupancy: true, adults: input.max_adults.is_some(), children: input.max_children.is_some() };
+    validate(&room_type, given)?;
     store::room_types::insert(tx.conn(), &actor.organization_id, &room_type).await?;
     tx.commit().await?;
     Ok(room_type)
@@ -126,6 +167,11 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomTypePatch) -> R
     actor.require_scope(Scope::RoomsWrite)?;
     let mut tx = db.begin_write().await?;
     let mut t = visible(tx.conn(), actor, id).await?;
+    let given = LimitsGiven {
+        occupancy: patch.max_occupancy.is_some(),
+        adults: patch.max_adults.is_some(),
+        children: patch.max_children.is_some(),
+    };
     if let Some(name) = patch.name {
         t.name = clean(&name);
     }
@@ -142,7 +188,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomTypePatch) -> R
         t.max_children = v;
     }
     t.updated_at = now();
-    validate(&t)?;
+    validate(&t, given)?;
     store::room_types::update(tx.conn(), &actor.organization_id, &t).await?;
     tx.commit().await?;
     Ok(t)

@@ -1,12 +1,15 @@
-//! Physical rooms. Each belongs to a room type of its hotel; rooms out of order are not sellable.
+//! Physical rooms. Each belongs to a room type of its hotel; rooms out of order are not sellable. A room leaves its
+//! type's sellable rooms (moving to another type, going out of order, deleted) only when no confirmed stay needs
+//! it: see [`inventory::release_room`].
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::access::{Actor, Scope};
+use super::reservations::inventory;
 use super::validate::{clean, Checks};
-use super::{hotels, new_id, now, nullable, room_types, store_conflict, Error, Result};
+use super::{hotels, new_id, not_null, now, nullable, room_types, store_conflict, Error, Result};
 use crate::store::{self, Db};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -73,12 +76,17 @@ pub struct RoomIn {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RoomPatch {
     /// Another room type of the same hotel.
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub room_type_id: Option<String>,
-    #[schema(min_length = 1, max_length = 50, pattern = r"\S")]
+    #[schema(nullable = false, min_length = 1, max_length = 50, pattern = r"\S")]
+    #[serde(default, deserialize_with = "not_null")]
     pub name: Option<String>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<i64>, minimum = -20, maximum = 500)]
     pub floor: Option<Option<i64>>,
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub housekeeping_status: Option<HousekeepingStatus>,
 }
 
@@ -157,8 +165,23 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomPatch) -> Resul
     actor.require_scope(Scope::RoomsWrite)?;
     let mut tx = db.begin_write().await?;
     let mut room = visible(tx.conn(), actor, id).await?;
-    if let Some(room_type_id) = patch.room_type_id {
-        room.room_type_id = room_type_of_hotel(tx.conn(), actor, &room_type_id, Some(&room.hotel_id)).await?.id;
+    let new_type = match &patch.room_type_id {
+        Some(room_type_id) => Some(room_type_of_hotel(tx.conn(), actor, room_type_id, Some(&room.hotel_id)).await?.id),
+        None => None,
+    };
+    let moves = new_type.as_ref().is_some_and(|t| *t != room.room_type_id);
+    let goes_out_of_order = patch.housekeeping_status.is_some_and(|s| !s.sellable());
+    if moves || goes_out_of_order {
+        // The room may stop counting as a sellable room of its type: checked under the inventory locks.
+        room = inventory::lock_room(&mut tx, &actor.organization_id, &room).await?;
+        let leaves = moves || room.housekeeping_status.sellable();
+        if leaves {
+            let change = if moves { "change room type" } else { "go out of order" };
+            inventory::release_room(&mut tx, &room, change).await?;
+        }
+    }
+    if let Some(room_type_id) = new_type {
+        room.room_type_id = room_type_id;
     }
     if let Some(name) = patch.name {
         room.name = clean(&name);
@@ -178,11 +201,14 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomPatch) -> Resul
     Ok(room)
 }
 
-/// Deletes a room that no reservation is assigned to (409 otherwise).
+/// Deletes a room that no reservation is assigned to and that its type's confirmed stays can do without (409
+/// otherwise).
 pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Room> {
     actor.require_scope(Scope::RoomsWrite)?;
     let mut tx = db.begin_write().await?;
     let room = visible(tx.conn(), actor, id).await?;
+    let room = inventory::lock_room(&mut tx, &actor.organization_id, &room).await?;
+    inventory::release_room(&mut tx, &room, "be deleted").await?;
     store::rooms::delete(tx.conn(), &actor.organization_id, id)
         .await
         .map_err(|e| super::in_use(e, "reservations are assigned to this room; unassign them first"))?;

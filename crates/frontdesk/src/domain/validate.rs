@@ -41,6 +41,13 @@ impl Checks {
         }
     }
 
+    /// An amount of money within [`super::money::MAX_AMOUNT`].
+    pub fn amount(&mut self, field: &str, value: i64) {
+        if !super::money::in_bounds(value) {
+            self.fail(field, super::money::out_of_bounds_message());
+        }
+    }
+
     pub fn email(&mut self, field: &str, value: &str) {
         if !is_email(value) {
             self.fail(field, "must be an e-mail address");
@@ -56,6 +63,14 @@ impl Checks {
     pub fn currency(&mut self, field: &str, value: &str) {
         if !super::codes::is_currency(value) {
             self.fail(field, "must be an ISO 4217 currency code such as EUR");
+        }
+    }
+
+    /// An instant whose date (UTC) is one an input may name ([`date_bounds`]).
+    pub fn instant(&mut self, field: &str, value: chrono::DateTime<chrono::Utc>) {
+        let (first, last) = date_bounds();
+        if value.date_naive() < first || value.date_naive() > last {
+            self.fail(field, format!("must be between {first} and {last}"));
         }
     }
 
@@ -104,13 +119,92 @@ pub fn is_email(value: &str) -> bool {
         && !value.chars().any(|c| is_space(c) || c.is_control())
 }
 
-/// A calendar date `YYYY-MM-DD` (2026-02-30 is refused), or a recorded error.
-pub fn parse_date(checks: &mut Checks, field: &str, value: &str) -> Option<chrono::NaiveDate> {
-    let date = calendar_date(value);
-    if date.is_none() {
-        checks.fail(field, "must be a calendar date YYYY-MM-DD");
+/// Characters no text of this service may hold: the control characters (Unicode `Cc`: U+0000–U+001F, U+007F–U+009F)
+/// other than tab, line feed and carriage return. PostgreSQL cannot store U+0000 at all, and none of the others
+/// belongs in a name, an id or a note; refusing them where input enters gives both engines one rule.
+pub fn is_forbidden_char(c: char) -> bool {
+    c.is_control() && !matches!(c, '\t' | '\n' | '\r')
+}
+
+/// Whether `text` holds a character [`is_forbidden_char`] refuses.
+pub fn has_forbidden_chars(text: &str) -> bool {
+    text.chars().any(is_forbidden_char)
+}
+
+/// What a refused text is told.
+pub const FORBIDDEN_CHARS_MESSAGE: &str =
+    "must not contain control characters (U+0000-U+001F, U+007F-U+009F) other than tab, line feed and carriage return";
+
+/// The fields of a JSON document whose names or string values hold forbidden characters, as paths in the form
+/// serde_path_to_error uses (`guest.firstName`, `values[3].ratePlanId`; `.` is the document itself).
+pub fn fields_with_forbidden_chars(value: &serde_json::Value) -> Vec<String> {
+    fn walk(value: &serde_json::Value, path: &mut String, out: &mut Vec<String>) {
+        match value {
+            serde_json::Value::String(s) if has_forbidden_chars(s) => {
+                out.push(if path.is_empty() { ".".to_string() } else { path.clone() })
+            }
+            serde_json::Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let len = path.len();
+                    path.push_str(&format!("[{i}]"));
+                    walk(item, path, out);
+                    path.truncate(len);
+                }
+            }
+            serde_json::Value::Object(fields) => {
+                for (name, item) in fields {
+                    let len = path.len();
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(name);
+                    if has_forbidden_chars(name) {
+                        out.push(path.clone());
+                    } else {
+                        walk(item, path, out);
+                    }
+                    path.truncate(len);
+                }
+            }
+            _ => {}
+        }
     }
-    date
+    let mut out = Vec::new();
+    walk(value, &mut String::new(), &mut out);
+    out
+}
+
+/// The earliest date any input may name.
+pub const FIRST_DATE: chrono::NaiveDate = match chrono::NaiveDate::from_ymd_opt(2000, 1, 1) {
+    Some(date) => date,
+    None => panic!("2000-01-01 is a date"),
+};
+
+/// How far ahead of today (UTC) an input may name a date, in years.
+pub const YEARS_AHEAD: u32 = 10;
+
+/// The dates any input may name: from [`FIRST_DATE`] to [`YEARS_AHEAD`] years after today (UTC). One rule for every
+/// date and instant the service is given (stays, rates, filters, tool arguments); endpoints may narrow it further
+/// (rates are written from a year back to three years ahead, searches start no earlier than yesterday).
+pub fn date_bounds() -> (chrono::NaiveDate, chrono::NaiveDate) {
+    let today = chrono::Utc::now().date_naive();
+    (FIRST_DATE, today.checked_add_months(chrono::Months::new(12 * YEARS_AHEAD)).unwrap_or(today))
+}
+
+/// A date an input may name: a calendar date `YYYY-MM-DD` (2026-02-30 is refused) within [`date_bounds`], or why
+/// not.
+pub fn input_date(value: &str) -> std::result::Result<chrono::NaiveDate, String> {
+    let date = calendar_date(value).ok_or_else(|| "must be a calendar date YYYY-MM-DD".to_string())?;
+    let (first, last) = date_bounds();
+    if date < first || date > last {
+        return Err(format!("must be between {first} and {last}"));
+    }
+    Ok(date)
+}
+
+/// A date an input may name ([`input_date`]), or a recorded error.
+pub fn parse_date(checks: &mut Checks, field: &str, value: &str) -> Option<chrono::NaiveDate> {
+    input_date(value).map_err(|message| checks.fail(field, message)).ok()
 }
 
 /// A calendar date in exactly the form `YYYY-MM-DD`.
@@ -129,6 +223,21 @@ mod tests {
         assert!(!is_email("ana example@x.com"));
         assert!(!is_email("@x.com"));
         assert!(!is_email("a@b@c.com"));
+    }
+
+    #[test]
+    fn forbidden_characters_are_found_where_they_are() {
+        use serde_json::json;
+        assert!(!has_forbidden_chars("tab\tline\nreturn\r, emoji \u{1F600}, bidi \u{202E}"));
+        for c in ['\u{0}', '\u{7}', '\u{1b}', '\u{7f}', '\u{85}', '\u{9f}'] {
+            assert!(has_forbidden_chars(&format!("a{c}b")), "{c:?}");
+        }
+        let doc = json!({"name": "ok", "guest": {"firstName": "a\u{0}"}, "values": [{"id": "x"}, {"id": "\u{1}"}],
+            "bad\u{0}key": 1});
+        let mut found = fields_with_forbidden_chars(&doc);
+        found.sort();
+        assert_eq!(found, vec!["bad\u{0}key", "guest.firstName", "values[1].id"]);
+        assert_eq!(fields_with_forbidden_chars(&json!("\u{0}")), vec!["."]);
     }
 
     #[test]

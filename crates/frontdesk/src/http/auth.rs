@@ -152,11 +152,13 @@ async fn authenticate(parts: &Parts, state: &AppState) -> Result<Option<Actor>, 
 }
 
 /// The API key secret inside Basic credentials, if they are well-formed: strict base64 of non-empty UTF-8 with
-/// no colon.
+/// no colon, white space or control character.
 fn decode_basic(credential: &str) -> Option<String> {
     let bytes = base64::engine::general_purpose::STANDARD.decode(credential).ok()?;
     let secret = String::from_utf8(bytes).ok()?;
-    (!secret.is_empty() && !secret.contains(':') && !secret.chars().any(char::is_whitespace)).then_some(secret)
+    let well_formed =
+        !secret.is_empty() && !secret.contains(':') && !secret.chars().any(|c| c.is_whitespace() || c.is_control());
+    well_formed.then_some(secret)
 }
 
 #[cfg(test)]
@@ -173,6 +175,7 @@ mod tests {
         assert_eq!(decode_basic(&b64("fdk_abc")).as_deref(), Some("fdk_abc"));
         assert_eq!(decode_basic(&b64("user:fdk_abc")), None);
         assert_eq!(decode_basic(&b64("fdk_abc:")), None);
+        assert_eq!(decode_basic(&b64("fdk_a\u{0}bc")), None);
         assert_eq!(decode_basic(""), None);
         assert_eq!(decode_basic("not base64!"), None);
     }

@@ -1,9 +1,13 @@
 //! Request extractors whose rejections are problem documents: malformed JSON, unknown fields, wrong types,
 //! missing content type, oversized bodies and bad query or path parameters all answer RFC 9457.
+//!
+//! They are also where the service's rule on control characters is applied to every input at once (see
+//! [`crate::domain::validate::is_forbidden_char`]): in a JSON body or a query parameter such a character answers
+//! 400 naming the field; in a path it answers 404, as no record's id holds one.
 
 use axum::body::Bytes;
-use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::rejection::{JsonRejection, PathRejection};
+use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
 use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -11,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::problem::Problem;
+use crate::domain::validate::{fields_with_forbidden_chars, has_forbidden_chars, FORBIDDEN_CHARS_MESSAGE};
 use crate::domain::FieldError;
 
 /// A JSON body. Rejections: 400 (syntax, types, unknown or missing fields), 413 (too large), 415 (not JSON).
@@ -30,19 +35,105 @@ where
         let bytes = Bytes::from_request(req, state)
             .await
             .map_err(|e| Problem::new(e.status(), Some("the request body could not be read (too large?)".into())))?;
-        let mut value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-            Problem::new(
-                StatusCode::BAD_REQUEST,
-                Some(format!("the body is not valid JSON: {}", strip_position(&e.to_string()))),
-            )
-        })?;
+        let mut value = read_json(&bytes)?;
         // Serde would also read a struct from a JSON array (by position); every body of this API is an object.
         if !value.is_object() {
             return Err(Problem::new(StatusCode::BAD_REQUEST, Some("the body must be a JSON object".into())));
         }
+        let refused = fields_with_forbidden_chars(&value);
+        if !refused.is_empty() {
+            return Err(validation(
+                refused.into_iter().map(|f| FieldError::field(f, FORBIDDEN_CHARS_MESSAGE)).collect(),
+            ));
+        }
         integral_floats_to_integers(&mut value);
         let value = serde_path_to_error::deserialize(value).map_err(body_problem)?;
         Ok(Json(value))
+    }
+}
+
+/// The body as a JSON document. A syntax error is `bad-request`; a name repeated within one object is a
+/// validation error naming it (serde_json alone keeps the last silently, so two readers of the same body could
+/// disagree about what it says).
+fn read_json(bytes: &[u8]) -> Result<serde_json::Value, Problem> {
+    let not_json = |err: serde_json::Error| {
+        Problem::new(
+            StatusCode::BAD_REQUEST,
+            Some(format!("the body is not valid JSON: {}", strip_position(&err.to_string()))),
+        )
+    };
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    match serde_path_to_error::deserialize(&mut deserializer) {
+        Ok(UniqueNames(value)) => deserializer.end().map(|()| value).map_err(not_json),
+        Err(err) if err.inner().classify() == serde_json::error::Category::Data => Err(body_problem(err)),
+        Err(err) => Err(not_json(err.into_inner())),
+    }
+}
+
+/// A JSON value whose objects name each field at most once.
+struct UniqueNames(serde_json::Value);
+
+impl<'de> serde::Deserialize<'de> for UniqueNames {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(UniqueNamesVisitor).map(UniqueNames)
+    }
+}
+
+struct UniqueNamesVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UniqueNamesVisitor {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+        Ok(v.into())
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(UniqueNames(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut fields = serde_json::Map::new();
+        while let Some(name) = map.next_key::<String>()? {
+            if fields.contains_key(&name) {
+                return Err(serde::de::Error::custom(format_args!("duplicate field `{name}`")));
+            }
+            let UniqueNames(value) = map.next_value()?;
+            fields.insert(name, value);
+        }
+        Ok(serde_json::Value::Object(fields))
     }
 }
 
@@ -77,11 +168,28 @@ fn body_problem(err: serde_path_to_error::Error<serde_json::Error>) -> Problem {
     let path = err.path().to_string();
     let inner = err.into_inner();
     let message = strip_position(&inner.to_string());
-    let mut problem = Problem::new(StatusCode::BAD_REQUEST, Some(format!("{path}: {message}")));
-    problem.type_ = "urn:frontdesk:problem:validation".into();
-    problem.title = "The request is invalid".into();
-    problem.errors = Some(vec![FieldError::field(path, message)]);
-    problem
+    validation(vec![field_error(&path, message)])
+}
+
+/// The error of a field that did not deserialize. serde reports a missing or repeated field at the object that
+/// holds it (`.` for the body or query itself) and names the field only in its message ("missing field `name`"):
+/// the field is what a caller needs to see, so it becomes the path.
+fn field_error(path: &str, message: String) -> FieldError {
+    let named = |prefix: &str| message.strip_prefix(prefix).and_then(|rest| rest.strip_suffix('`')).map(str::to_owned);
+    let (name, reason) = if let Some(name) = named("missing field `") {
+        (name, "is required")
+    } else if let Some(name) = named("duplicate field `") {
+        (name, "is given more than once")
+    } else {
+        return FieldError::field(path, message);
+    };
+    let field = if path == "." { name } else { format!("{path}.{name}") };
+    FieldError::field(field, reason)
+}
+
+/// A validation problem listing `errors`, as the domain's validation errors answer.
+fn validation(errors: Vec<FieldError>) -> Problem {
+    Problem::from(crate::domain::Error::Validation(errors))
 }
 
 /// serde_json appends " at line L column C", which means little to a caller who did not format the body by hand.
@@ -124,7 +232,8 @@ impl<T: Serialize> IntoResponse for Json<T> {
     }
 }
 
-/// Query parameters. Rejection: 400 naming the parameter.
+/// Query parameters. Rejection: 400 `validation` naming the parameter (missing, repeated, of the wrong type), the
+/// same shape as every other invalid input.
 pub struct Query<T>(pub T);
 
 impl<S, T> FromRequestParts<S> for Query<T>
@@ -134,19 +243,25 @@ where
 {
     type Rejection = Problem;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        axum::extract::Query::<T>::from_request_parts(parts, state).await.map(|q| Query(q.0)).map_err(
-            |rejection: QueryRejection| {
-                Problem::new(
-                    StatusCode::BAD_REQUEST,
-                    Some(format!("invalid query parameters: {}", source_text(&rejection))),
-                )
-            },
-        )
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let raw = parts.uri.query().unwrap_or_default();
+        let refused: Vec<FieldError> = url::form_urlencoded::parse(raw.as_bytes())
+            .filter(|(name, value)| has_forbidden_chars(name) || has_forbidden_chars(value))
+            .map(|(name, _)| FieldError::field(name, FORBIDDEN_CHARS_MESSAGE))
+            .collect();
+        if !refused.is_empty() {
+            return Err(validation(refused));
+        }
+        let pairs = serde_urlencoded::Deserializer::new(url::form_urlencoded::parse(raw.as_bytes()));
+        serde_path_to_error::deserialize(pairs).map(Query).map_err(|err| {
+            let path = err.path().to_string();
+            validation(vec![field_error(&path, err.into_inner().to_string())])
+        })
     }
 }
 
-/// Path parameters. Rejection: 400.
+/// Path parameters. Rejections: 404 for a segment that cannot be an id (not UTF-8, or holding a control
+/// character), else 400.
 pub struct Path<T>(pub T);
 
 impl<S, T> FromRequestParts<S> for Path<T>
@@ -157,6 +272,18 @@ where
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let no_such = |name: &str| Problem::new(StatusCode::NOT_FOUND, Some(format!("no record has this {name}")));
+        match RawPathParams::from_request_parts(parts, state).await {
+            Ok(params) => {
+                if let Some((name, _)) = params.iter().find(|(_, value)| has_forbidden_chars(value)) {
+                    return Err(no_such(name));
+                }
+            }
+            Err(axum::extract::rejection::RawPathParamsRejection::InvalidUtf8InPathParam(_)) => {
+                return Err(no_such("id (ids are UTF-8)"))
+            }
+            Err(_) => {}
+        }
         axum::extract::Path::<T>::from_request_parts(parts, state).await.map(|p| Path(p.0)).map_err(
             |rejection: PathRejection| {
                 Problem::new(

@@ -47,6 +47,7 @@ fn slug(status: StatusCode) -> String {
         StatusCode::FORBIDDEN => "forbidden".into(),
         StatusCode::NOT_FOUND => "not-found".into(),
         StatusCode::METHOD_NOT_ALLOWED => "method-not-allowed".into(),
+        StatusCode::REQUEST_TIMEOUT => "request-timeout".into(),
         StatusCode::CONFLICT => "conflict".into(),
         StatusCode::PAYLOAD_TOO_LARGE => "payload-too-large".into(),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported-media-type".into(),
@@ -75,10 +76,16 @@ impl IntoResponse for Problem {
 
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
-        let (status, detail) = match &self {
+        Problem::from(self).into_response()
+    }
+}
+
+impl From<Error> for Problem {
+    fn from(err: Error) -> Problem {
+        let (status, detail) = match &err {
             Error::Unauthorized(m) => (StatusCode::UNAUTHORIZED, m.clone()),
             Error::Forbidden(m) => (StatusCode::FORBIDDEN, m.clone()),
-            Error::NotFound(_) => (StatusCode::NOT_FOUND, self.to_string()),
+            Error::NotFound(_) => (StatusCode::NOT_FOUND, err.to_string()),
             Error::Conflict(m) => (StatusCode::CONFLICT, m.clone()),
             Error::BadRequest(m) => (StatusCode::BAD_REQUEST, m.clone()),
             Error::RateLimited(m) => (StatusCode::TOO_MANY_REQUESTS, m.clone()),
@@ -87,14 +94,14 @@ impl IntoResponse for Error {
                 problem.type_ = "urn:frontdesk:problem:validation".into();
                 problem.title = "The request is invalid".into();
                 problem.errors = Some(errors.clone());
-                return problem.into_response();
+                return problem;
             }
             Error::Internal(err) => {
                 tracing::error!(error = format!("{err:#}"), "internal error");
                 (StatusCode::INTERNAL_SERVER_ERROR, "the service could not complete the request".to_string())
             }
         };
-        Problem::new(status, Some(detail)).into_response()
+        Problem::new(status, Some(detail))
     }
 }
 

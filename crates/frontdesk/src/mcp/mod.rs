@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::domain::availability::{AvailabilityCopies, OfferKey};
 use crate::domain::connector::{self, StayQuery};
-use crate::domain::{Actor, Error};
+use crate::domain::{validate, Actor, Error};
 use crate::store::Db;
 
 /// The operator a request to `/mcp` was authenticated as (inserted by the bearer check).
@@ -281,6 +281,22 @@ impl Connector {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for Connector {
+    /// Every tool call, checked once for the service's rule on text before its tool runs: an argument holding a
+    /// control character ([`crate::domain::validate::is_forbidden_char`]) is a tool error naming it.
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let arguments = request.arguments.clone().map(serde_json::Value::Object).unwrap_or_default();
+        if let Some(field) = validate::fields_with_forbidden_chars(&arguments).into_iter().next() {
+            let message = format!("{}: {}", field.escape_default(), validate::FORBIDDEN_CHARS_MESSAGE);
+            return Ok(CallToolResult::error(vec![ContentBlock::text(message)]).into());
+        }
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        self.tool_router.call(call).await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("frontdesk", env!("CARGO_PKG_VERSION")))

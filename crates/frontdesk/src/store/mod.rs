@@ -79,12 +79,17 @@ impl Engine {
         }
     }
 
-    /// Suffix that locks the selected rows until the transaction ends. SQLite needs none: its write transactions
-    /// are already exclusive (see [`WriteTx`]).
+    /// Suffix that locks the selected rows until the transaction ends, so that writers of the same rows take turns.
+    /// SQLite needs none: its write transactions are already exclusive (see [`WriteTx`]).
+    ///
+    /// On PostgreSQL it is `FOR NO KEY UPDATE`, not `FOR UPDATE`: the rows are locked against each other's writers
+    /// but not against writes that merely reference them (a foreign key check takes `FOR KEY SHARE`). With
+    /// `FOR UPDATE`, a room move holding room type A and pointing the room at B would wait on a booking holding B,
+    /// which waits for A: a lock cycle PostgreSQL breaks by failing one of them.
     pub fn lock_rows(self) -> &'static str {
         match self {
             Engine::Sqlite => "",
-            Engine::Postgres => " FOR UPDATE",
+            Engine::Postgres => " FOR NO KEY UPDATE",
         }
     }
 
@@ -300,6 +305,12 @@ pub fn is_unique_violation(err: &sqlx::Error) -> bool {
 /// Whether an error is a foreign-key violation (on either engine): a record is still referenced.
 pub fn is_foreign_key_violation(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if db.is_foreign_key_violation())
+}
+
+/// Whether PostgreSQL gave up a transaction because of a concurrent one (deadlock detected, or a serialization
+/// failure): nothing was written, and the same request can simply be sent again.
+pub fn is_concurrency_failure(err: &sqlx::Error) -> bool {
+    matches!(err, sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("40P01" | "40001")))
 }
 
 /// Streams the rows of a query, mapped, through a bounded channel: memory stays flat however many rows match,

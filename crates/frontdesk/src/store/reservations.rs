@@ -8,9 +8,11 @@ use super::daily_rates::format_date;
 use super::sql::Conditions;
 use super::{bool_int, format_ts, Db, Engine, RowExt, StoreResult};
 use crate::domain::listing::Page;
+use crate::domain::reservations::inventory;
 use crate::domain::reservations::{
     Folio, FolioCharge, Reservation, ReservationRoom, ReservationStatus, RoomStatus, Source, StayFilter,
 };
+use crate::domain::rooms::HousekeepingStatus;
 
 const COLUMNS: &str = "id, hotel_id, guest_id, status, check_in_date, check_out_date, start_time, end_time, adults, \
      children, infants, total_price, currency, source, channel_reference, notes, created_at, updated_at";
@@ -246,7 +248,7 @@ pub async fn count_in_status(
 /// take inventory.
 pub async fn save_rooms(conn: &mut AnyConnection, r: &Reservation, rooms: &[ReservationRoom]) -> StoreResult<()> {
     for (position, room) in rooms.iter().enumerate() {
-        let holds = r.status.holds_inventory() && room.status == RoomStatus::Confirmed;
+        let holds = inventory::holds(r.status, room.status);
         sqlx::query(
             "INSERT INTO reservation_rooms (id, reservation_id, hotel_id, room_type_id, rate_plan_id, room_id, status, \
              adults, children, infants, price, check_in_date, check_out_date, holds_inventory, position) \
@@ -304,7 +306,10 @@ pub async fn folio(conn: &mut AnyConnection, reservation_id: &str) -> StoreResul
         })
     })
     .collect::<StoreResult<Vec<_>>>()?;
-    Ok(Some(Folio { id, currency: row.try_get("currency")?, total: charges.iter().map(|c| c.amount).sum(), charges }))
+    // Stored charges are amounts whose sum is one (checked when written); records from before the bound were
+    // checked by nothing, so their sum saturates rather than wraps.
+    let total = charges.iter().fold(0_i64, |total, c| total.saturating_add(c.amount));
+    Ok(Some(Folio { id, currency: row.try_get("currency")?, total, charges }))
 }
 
 /// Replaces the folio of a reservation (its charges included).
@@ -322,10 +327,12 @@ pub async fn save_folio(
         .bind(format_ts(at))
         .execute(&mut *conn)
         .await?;
-    for chunk in folio.charges.chunks(200) {
+    const CHUNK: usize = 200;
+    for (n, chunk) in folio.charges.chunks(CHUNK).enumerate() {
         let mut values = Conditions::new(Engine::of(conn));
         let mut tuples = Vec::with_capacity(chunk.len());
-        for (i, c) in chunk.iter().enumerate() {
+        // The position is the charge's place in the whole folio, not in its chunk.
+        for (i, c) in (n * CHUNK..).zip(chunk) {
             let placeholders = [
                 values.bind(c.id.clone()),
                 values.bind(c.folio_id.clone()),
@@ -460,14 +467,16 @@ pub async fn lock_room(conn: &mut AnyConnection, engine: Engine, room_id: &str) 
     Ok(())
 }
 
-/// Sellable physical rooms (not out of order) per room type.
+/// Sellable physical rooms per room type (those whose housekeeping status the domain calls sellable).
 pub async fn sellable_rooms(conn: &mut AnyConnection, room_type_ids: &[String]) -> StoreResult<Vec<(String, i64)>> {
     if room_type_ids.is_empty() {
         return Ok(Vec::new());
     }
+    let sellable: Vec<String> =
+        HousekeepingStatus::ALL.into_iter().filter(|s| s.sellable()).map(|s| s.as_str().to_string()).collect();
     let mut c = Conditions::new(Engine::of(conn));
     c.push_in("room_type_id", room_type_ids);
-    c.push("housekeeping_status <> ?", "OUT_OF_ORDER".to_string());
+    c.push_in("housekeeping_status", &sellable);
     let sql = format!("SELECT room_type_id, COUNT(*) AS n FROM rooms{} GROUP BY room_type_id", c.where_clause());
     sqlx::query_with(&sql, c.into_args())
         .fetch_all(conn)
@@ -554,23 +563,48 @@ pub(super) async fn held_per_night(
         .collect()
 }
 
-/// Whether another room holding inventory is assigned `room_id` on some night of `[from, to)`.
+/// Whether a room of another reservation, holding inventory, is assigned `room_id` on some night of `[from, to)`.
 pub async fn room_taken(
     conn: &mut AnyConnection,
     room_id: &str,
     from: NaiveDate,
     to: NaiveDate,
-    except_reservation_room: &str,
+    except_reservation: &str,
 ) -> StoreResult<bool> {
     let row = sqlx::query(
         "SELECT COUNT(*) AS n FROM reservation_rooms WHERE room_id = $1 AND holds_inventory = 1 \
-         AND check_in_date < $2 AND check_out_date > $3 AND id <> $4",
+         AND check_in_date < $2 AND check_out_date > $3 AND reservation_id <> $4",
     )
     .bind(room_id)
     .bind(format_date(to))
     .bind(format_date(from))
-    .bind(except_reservation_room)
+    .bind(except_reservation)
     .fetch_one(conn)
     .await?;
     Ok(row.try_get::<i64, _>("n")? > 0)
+}
+
+/// A reservation that holds inventory with the physical room `room_id` assigned, if there is one.
+pub async fn held_assignment(conn: &mut AnyConnection, room_id: &str) -> StoreResult<Option<String>> {
+    let row = sqlx::query(
+        "SELECT reservation_id FROM reservation_rooms WHERE room_id = $1 AND holds_inventory = 1 \
+         ORDER BY check_in_date LIMIT 1",
+    )
+    .bind(room_id)
+    .fetch_optional(conn)
+    .await?;
+    row.map(|row| row.try_get("reservation_id")).transpose()
+}
+
+/// The stays (check-in, check-out) of the rooms of `room_type_id` that hold inventory.
+pub async fn held_stays(conn: &mut AnyConnection, room_type_id: &str) -> StoreResult<Vec<(NaiveDate, NaiveDate)>> {
+    sqlx::query(
+        "SELECT check_in_date, check_out_date FROM reservation_rooms WHERE room_type_id = $1 AND holds_inventory = 1",
+    )
+    .bind(room_type_id)
+    .fetch_all(conn)
+    .await?
+    .iter()
+    .map(|row| Ok((row.get_date("check_in_date")?, row.get_date("check_out_date")?)))
+    .collect()
 }

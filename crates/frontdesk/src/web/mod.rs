@@ -45,6 +45,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(pages::settings::router())
         .merge(booking::router())
         .merge(assets::router())
+        .layer(axum::middleware::from_fn_with_state(state.clone(), refuse_control_characters))
         .layer(axum::middleware::from_fn_with_state(state.clone(), same_origin_writes))
         .layer(axum::middleware::map_response(html_headers))
 }
@@ -75,6 +76,41 @@ async fn same_origin_writes(State(state): State<AppState>, request: Request, nex
         }
     }
     next.run(request).await
+}
+
+/// The service's rule on text ([`crate::domain::validate::is_forbidden_char`]: no control characters but tab, line
+/// feed and carriage return) for every web request at once, before any handler reads it: a path segment holding one
+/// (or not UTF-8) names no page or record (404); a query parameter or posted form field holding one is refused (400).
+async fn refuse_control_characters(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    use crate::domain::validate::has_forbidden_chars;
+    let odd_segment = request.uri().path().split('/').any(|segment| {
+        percent_encoding::percent_decode_str(segment).decode_utf8().map_or(true, |s| has_forbidden_chars(&s))
+    });
+    if odd_segment {
+        return page::not_found();
+    }
+    let refused =
+        |raw: &[u8]| url::form_urlencoded::parse(raw).any(|(k, v)| has_forbidden_chars(&k) || has_forbidden_chars(&v));
+    const MESSAGE: &str = "A field holds a control character, which no text here may contain. Remove it and try again.";
+    if request.uri().query().is_some_and(|q| refused(q.as_bytes())) {
+        return page::bad_request(MESSAGE);
+    }
+    let is_form = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
+    if !is_form {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, state.config.body_limit_bytes).await else {
+        return page::bad_request("The form could not be read.");
+    };
+    if refused(&bytes) {
+        return page::bad_request(MESSAGE);
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
 }
 
 /// The content policy of every web answer: scripts and styles from this origin only, no framing, no referrer

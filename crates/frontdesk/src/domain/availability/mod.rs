@@ -21,8 +21,8 @@ use super::hotels::Hotel;
 use super::rate_plans::RatePlan;
 use super::reservations::{inventory, write, ReservationIn, ReservationRoomIn, ReservationStatus, Source};
 use super::room_types::RoomType;
-use super::validate::{calendar_date, clean, is_email, Checks};
-use super::{guests, now, secrets, Actor, Error, FieldError, Result};
+use super::validate::{clean, is_email, parse_date, Checks};
+use super::{guests, money, now, secrets, Actor, Error, FieldError, Result};
 use crate::store::{self, Db};
 
 pub mod booking_page;
@@ -102,14 +102,8 @@ impl Stay {
 
     fn parse(q: &AvailabilityQuery) -> Result<Stay> {
         let mut c = Checks::new();
-        let check_in = calendar_date(&q.check_in_date);
-        let check_out = calendar_date(&q.check_out_date);
-        if check_in.is_none() {
-            c.fail("checkInDate", "must be a calendar date YYYY-MM-DD");
-        }
-        if check_out.is_none() {
-            c.fail("checkOutDate", "must be a calendar date YYYY-MM-DD");
-        }
+        let check_in = parse_date(&mut c, "checkInDate", &q.check_in_date);
+        let check_out = parse_date(&mut c, "checkOutDate", &q.check_out_date);
         let (adults, children, infants) = (q.adults.unwrap_or(2), q.children.unwrap_or(0), q.infants.unwrap_or(0));
         c.range("adults", adults, 1, MAX_PARTY);
         c.range("children", children, 0, MAX_PARTY);
@@ -338,7 +332,8 @@ fn price_one(
     if rates.closed_to_departure || units < 1 {
         return None;
     }
-    let total = nightly.iter().map(|n| n.price).sum();
+    // A stay whose nights add up beyond what the service can book is not offered.
+    let total = money::sum(nightly.iter().map(|n| n.price))?;
     Some(Priced { room_type: room_type.clone(), plan: plan.clone(), nightly, total, units })
 }
 

@@ -1,19 +1,36 @@
 //! Inventory: a physical room of a type is sold at most once a night.
 //!
-//! Confirmed rooms of confirmed or checked-in reservations take inventory (`holds_inventory` on the stored room).
-//! Every write that takes inventory first locks the room types it needs ([`store::reservations::lock_room_types`]),
-//! then counts, then writes, all in one transaction: two writers racing for the last room take turns, and the
-//! second sees the first's room. SQLite needs no lock: its write transactions are exclusive.
+//! The rules, each stated once here and nowhere else:
+//! * which reservation rooms take inventory ([`holds`]): the confirmed rooms of confirmed or checked-in
+//!   reservations, one physical room of their type on each night of the stay (the store records the answer with
+//!   each room as `holds_inventory`, so that counting is one query);
+//! * which physical rooms can be sold: those whose housekeeping status is sellable (not out of order; see
+//!   [`crate::domain::rooms::HousekeepingStatus::sellable`]);
+//! * the invariant: on every night, the rooms a type holds never exceed its sellable rooms. Writes that take
+//!   inventory ([`take`]) and writes that take a room out of its type's sellable rooms ([`release_room`]: moving it
+//!   to another type, putting it out of order, deleting it) both check it, under the same lock.
+//!
+//! Every such write first locks the room types it counts ([`store::reservations::lock_room_types`]), then the
+//! physical rooms it touches, then counts, then writes, all in one transaction: writers racing for the same rooms
+//! take turns, and the second sees the first's change. SQLite needs no lock: its write transactions are exclusive.
 
 use std::collections::HashMap;
 
 use chrono::{Days, NaiveDate};
 
+use super::super::rooms::Room;
 use super::super::{Error, Result};
+use super::{ReservationStatus, RoomStatus};
 use crate::store::{self, WriteTx};
 
+/// Whether a room of a reservation in `reservation` status, itself in `room` status, holds one physical room of its
+/// type on each night of the stay.
+pub fn holds(reservation: ReservationStatus, room: RoomStatus) -> bool {
+    reservation.holds_inventory() && room == RoomStatus::Confirmed
+}
+
 /// Free sellable rooms per room type and night of `[from, to)` (index 0 is `from`), not counting the rooms of
-/// `except_reservation`. May be negative where a type is oversold (rooms put out of order after sale).
+/// `except_reservation`.
 pub async fn free_rooms(
     conn: &mut sqlx::AnyConnection,
     room_type_ids: &[String],
@@ -63,20 +80,87 @@ pub async fn take(
     Ok(())
 }
 
-/// Checks, under the room's lock, that `room_id` is not assigned to another stay on a night of `[from, to)`.
+/// Checks, under the room's lock, that `room_id` can be assigned to a room of `room_type_id` of reservation
+/// `reservation_id` for the nights `[from, to)`: it is still of that type and sellable (it may have changed since the
+/// request was validated), and no other stay that holds inventory has it on one of those nights. (Within one
+/// reservation, whose rooms share every night, a room is assigned once: the request's validation sees to that.)
 pub async fn assign(
     tx: &mut WriteTx,
+    organization_id: &str,
     room_id: &str,
-    reservation_room_id: &str,
-    from: NaiveDate,
-    to: NaiveDate,
+    room_type_id: &str,
+    reservation_id: &str,
+    (from, to): (NaiveDate, NaiveDate),
 ) -> Result<()> {
     let engine = tx.engine();
     store::reservations::lock_room(tx.conn(), engine, room_id).await?;
-    if store::reservations::room_taken(tx.conn(), room_id, from, to, reservation_room_id).await? {
+    match store::rooms::get(tx.conn(), organization_id, room_id).await? {
+        None => return Err(Error::Conflict(format!("room {room_id} no longer exists"))),
+        Some(room) if room.room_type_id != room_type_id => {
+            return Err(Error::Conflict(format!("room {room_id} is no longer of the reserved room type")))
+        }
+        Some(room) if !room.housekeeping_status.sellable() => {
+            return Err(Error::Conflict(format!("room {room_id} is out of order")))
+        }
+        Some(_) => {}
+    }
+    if store::reservations::room_taken(tx.conn(), room_id, from, to, reservation_id).await? {
         return Err(Error::Conflict(format!("room {room_id} is already assigned to another stay on those nights")));
     }
     Ok(())
+}
+
+/// The room `room_id` of the organization, read again under the lock of its room type and its own lock, for a
+/// write that may take it out of its type's sellable rooms. 409 if another write moved it to another type between
+/// the caller's first read and the lock (rare: the caller may simply retry).
+pub async fn lock_room(tx: &mut WriteTx, organization_id: &str, room: &Room) -> Result<Room> {
+    let engine = tx.engine();
+    store::reservations::lock_room_types(tx.conn(), engine, std::slice::from_ref(&room.room_type_id)).await?;
+    store::reservations::lock_room(tx.conn(), engine, &room.id).await?;
+    let locked = store::rooms::get(tx.conn(), organization_id, &room.id).await?.ok_or(Error::NotFound("room"))?;
+    if locked.room_type_id != room.room_type_id {
+        return Err(Error::Conflict("the room changed type while this request ran; try again".into()));
+    }
+    Ok(locked)
+}
+
+/// Checks, under the locks of [`lock_room`], that `room` may stop counting as a sellable room of its type (it moves
+/// to another type, goes out of order or is deleted): no stay that holds inventory has it assigned, and on every
+/// night the type's other sellable rooms still cover the rooms it holds. 409 naming the reason otherwise.
+pub async fn release_room(tx: &mut WriteTx, room: &Room, change: &str) -> Result<()> {
+    if let Some(reservation) = store::reservations::held_assignment(tx.conn(), &room.id).await? {
+        return Err(Error::Conflict(format!(
+            "room {} cannot {change}: it is assigned to reservation {reservation}, which holds it; assign the stay \
+             another room first",
+            room.name
+        )));
+    }
+    if !room.housekeeping_status.sellable() {
+        return Ok(());
+    }
+    let type_ids = std::slice::from_ref(&room.room_type_id);
+    let sellable = store::reservations::sellable_rooms(tx.conn(), type_ids).await?.first().map_or(0, |(_, n)| *n);
+    let stays = store::reservations::held_stays(tx.conn(), &room.room_type_id).await?;
+    if let Some(night) = first_night_over(&stays, sellable - 1) {
+        return Err(Error::Conflict(format!(
+            "room {} cannot {change}: its room type would have fewer sellable rooms than confirmed stays on {night}",
+            room.name
+        )));
+    }
+    Ok(())
+}
+
+/// The first night on which more of `stays` (check-in, check-out) overlap than `capacity`, if any.
+fn first_night_over(stays: &[(NaiveDate, NaiveDate)], capacity: i64) -> Option<NaiveDate> {
+    // +1 on each check-in night, -1 on each check-out date (not a night of the stay); on one date the departures
+    // come first, so that back-to-back stays share a room.
+    let mut changes: Vec<(NaiveDate, i64)> = stays.iter().flat_map(|&(from, to)| [(from, 1), (to, -1)]).collect();
+    changes.sort_unstable();
+    let mut held = 0;
+    changes.into_iter().find_map(|(date, change)| {
+        held += change;
+        (held > capacity).then_some(date)
+    })
 }
 
 /// Checks, under the rate plans' locks, that the plans of the confirmed `rooms` still sell every night of the stay:
@@ -121,4 +205,34 @@ pub async fn take_allotments(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(day: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(2027, 3, day).unwrap()
+    }
+
+    #[test]
+    fn the_first_overfull_night_is_found() {
+        let stays = [(d(1), d(4)), (d(3), d(5)), (d(4), d(6)), (d(10), d(11))];
+        assert_eq!(first_night_over(&stays, 2), None, "back-to-back stays share a room");
+        assert_eq!(first_night_over(&stays, 1), Some(d(3)));
+        assert_eq!(first_night_over(&stays, 0), Some(d(1)));
+        assert_eq!(first_night_over(&[], 0), None);
+        assert_eq!(first_night_over(&stays, -1), Some(d(1)));
+    }
+
+    #[test]
+    fn only_confirmed_rooms_of_held_stays_hold() {
+        for reservation in ReservationStatus::ALL {
+            for room in [RoomStatus::Pending, RoomStatus::Confirmed, RoomStatus::Cancelled] {
+                let expected = matches!(reservation, ReservationStatus::Confirmed | ReservationStatus::CheckedIn)
+                    && room == RoomStatus::Confirmed;
+                assert_eq!(holds(reservation, room), expected, "{reservation:?} {room:?}");
+            }
+        }
+    }
 }

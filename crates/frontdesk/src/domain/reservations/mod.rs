@@ -21,7 +21,7 @@ use super::access::{Actor, Scope};
 use super::codes::CurrencyCode;
 use super::listing::{ListParams, Listing, Shape, Vocabulary};
 use super::validate::Checks;
-use super::{hotels, nullable, Error, Result};
+use super::{hotels, not_null, nullable, Error, Result};
 use crate::store::{self, Db};
 
 /// Longest stay one reservation may span.
@@ -149,9 +149,9 @@ pub struct ReservationRoomIn {
     pub children: Option<i64>,
     #[schema(minimum = 0, maximum = 100)]
     pub infants: Option<i64>,
-    /// Price for the whole stay in minor units. Left out: the rate plan's daily prices summed (every night must
-    /// have one).
-    #[schema(minimum = 0)]
+    /// Price for the whole stay in minor units (at most 10^12). Left out: the rate plan's daily prices summed
+    /// (every night must have one).
+    #[schema(minimum = 0, maximum = 1000000000000_i64)]
     pub price: Option<i64>,
 }
 
@@ -180,8 +180,8 @@ pub struct ReservationIn {
     pub children: Option<i64>,
     #[schema(minimum = 0, maximum = 1000)]
     pub infants: Option<i64>,
-    /// Defaults to the rooms' sum.
-    #[schema(minimum = 0)]
+    /// Defaults to the rooms' sum; at most 10^12 minor units.
+    #[schema(minimum = 0, maximum = 1000000000000_i64)]
     pub total_price: Option<i64>,
     /// Defaults to the first room's rate plan currency, else the hotel's.
     #[schema(value_type = Option<CurrencyCode>)]
@@ -214,24 +214,38 @@ pub struct RoomAssignmentIn {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReservationPatch {
     /// Must be the reservation's own hotel.
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub hotel_id: Option<String>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>)]
     pub guest_id: Option<Option<String>>,
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub status: Option<ReservationStatus>,
-    #[schema(format = Date, value_type = Option<String>)]
+    #[schema(nullable = false, format = Date, value_type = Option<String>)]
+    #[serde(default, deserialize_with = "not_null")]
     pub check_in_date: Option<String>,
-    #[schema(format = Date, value_type = Option<String>)]
+    #[schema(nullable = false, format = Date, value_type = Option<String>)]
+    #[serde(default, deserialize_with = "not_null")]
     pub check_out_date: Option<String>,
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub start_time: Option<DateTime<Utc>>,
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub end_time: Option<DateTime<Utc>>,
-    #[schema(minimum = 0, maximum = 1000)]
+    #[schema(nullable = false, minimum = 0, maximum = 1000)]
+    #[serde(default, deserialize_with = "not_null")]
     pub adults: Option<i64>,
-    #[schema(minimum = 0, maximum = 1000)]
+    #[schema(nullable = false, minimum = 0, maximum = 1000)]
+    #[serde(default, deserialize_with = "not_null")]
     pub children: Option<i64>,
-    #[schema(minimum = 0, maximum = 1000)]
+    #[schema(nullable = false, minimum = 0, maximum = 1000)]
+    #[serde(default, deserialize_with = "not_null")]
     pub infants: Option<i64>,
-    #[schema(minimum = 0)]
+    #[schema(nullable = false, minimum = 0, maximum = 1000000000000_i64)]
+    #[serde(default, deserialize_with = "not_null")]
     pub total_price: Option<i64>,
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>, max_length = 200)]
@@ -240,6 +254,8 @@ pub struct ReservationPatch {
     #[schema(value_type = Option<String>, max_length = 5000)]
     pub notes: Option<Option<String>>,
     /// Room assignments to change.
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "not_null")]
     pub rooms: Option<Vec<RoomAssignmentIn>>,
 }
 
@@ -371,6 +387,12 @@ pub async fn list(
     let mut c = Checks::new();
     let from = filter.stay_date_from.as_deref().and_then(|d| super::validate::parse_date(&mut c, "stayDateFrom", d));
     let to = filter.stay_date_to.as_deref().and_then(|d| super::validate::parse_date(&mut c, "stayDateTo", d));
+    if let Some(at) = filter.start_time {
+        c.instant("startTime", at);
+    }
+    if let Some(at) = filter.end_time {
+        c.instant("endTime", at);
+    }
     c.finish()?;
     let mut conn = db.read().await?;
     let hotel_id = hotels::optional_filter(&mut conn, actor, filter.hotel_id.as_deref()).await?;

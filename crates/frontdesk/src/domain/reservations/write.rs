@@ -11,8 +11,8 @@ use super::{
 use crate::domain::access::{Actor, Scope};
 use crate::domain::events::{self, EventKind};
 use crate::domain::hotels::{self, Hotel};
-use crate::domain::validate::{calendar_date, Checks};
-use crate::domain::{guests, new_id, now, rate_plans, room_types, Error, FieldError, Result};
+use crate::domain::validate::{parse_date, Checks};
+use crate::domain::{guests, money, new_id, now, rate_plans, room_types, Error, FieldError, Result};
 use crate::store::{self, Db, WriteTx};
 
 /// The instant a stay starts or ends: `date` at the hotel's local `time` (`HH:MM`), in UTC.
@@ -28,16 +28,10 @@ pub(crate) fn instant(hotel: &Hotel, date: NaiveDate, time: &str) -> DateTime<Ut
         .unwrap_or_else(|| Utc.from_utc_datetime(&local))
 }
 
-/// Validated stay dates: real dates, check-out after check-in, at most [`MAX_NIGHTS`] nights.
+/// Validated stay dates: dates an input may name, check-out after check-in, at most [`MAX_NIGHTS`] nights.
 fn stay_dates(c: &mut Checks, check_in: &str, check_out: &str) -> Option<(NaiveDate, NaiveDate)> {
-    let from = calendar_date(check_in);
-    let to = calendar_date(check_out);
-    if from.is_none() {
-        c.fail("checkInDate", "must be a calendar date YYYY-MM-DD");
-    }
-    if to.is_none() {
-        c.fail("checkOutDate", "must be a calendar date YYYY-MM-DD");
-    }
+    let from = parse_date(c, "checkInDate", check_in);
+    let to = parse_date(c, "checkOutDate", check_out);
     let (from, to) = (from?, to?);
     let nights = (to - from).num_days();
     if nights < 1 {
@@ -50,6 +44,8 @@ fn stay_dates(c: &mut Checks, check_in: &str, check_out: &str) -> Option<(NaiveD
     }
     Some((from, to))
 }
+
+const SHARED_ROOM: &str = "is assigned to another room of this reservation (they share every night)";
 
 fn room_error(index: usize, field: &str, message: impl Into<String>) -> FieldError {
     FieldError::field(format!("rooms[{index}].{field}"), message)
@@ -77,17 +73,20 @@ fn folio_for(r: &Reservation, rooms: &[ReservationRoom]) -> Folio {
             });
         }
     }
-    Folio { id: folio_id, currency: r.currency.clone(), total: charges.iter().map(|c| c.amount).sum(), charges }
+    // Each room's price is an amount and so is their sum (checked when the rooms were priced), so is the total.
+    let total = money::sum(charges.iter().map(|c| c.amount)).unwrap_or(money::MAX_AMOUNT);
+    Folio { id: folio_id, currency: r.currency.clone(), total, charges }
 }
 
-/// Takes inventory for the confirmed rooms of `r` and checks their assignments.
-async fn hold(tx: &mut WriteTx, r: &Reservation, rooms: &[ReservationRoom]) -> Result<()> {
-    let confirmed: Vec<&ReservationRoom> = rooms.iter().filter(|room| room.status == RoomStatus::Confirmed).collect();
-    let types: Vec<String> = confirmed.iter().map(|room| room.room_type_id.clone()).collect();
+/// Takes inventory for the rooms of `r` that hold it and checks their assignments.
+async fn hold(tx: &mut WriteTx, organization_id: &str, r: &Reservation, rooms: &[ReservationRoom]) -> Result<()> {
+    let held: Vec<&ReservationRoom> = rooms.iter().filter(|room| inventory::holds(r.status, room.status)).collect();
+    let types: Vec<String> = held.iter().map(|room| room.room_type_id.clone()).collect();
     inventory::take(tx, &types, r.check_in_date, r.check_out_date, &r.id).await?;
-    for room in confirmed {
+    for room in held {
         if let Some(room_id) = &room.room_id {
-            inventory::assign(tx, room_id, &room.id, r.check_in_date, r.check_out_date).await?;
+            let nights = (r.check_in_date, r.check_out_date);
+            inventory::assign(tx, organization_id, room_id, &room.room_type_id, &r.id, nights).await?;
         }
     }
     Ok(())
@@ -135,6 +134,12 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
     }
     c.opt_text("channelReference", input.channel_reference.as_deref(), 200);
     c.opt_text("notes", input.notes.as_deref(), 5000);
+    if let Some(at) = input.start_time {
+        c.instant("startTime", at);
+    }
+    if let Some(at) = input.end_time {
+        c.instant("endTime", at);
+    }
     if let Some(currency) = &input.currency {
         c.currency("currency", currency);
     }
@@ -146,7 +151,16 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
         guests::visible(tx.conn(), actor, guest_id).await?;
     }
     let room_status = if status == ReservationStatus::Confirmed { RoomStatus::Confirmed } else { RoomStatus::Pending };
-    let mut errors = Vec::new();
+    // The rooms of one stay share every night: one physical room can be assigned to only one of them.
+    let mut errors: Vec<FieldError> = input
+        .rooms
+        .iter()
+        .enumerate()
+        .filter(|(i, room)| {
+            room.room_id.is_some() && input.rooms[..*i].iter().any(|earlier| earlier.room_id == room.room_id)
+        })
+        .map(|(i, _)| room_error(i, "roomId", SHARED_ROOM))
+        .collect();
     let mut rooms = Vec::with_capacity(input.rooms.len());
     let mut currency = input.currency.clone();
     for (i, room) in input.rooms.iter().enumerate() {
@@ -180,8 +194,8 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
             errors.push(room_error(i, "adults", format!("the party does not fit room type {}", room_type.name)));
         }
         let price = match (room.price, &plan) {
-            (Some(price), _) if price < 0 => {
-                errors.push(room_error(i, "price", "must not be negative"));
+            (Some(price), _) if !money::in_bounds(price) => {
+                errors.push(room_error(i, "price", money::out_of_bounds_message()));
                 0
             }
             (Some(price), _) => price,
@@ -192,7 +206,14 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
                 if rates.len() as i64 != (check_out - check_in).num_days() {
                     errors.push(room_error(i, "price", "required: the rate plan has no price for every night"));
                 }
-                rates.iter().map(|r| r.price).sum()
+                money::sum(rates.iter().map(|r| r.price)).unwrap_or_else(|| {
+                    errors.push(room_error(
+                        i,
+                        "price",
+                        format!("the rate plan's prices for these nights add up to more than {}", money::MAX_AMOUNT),
+                    ));
+                    0
+                })
             }
             (None, None) => {
                 errors.push(room_error(i, "price", "required when no rate plan is given"));
@@ -216,6 +237,14 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
             price,
         });
     }
+    // The rooms' prices add up to the reservation's total (when not given) and to its folio: both must be amounts.
+    let rooms_total = money::sum(rooms.iter().map(|r| r.price));
+    if rooms_total.is_none() && errors.is_empty() {
+        errors.push(FieldError::field(
+            "rooms",
+            format!("the rooms' prices add up to more than {} minor units", money::MAX_AMOUNT),
+        ));
+    }
     if !errors.is_empty() {
         return Err(Error::Validation(errors));
     }
@@ -233,7 +262,7 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
         adults: input.adults.unwrap_or_else(|| rooms.iter().map(|r| r.adults).sum()),
         children: input.children.unwrap_or_else(|| rooms.iter().map(|r| r.children).sum()),
         infants: input.infants.unwrap_or_else(|| rooms.iter().map(|r| r.infants).sum()),
-        total_price: input.total_price.unwrap_or_else(|| rooms.iter().map(|r| r.price).sum()),
+        total_price: input.total_price.or(rooms_total).unwrap_or_default(),
         currency: currency.unwrap_or_else(|| hotel.currency.clone()),
         source: input.source.unwrap_or(Source::Api),
         channel_reference: input.channel_reference,
@@ -245,7 +274,7 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
     };
     check_counts(&r)?;
     if status.holds_inventory() {
-        hold(tx, &r, &rooms).await?;
+        hold(tx, &actor.organization_id, &r, &rooms).await?;
     }
     store::reservations::insert(tx.conn(), &actor.organization_id, &r).await?;
     store::reservations::save_rooms(tx.conn(), &r, &rooms).await?;
@@ -264,9 +293,7 @@ fn check_counts(r: &Reservation) -> Result<()> {
     for (field, value) in [("adults", r.adults), ("children", r.children), ("infants", r.infants)] {
         c.range(field, value, 0, 1000);
     }
-    if r.total_price < 0 {
-        c.fail("totalPrice", "must not be negative");
-    }
+    c.amount("totalPrice", r.total_price);
     c.finish()
 }
 
@@ -319,6 +346,12 @@ async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: Rese
     }
     c.opt_text("channelReference", patch.channel_reference.as_ref().and_then(|v| v.as_deref()), 200);
     c.opt_text("notes", patch.notes.as_ref().and_then(|v| v.as_deref()), 5000);
+    if let Some(at) = patch.start_time {
+        c.instant("startTime", at);
+    }
+    if let Some(at) = patch.end_time {
+        c.instant("endTime", at);
+    }
     c.finish()?;
     if dates_changed && !matches!(before, ReservationStatus::Requested | ReservationStatus::Confirmed) {
         return Err(Error::Conflict(format!("the dates of a {} reservation cannot change", before.as_str())));
@@ -373,6 +406,13 @@ async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: Rese
             room.room_id = room_id.clone();
         }
     }
+    for (i, assignment) in patch.rooms.iter().flatten().enumerate() {
+        let Some(Some(room_id)) = &assignment.room_id else { continue };
+        let holders = rooms.iter().filter(|r| r.status != RoomStatus::Cancelled && r.room_id.as_ref() == Some(room_id));
+        if holders.count() > 1 {
+            errors.push(room_error(i, "roomId", SHARED_ROOM));
+        }
+    }
     if !errors.is_empty() {
         return Err(Error::Validation(errors));
     }
@@ -394,7 +434,7 @@ async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: Rese
 
     let newly_held = r.status.holds_inventory() && !before.holds_inventory();
     if r.status.holds_inventory() && (newly_held || dates_changed || reassigned) {
-        hold(tx, &r, &rooms).await?;
+        hold(tx, &actor.organization_id, &r, &rooms).await?;
     }
     if before == ReservationStatus::Requested && r.status == ReservationStatus::Confirmed {
         // Approving a booking request: the offer's rate plan must still sell those nights.

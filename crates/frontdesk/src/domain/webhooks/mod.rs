@@ -60,11 +60,16 @@ pub struct WebhookSubscriptionIn {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WebhookSubscriptionPatch {
-    #[schema(max_length = 2000, format = "uri")]
+    #[schema(nullable = false, max_length = 2000, format = "uri")]
+    #[serde(default, deserialize_with = "super::not_null")]
     pub url: Option<String>,
     /// Replaces the event kinds; empty: every kind.
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "super::not_null")]
     pub events: Option<Vec<EventKind>>,
     /// `true` turns a subscription back on and clears its failure count.
+    #[schema(nullable = false)]
+    #[serde(default, deserialize_with = "super::not_null")]
     pub active: Option<bool>,
 }
 

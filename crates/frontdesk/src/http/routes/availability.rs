@@ -5,7 +5,7 @@ use axum::http::{HeaderMap, StatusCode};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::domain::availability::{self, AvailabilityQuery, BookingIn, BookingOut, Offer};
-use crate::domain::Result;
+use crate::domain::{Actor, Error, FieldError, Result};
 use crate::http::auth::MaybePrincipal;
 use crate::http::extract::{Json, Path, Query};
 use crate::http::problem::Problem;
@@ -13,6 +13,11 @@ use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(availability)).routes(routes!(book_reservation))
+}
+
+/// Anyone may ask, but an API key pinned to a hotel that names another one is refused (403), as everywhere.
+fn within_pin(caller: Option<&Actor>, hotel_id: &str) -> Result<()> {
+    caller.map_or(Ok(()), |actor| actor.resolve_hotel(Some(hotel_id)).map(drop))
 }
 
 /// Sanitized room-type offers for the dates and party, priced and counted by the server.
@@ -25,15 +30,17 @@ pub fn router() -> OpenApiRouter<AppState> {
     responses(
         (status = 200, body = Vec<Offer>),
         (status = 400, description = "Invalid dates or occupancy", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "An API key pinned to another hotel", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "Hotel not found (or not open to public booking)", body = Problem, content_type = "application/problem+json"),
     )
 )]
 async fn availability(
     State(state): State<AppState>,
-    _caller: MaybePrincipal,
+    MaybePrincipal(caller): MaybePrincipal,
     Path(hotel_id): Path<String>,
     Query(query): Query<AvailabilityQuery>,
 ) -> Result<Json<Vec<Offer>>> {
+    within_pin(caller.as_ref(), &hotel_id)?;
     availability::search(&state.db, &state.offer_key, &state.availability, &hotel_id, &query).await.map(Json)
 }
 
@@ -52,18 +59,27 @@ async fn availability(
     responses(
         (status = 201, description = "Request created", body = BookingOut),
         (status = 400, description = "A forged or edited offer, or an invalid guest", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "An API key pinned to another hotel", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "Hotel not found (or not open to public booking)", body = Problem, content_type = "application/problem+json"),
         (status = 409, description = "The selected offer is no longer available (sold, repriced or expired)", body = Problem, content_type = "application/problem+json"),
     )
 )]
 async fn book_reservation(
     State(state): State<AppState>,
-    _caller: MaybePrincipal,
+    MaybePrincipal(caller): MaybePrincipal,
     Path(hotel_id): Path<String>,
     headers: HeaderMap,
     Json(input): Json<BookingIn>,
 ) -> Result<(StatusCode, Json<BookingOut>)> {
-    let key = headers.get("idempotency-key").map(|v| v.to_str().unwrap_or_default().to_string());
+    within_pin(caller.as_ref(), &hotel_id)?;
+    let key = match headers.get("idempotency-key").map(|v| v.to_str()) {
+        None => None,
+        Some(Ok(key)) => Some(key.to_string()),
+        Some(Err(_)) => {
+            let message = "must be 1 to 200 visible ASCII characters";
+            return Err(Error::Validation(vec![FieldError::field("Idempotency-Key", message)]));
+        }
+    };
     let booked = availability::book(&state.db, &state.offer_key, &hotel_id, key.as_deref(), input).await?;
     Ok((StatusCode::CREATED, Json(booked)))
 }

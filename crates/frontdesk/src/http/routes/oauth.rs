@@ -17,6 +17,7 @@ use axum::{Json, Router};
 use serde_json::json;
 
 use crate::domain::oauth::{self, AuthorizeError, AuthorizeParams, OAuthError, RevokeParams, TokenParams};
+use crate::domain::validate::{fields_with_forbidden_chars, has_forbidden_chars, FORBIDDEN_CHARS_MESSAGE};
 use crate::domain::Error;
 use crate::http::auth::AddressLimited;
 use crate::http::problem::OwnFormat;
@@ -113,9 +114,16 @@ async fn authorization_server(State(state): State<AppState>) -> Response {
 }
 
 async fn register(_: AddressLimited, State(state): State<AppState>, body: Bytes) -> Response {
-    let input = match serde_json::from_slice::<oauth::RegistrationIn>(&body) {
-        Ok(input) => input,
-        Err(_) => {
+    let document = serde_json::from_slice::<serde_json::Value>(&body).ok();
+    if let Some(field) = document.as_ref().and_then(|d| fields_with_forbidden_chars(d).into_iter().next()) {
+        return oauth_error(OAuthError::new(
+            "invalid_client_metadata",
+            format!("{} {FORBIDDEN_CHARS_MESSAGE}", field.escape_default()),
+        ));
+    }
+    let input = match document.map(serde_json::from_value::<oauth::RegistrationIn>) {
+        Some(Ok(input)) => input,
+        _ => {
             return oauth_error(OAuthError::new(
                 "invalid_client_metadata",
                 "the body must be a JSON object of client metadata",
@@ -128,10 +136,14 @@ async fn register(_: AddressLimited, State(state): State<AppState>, body: Bytes)
     }
 }
 
-/// Form or query parameters, each at most once (RFC 6749 3.1, 3.2).
+/// Form or query parameters, each at most once (RFC 6749 3.1, 3.2), without control characters (the service's
+/// rule for every text, [`crate::domain::validate::is_forbidden_char`]).
 fn parameters(raw: &[u8]) -> Result<HashMap<String, String>, String> {
     let mut out = HashMap::new();
     for (name, value) in url::form_urlencoded::parse(raw) {
+        if has_forbidden_chars(&name) || has_forbidden_chars(&value) {
+            return Err(format!("the parameter {} {FORBIDDEN_CHARS_MESSAGE}", name.escape_default()));
+        }
         if out.insert(name.to_string(), value.into_owned()).is_some() {
             return Err(format!("the parameter {name} is repeated"));
         }
@@ -402,5 +414,7 @@ mod tests {
     fn repeated_parameters_are_refused() {
         assert!(parameters(b"a=1&b=2").is_ok());
         assert!(parameters(b"a=1&a=2").is_err());
+        assert!(parameters(b"a=x%00y").is_err());
+        assert!(parameters(b"a%01=x").is_err());
     }
 }
