@@ -26,6 +26,7 @@ on_both_engines!(
     related_fields_and_dates_are_checked,
     oversized_request_heads_answer_before_the_service,
     one_room_is_never_assigned_twice_in_one_reservation,
+    kept_alive_connections_are_closed_only_when_announced,
 );
 
 on_both_engines_configured!(hostile_requests_over_every_endpoint);
@@ -1583,5 +1584,72 @@ async fn the_dashboard_refuses_control_characters_too(s: TestServer) {
             .await
             .unwrap();
         assert!(answer.status().as_u16() < 500, "POST {path} {fields}: {}", answer.status());
+    }
+}
+
+/// Reads one answer (head and a `content-length` body) from a kept-alive connection: (head, body), or `None` when
+/// the server closed the connection without answering.
+async fn read_answer(stream: &mut tokio::net::TcpStream) -> Option<(String, String)> {
+    use tokio::io::AsyncReadExt;
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let timeout = std::time::Duration::from_secs(10);
+    loop {
+        if let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buffer[..end]).to_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            while buffer.len() < end + 4 + length {
+                let n = tokio::time::timeout(timeout, stream.read(&mut chunk)).await.ok()?.ok()?;
+                if n == 0 {
+                    return None;
+                }
+                buffer.extend_from_slice(&chunk[..n]);
+            }
+            return Some((head, String::from_utf8_lossy(&buffer[end + 4..end + 4 + length]).into_owned()));
+        }
+        let n = tokio::time::timeout(timeout, stream.read(&mut chunk)).await.ok()?.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// An answer given before the request body was read (401 before the body is needed, 404, …) ends the connection,
+/// because hyper cannot find where the next request starts; the answer must say so (`Connection: close`), or the
+/// client sends its next request into a closed connection. An answer after the whole body was read keeps the
+/// connection open, and the next request on it is answered.
+async fn kept_alive_connections_are_closed_only_when_announced(s: TestServer) {
+    use tokio::io::AsyncWriteExt;
+    let address = s.base.trim_start_matches("http://").to_string();
+    let body = r#"{"email":"nobody@example.com","password":"wrong password"}"#;
+    for path in ["/api/guests", "/mcp", "/api/no-such-thing", "/reservations/new"] {
+        let mut stream = tokio::net::TcpStream::connect(&address).await.expect("connect");
+        // The head alone: the answer comes before the body has been sent.
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccept: application/json, \
+             text/event-stream\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.expect("write");
+        let (head, _) = read_answer(&mut stream).await.expect("an answer");
+        assert!(head.contains("\r\nconnection: close"), "{path} answered before its body: {head}");
+    }
+
+    // Read to the end: the connection stays open and serves the next request.
+    let mut stream = tokio::net::TcpStream::connect(&address).await.expect("connect");
+    for round in 0..3 {
+        let request = format!(
+            "POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.expect("write");
+        let (head, answer) = read_answer(&mut stream).await.unwrap_or_else(|| panic!("round {round} was answered"));
+        assert!(head.starts_with("http/1.1 401"), "{head}\n{answer}");
+        assert!(!head.contains("connection: close"), "the body was read, the connection is kept: {head}");
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod auth;
 pub mod extract;
+pub mod keep_alive;
 pub mod listing;
 pub mod mcp;
 pub mod openapi;
@@ -143,6 +144,7 @@ pub fn with_middleware(router: Router, config: &Config) -> Router {
             tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id)
         }))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .layer(axum::middleware::from_fn(keep_alive::close_when_body_unread))
 }
 
 /// Serves until `shutdown` completes, then stops accepting and lets requests in flight finish.
