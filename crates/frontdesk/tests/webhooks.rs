@@ -652,6 +652,7 @@ async fn private_addresses_are_refused_unless_allowed(engine: Engine) {
         assert_eq!(answer.status().as_u16(), 400, "{target}");
         let problem: Value = answer.json().await.unwrap();
         assert!(problem.to_string().contains("private"), "{problem}");
+        assert!(problem.to_string().contains("--webhook-allow-private-addresses"), "names the switch: {problem}");
     }
     assert_eq!(s.count("webhook_subscriptions").await, 0);
     // A public address is accepted (a literal one: these machines may have no DNS).

@@ -85,7 +85,11 @@ pub async fn resolve_allowed(url: &Url, allow_private: bool) -> Result<Vec<Socke
         return Err("the host does not resolve".into());
     }
     if !allow_private && addrs.iter().any(|a| is_forbidden(a.ip())) {
-        return Err("must not point at a private, loopback, link-local or reserved address".into());
+        // The operator, not the API client, decides; the message names the switch because the one reading it is
+        // usually a developer pointing a subscription at a receiver on their own machine.
+        return Err("must not point at a private, loopback, link-local or reserved address (the service's operator \
+                    can allow such receivers with --webhook-allow-private-addresses true)"
+            .into());
     }
     Ok(addrs)
 }
