@@ -1,100 +1,194 @@
-//! The `frontdesk` command.
+//! The `frontdesk` command. Each subcommand declares only the settings it uses (see [`crate::config`]); what they
+//! have in common, the database and the log, comes from the same declarations.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use chrono::TimeDelta;
-use clap::{Parser, Subcommand};
+use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::config::{Config, ConfigArgs, LogFormat};
-use crate::domain::{api_keys, identity, Scope};
+use crate::config::{self, Config, DatabaseSettings, LogFormat, LogSettings, TokenSettings};
+use crate::domain::{self, api_keys, identity, Scope};
 use crate::http::{self, AppState};
-use crate::store::Db;
+use crate::store::{Db, IfMissing};
 use crate::worker::webhooks::{Dispatcher, DispatcherOptions};
 
 #[derive(Debug, Parser)]
-#[command(name = "frontdesk", version, about = "Hotel operations REST service")]
+#[command(
+    name = "frontdesk",
+    version,
+    about = "Hotel operations service: REST API, operator dashboard, public booking page, webhooks"
+)]
 pub struct Cli {
-    #[command(flatten)]
-    pub config: ConfigArgs,
+    /// A TOML file with settings, for any command: the command's long options in snake_case, e.g.
+    /// `listen = "0.0.0.0:8080"`. Flags and FRONTDESK_* variables win over the file.
+    #[arg(long = "config", env = "FRONTDESK_CONFIG", value_name = "FILE", global = true)]
+    pub config_file: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Runs the HTTP service (migrating the database first).
-    Serve {
-        /// Seeds demo data into an empty database and prints how to use it.
-        #[arg(long)]
-        demo: bool,
-    },
-    /// Applies database migrations and exits.
-    Migrate,
-    /// Scriptable bootstrap; each command prints one JSON object on stdout.
+    /// Runs the HTTP service: API, dashboard, booking page and webhook delivery (migrating the database first).
+    Serve(ServeArgs),
+    /// Creates the database if needed, applies its migrations and exits.
+    Migrate(StoreArgs),
+    /// Scriptable bootstrap of an existing database; each command prints one JSON object on stdout.
     #[command(subcommand)]
     Admin(AdminCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Seeds a demo hotel into an empty database and prints how to sign in and call the API.
+    #[arg(long)]
+    pub demo: bool,
+    #[command(flatten)]
+    pub config: Config,
+}
+
+/// The settings of commands that only open the database.
+#[derive(Debug, Clone, Args, Serialize, Deserialize)]
+pub struct StoreArgs {
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub database: DatabaseSettings,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub log: LogSettings,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum AdminCommand {
     /// Creates an organization.
     CreateOrg {
+        /// The organization's name.
         #[arg(long)]
         name: String,
+        #[command(flatten)]
+        store: StoreArgs,
     },
-    /// Creates an operator (dashboard user) in an organization.
+    /// Creates an operator (a dashboard user) in an organization.
     CreateOperator {
-        /// Organization id.
-        #[arg(long)]
+        /// The organization's id (see `admin list-orgs`).
+        #[arg(long, value_name = "ID")]
         org: String,
+        /// The operator's e-mail, used to sign in.
         #[arg(long)]
         email: String,
+        /// The operator's name, as the dashboard shows it.
         #[arg(long)]
         name: String,
         /// At least 8 characters.
         #[arg(long, env = "FRONTDESK_OPERATOR_PASSWORD", hide_env_values = true)]
         password: String,
+        #[command(flatten)]
+        store: StoreArgs,
     },
     /// Issues an access token for an operator.
     CreateToken {
         /// The operator's e-mail.
         #[arg(long)]
         email: String,
+        #[command(flatten)]
+        tokens: TokenSettings,
+        #[command(flatten)]
+        store: StoreArgs,
     },
     /// Creates an API key; prints its secret, once.
     CreateApiKey {
-        /// Organization id.
-        #[arg(long)]
+        /// The organization's id (see `admin list-orgs`).
+        #[arg(long, value_name = "ID")]
         org: String,
+        /// A name for the key, e.g. the system that will use it.
         #[arg(long)]
         name: String,
-        /// A scope to grant (repeatable), e.g. `--scope rates:write`; `all` grants every scope. None: every
-        /// `:read` scope.
-        #[arg(long = "scope")]
+        /// A scope to grant (repeatable), e.g. `--scope rates:write`; `all` grants every scope [default: every
+        /// `:read` scope].
+        #[arg(long = "scope", value_name = "SCOPE")]
         scopes: Vec<String>,
-        /// Pins the key to one hotel.
-        #[arg(long)]
+        /// Pins the key to one hotel (its id).
+        #[arg(long, value_name = "ID")]
         hotel: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
     },
     /// Lists organizations.
-    ListOrgs,
+    ListOrgs {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
 }
 
-pub async fn run(cli: Cli) -> anyhow::Result<()> {
-    let config = Config::resolve(&cli.config)?;
-    init_tracing(config.log_format);
-    let db = Db::connect(&config.database_url, config.database_max_connections).await?;
-    db.migrate().await?;
-    let result = match cli.command {
-        Command::Serve { demo } => serve(db.clone(), config, demo).await,
-        Command::Migrate => {
+impl AdminCommand {
+    fn store(&self) -> &StoreArgs {
+        match self {
+            AdminCommand::CreateOrg { store, .. }
+            | AdminCommand::CreateOperator { store, .. }
+            | AdminCommand::CreateToken { store, .. }
+            | AdminCommand::CreateApiKey { store, .. }
+            | AdminCommand::ListOrgs { store } => store,
+        }
+    }
+}
+
+/// Parses the command line (exiting with clap's message on a mistake). The matches are kept: they tell which
+/// settings were given, so that the settings file fills in only the others.
+pub fn parse() -> (Cli, ArgMatches) {
+    let matches = Cli::command().get_matches();
+    match Cli::from_arg_matches(&matches) {
+        Ok(cli) => (cli, matches),
+        Err(err) => err.exit(),
+    }
+}
+
+pub async fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<()> {
+    // The settings were declared on the innermost subcommand.
+    let mut leaf = matches;
+    while let Some((_, sub)) = leaf.subcommand() {
+        leaf = sub;
+    }
+    let file = cli.config_file.as_deref();
+    match cli.command {
+        Command::Serve(args) => {
+            let config = config::with_file(args.config, leaf, file)?;
+            config.validate()?;
+            init_tracing(config.log.log_format);
+            let db = open(&config.database, IfMissing::Create).await?;
+            let result = serve(db.clone(), config, args.demo).await;
+            db.close().await;
+            result
+        }
+        Command::Migrate(store) => {
+            let store = config::with_file(store, leaf, file)?;
+            init_tracing(store.log.log_format);
+            let db = open(&store.database, IfMissing::Create).await?;
             tracing::info!("migrations applied");
+            db.close().await;
             Ok(())
         }
-        Command::Admin(cmd) => admin(&db, &config, cmd).await,
-    };
-    db.close().await;
-    result
+        Command::Admin(cmd) => {
+            let store = config::with_file(cmd.store().clone(), leaf, file)?;
+            init_tracing(store.log.log_format);
+            // An administrator who runs this from the wrong directory must not get a new, empty database.
+            let db = open(&store.database, IfMissing::Refuse).await?;
+            let result = admin(&db, cmd, leaf, file).await;
+            db.close().await;
+            result
+        }
+    }
+}
+
+/// Opens and migrates the database, saying which one it is.
+async fn open(settings: &DatabaseSettings, if_missing: IfMissing) -> anyhow::Result<Db> {
+    let db = Db::open(&settings.database_url, settings.database_max_connections, if_missing).await?;
+    tracing::info!(database = %Db::describe(&settings.database_url), "database opened");
+    db.migrate().await?;
+    Ok(db)
 }
 
 fn init_tracing(format: LogFormat) {
@@ -102,7 +196,11 @@ fn init_tracing(format: LogFormat) {
     let filter = EnvFilter::try_from_env("FRONTDESK_LOG")
         .or_else(|_| EnvFilter::try_from_default_env())
         .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,rmcp=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    // Colour codes only for a person at a terminal; a log file or collector would keep them as junk.
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
     let _ = match format {
         LogFormat::Json => builder.json().try_init(),
         LogFormat::Text => builder.try_init(),
@@ -110,15 +208,16 @@ fn init_tracing(format: LogFormat) {
 }
 
 async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
+    // Bind before seeding: if the port is taken, the demo's one-time key must not be spent on a run that exits.
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .with_context(|| format!("listening on {} (set another address with --listen)", config.listen))?;
+    let local = listener.local_addr()?;
     if demo {
         let seeded = crate::demo::seed(&db).await?;
         let base = config.public_base();
-        println!("{}", seeded.instructions(&base));
+        println!("{}", seeded.instructions(&base, &config.database.database_url));
     }
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .with_context(|| format!("listening on {}", config.listen))?;
-    let local = listener.local_addr()?;
     tracing::info!(address = %local, engine = ?db.engine(), "frontdesk is serving");
     let state = AppState::new(db, config).await?;
     let dispatcher = match state.config.webhook_dispatcher {
@@ -133,29 +232,61 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn admin(db: &Db, config: &Config, cmd: AdminCommand) -> anyhow::Result<()> {
+async fn admin(db: &Db, cmd: AdminCommand, leaf: &ArgMatches, file: Option<&Path>) -> anyhow::Result<()> {
     let out = match cmd {
-        AdminCommand::CreateOrg { name } => json!(identity::create_organization(db, &name).await?),
-        AdminCommand::CreateOperator { org, email, name, password } => json!(
-            identity::create_operator(
-                db,
-                identity::OperatorIn { organization_id: &org, email: &email, name: &name, password: &password },
-            )
-            .await?
-        ),
-        AdminCommand::CreateToken { email } => {
-            let operator = identity::find_operator_by_email(db, &email).await?;
-            json!(identity::issue_token(db, operator, TimeDelta::days(config.token_ttl_days)).await?)
+        AdminCommand::CreateOrg { name, .. } => {
+            json!(identity::create_organization(db, &name).await.map_err(explain)?)
         }
-        AdminCommand::CreateApiKey { org, name, scopes, hotel } => {
+        AdminCommand::CreateOperator { org, email, name, password, .. } => json!(identity::create_operator(
+            db,
+            identity::OperatorIn { organization_id: &org, email: &email, name: &name, password: &password },
+        )
+        .await
+        .map_err(explain)?),
+        AdminCommand::CreateToken { email, tokens, .. } => {
+            let tokens = config::with_file(tokens, leaf, file)?;
+            anyhow::ensure!(tokens.token_ttl_days >= 1, "token_ttl_days must be at least 1");
+            let operator = identity::find_operator_by_email(db, &email).await.map_err(explain)?;
+            json!(identity::issue_token(db, operator, TimeDelta::days(tokens.token_ttl_days)).await.map_err(explain)?)
+        }
+        AdminCommand::CreateApiKey { org, name, scopes, hotel, .. } => {
             let scopes = parse_scopes(&scopes)?;
             let input = api_keys::ApiKeyIn { name, scopes, hotel_id: hotel, rate_limit_per_minute: None };
-            json!(api_keys::create_for_organization(db, &org, input).await?)
+            json!(api_keys::create_for_organization(db, &org, input).await.map_err(explain)?)
         }
-        AdminCommand::ListOrgs => json!({ "organizations": identity::list_organizations(db).await? }),
+        AdminCommand::ListOrgs { .. } => json!({ "organizations": identity::list_organizations(db).await? }),
     };
     println!("{out}");
     Ok(())
+}
+
+/// A domain error as a person at a terminal needs it: a refused input lists each field and why, as the API's
+/// problem document does.
+fn explain(err: domain::Error) -> anyhow::Error {
+    match err {
+        domain::Error::Validation(fields) => {
+            let reasons: Vec<String> = fields
+                .iter()
+                .map(|f| match &f.field {
+                    Some(field) => format!("{}: {}", cli_name(field), f.message),
+                    None => f.message.clone(),
+                })
+                .collect();
+            anyhow::anyhow!("the request is invalid:\n  {}", reasons.join("\n  "))
+        }
+        other => anyhow::Error::new(other),
+    }
+}
+
+/// A domain field name as the option that gives it (`organizationId` is `--org`).
+fn cli_name(field: &str) -> String {
+    let option = match field {
+        "organizationId" => "org",
+        "hotelId" => "hotel",
+        "scopes" => "scope",
+        other => other,
+    };
+    format!("--{option}")
 }
 
 fn parse_scopes(names: &[String]) -> anyhow::Result<Vec<Scope>> {

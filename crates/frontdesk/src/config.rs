@@ -1,15 +1,21 @@
-//! Configuration: command-line flags, then `FRONTDESK_*` environment variables, then an optional TOML file
-//! (`--config` / `FRONTDESK_CONFIG`), then defaults. Flags and variables are read by clap ([`ConfigArgs`]); the
-//! file fills in whatever they leave unset.
+//! Configuration. Each setting is declared once, below: its flag, its `FRONTDESK_*` environment variable, its
+//! default and its help all come from the one field. An optional TOML file (`--config` / `FRONTDESK_CONFIG`, keys as
+//! the flags in snake_case) fills in what neither a flag nor a variable gave: flag > variable > file > default.
+//!
+//! Settings come in groups so that each command offers only the options it uses: every command opens the database
+//! ([`DatabaseSettings`]) and logs ([`LogSettings`]); `serve` takes the whole [`Config`].
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
-use clap::{Args, ValueEnum};
-use serde::Deserialize;
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, FromArgMatches, ValueEnum};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
     #[default]
@@ -17,201 +23,176 @@ pub enum LogFormat {
     Json,
 }
 
-/// The settings a flag or an environment variable can give.
-#[derive(Debug, Clone, Default, Args)]
-pub struct ConfigArgs {
-    /// A TOML file with settings (keys as in [`FileConfig`]: listen, database_url, …).
-    #[arg(long = "config", env = "FRONTDESK_CONFIG", global = true)]
-    pub config_file: Option<PathBuf>,
-    /// Database URL: `sqlite://frontdesk.db` (default) or `postgres://user@host/db`.
-    #[arg(long, env = "FRONTDESK_DATABASE_URL", global = true)]
-    pub database_url: Option<String>,
-    /// Maximum database connections of this process.
-    #[arg(long, env = "FRONTDESK_DATABASE_MAX_CONNECTIONS", global = true)]
-    pub database_max_connections: Option<u32>,
-    /// Address to listen on (serve).
-    #[arg(long, env = "FRONTDESK_LISTEN", global = true)]
-    pub listen: Option<SocketAddr>,
-    /// Log format: text or json.
-    #[arg(long, env = "FRONTDESK_LOG_FORMAT", global = true)]
-    pub log_format: Option<LogFormat>,
+/// Which database a command uses.
+#[derive(Debug, Clone, Args, Serialize, Deserialize)]
+pub struct DatabaseSettings {
+    /// Database URL: `sqlite://FILE` (created by `serve` and `migrate` when missing) or
+    /// `postgres://USER@HOST/DB`.
+    #[arg(long, env = "FRONTDESK_DATABASE_URL", value_name = "URL", default_value = DatabaseSettings::DEFAULT_URL)]
+    pub database_url: String,
+    /// Most database connections this process opens.
+    #[arg(long, env = "FRONTDESK_DATABASE_MAX_CONNECTIONS", value_name = "N", default_value_t = 16)]
+    pub database_max_connections: u32,
+}
+
+impl DatabaseSettings {
+    pub const DEFAULT_URL: &'static str = "sqlite://frontdesk.db";
+}
+
+/// How a command writes its log (to standard error).
+#[derive(Debug, Clone, Args, Serialize, Deserialize)]
+pub struct LogSettings {
+    /// Log format. Colours are used only when standard error is a terminal.
+    #[arg(long, env = "FRONTDESK_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+/// Operator access tokens (issued by sign-in, the dashboard and `admin create-token`).
+#[derive(Debug, Clone, Args, Serialize, Deserialize)]
+pub struct TokenSettings {
     /// Lifetime of operator access tokens, in days.
-    #[arg(long, env = "FRONTDESK_TOKEN_TTL_DAYS", global = true)]
-    pub token_ttl_days: Option<i64>,
+    #[arg(long, env = "FRONTDESK_TOKEN_TTL_DAYS", value_name = "DAYS", default_value_t = 14)]
+    pub token_ttl_days: i64,
+}
+
+/// What `serve` runs with.
+#[derive(Debug, Clone, Args, Serialize, Deserialize)]
+pub struct Config {
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub database: DatabaseSettings,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub log: LogSettings,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub tokens: TokenSettings,
+    /// Address to listen on.
+    #[arg(long, env = "FRONTDESK_LISTEN", value_name = "ADDRESS", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
     /// Largest accepted request body, in bytes.
-    #[arg(long, env = "FRONTDESK_BODY_LIMIT_BYTES", global = true)]
-    pub body_limit_bytes: Option<usize>,
+    #[arg(long, env = "FRONTDESK_BODY_LIMIT_BYTES", value_name = "BYTES", default_value_t = 2 * 1024 * 1024)]
+    pub body_limit_bytes: usize,
     /// Longest a request may take, in seconds.
-    #[arg(long, env = "FRONTDESK_REQUEST_TIMEOUT_SECS", global = true)]
-    pub request_timeout_secs: Option<u64>,
-    /// The service's public base URL (used in links it hands out).
-    #[arg(long, env = "FRONTDESK_PUBLIC_URL", global = true)]
+    #[arg(long, env = "FRONTDESK_REQUEST_TIMEOUT_SECS", value_name = "SECS", default_value_t = 30)]
+    pub request_timeout_secs: u64,
+    /// The service's public base URL, used in the links it hands out (default: http://<listen>).
+    #[arg(long, env = "FRONTDESK_PUBLIC_URL", value_name = "URL")]
     pub public_url: Option<String>,
-    /// Redis for rate limits shared by several processes, e.g. `redis://127.0.0.1:6379`.
-    #[arg(long, env = "FRONTDESK_REDIS_URL", global = true)]
+    /// Redis for rate limits shared by several processes, e.g. `redis://127.0.0.1:6379` (default: limits are
+    /// kept in this process).
+    #[arg(long, env = "FRONTDESK_REDIS_URL", value_name = "URL")]
     pub redis_url: Option<String>,
     /// `false` turns rate limiting off (for example behind a gateway that limits already).
-    #[arg(long, env = "FRONTDESK_RATE_LIMITS", global = true)]
-    pub rate_limits: Option<bool>,
+    #[arg(long, env = "FRONTDESK_RATE_LIMITS", value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub rate_limits: bool,
     /// Requests per minute per API key (bursts up to the same number), unless the key says otherwise.
-    #[arg(long, env = "FRONTDESK_RATE_LIMIT_PER_MINUTE", global = true)]
-    pub rate_limit_per_minute: Option<u32>,
+    #[arg(long, env = "FRONTDESK_RATE_LIMIT_PER_MINUTE", value_name = "N", default_value_t = 600)]
+    pub rate_limit_per_minute: u32,
     /// Requests per minute per operator access token holder.
-    #[arg(long, env = "FRONTDESK_OPERATOR_RATE_LIMIT_PER_MINUTE", global = true)]
-    pub operator_rate_limit_per_minute: Option<u32>,
+    #[arg(long, env = "FRONTDESK_OPERATOR_RATE_LIMIT_PER_MINUTE", value_name = "N", default_value_t = 6000)]
+    pub operator_rate_limit_per_minute: u32,
     /// Requests per minute per client address on the public availability and booking endpoints.
-    #[arg(long, env = "FRONTDESK_PUBLIC_RATE_LIMIT_PER_MINUTE", global = true)]
-    pub public_rate_limit_per_minute: Option<u32>,
+    #[arg(long, env = "FRONTDESK_PUBLIC_RATE_LIMIT_PER_MINUTE", value_name = "N", default_value_t = 300)]
+    pub public_rate_limit_per_minute: u32,
     /// A header set by a trusted reverse proxy with the client address (e.g. `x-forwarded-for`); only then is it
     /// believed.
-    #[arg(long, env = "FRONTDESK_TRUSTED_PROXY_HEADER", global = true)]
+    #[arg(long, env = "FRONTDESK_TRUSTED_PROXY_HEADER", value_name = "HEADER")]
     pub trusted_proxy_header: Option<String>,
     /// `true` lets webhook subscriptions point at private, loopback and link-local addresses (local development,
     /// receivers inside your own network). Off by default: such URLs are refused.
-    #[arg(long, env = "FRONTDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", global = true)]
-    pub webhook_allow_private_addresses: Option<bool>,
-    /// `false` runs this process without the webhook dispatcher (another process delivers).
-    #[arg(long, env = "FRONTDESK_WEBHOOK_DISPATCHER", global = true)]
-    pub webhook_dispatcher: Option<bool>,
-    /// Lifetime of the assistant connector's OAuth access tokens, in seconds.
-    #[arg(long, env = "FRONTDESK_OAUTH_ACCESS_TOKEN_TTL_SECS", global = true)]
-    pub oauth_access_token_ttl_secs: Option<i64>,
-    /// Lifetime of the assistant connector's OAuth refresh tokens, in days (each use rotates the token).
-    #[arg(long, env = "FRONTDESK_OAUTH_REFRESH_TOKEN_TTL_DAYS", global = true)]
-    pub oauth_refresh_token_ttl_days: Option<i64>,
-}
-
-/// The optional TOML file: the same settings as the flags, snake_case.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FileConfig {
-    pub database_url: Option<String>,
-    pub database_max_connections: Option<u32>,
-    pub listen: Option<SocketAddr>,
-    pub log_format: Option<LogFormat>,
-    pub token_ttl_days: Option<i64>,
-    pub body_limit_bytes: Option<usize>,
-    pub request_timeout_secs: Option<u64>,
-    pub public_url: Option<String>,
-    pub redis_url: Option<String>,
-    pub rate_limits: Option<bool>,
-    pub rate_limit_per_minute: Option<u32>,
-    pub operator_rate_limit_per_minute: Option<u32>,
-    pub public_rate_limit_per_minute: Option<u32>,
-    pub trusted_proxy_header: Option<String>,
-    pub webhook_allow_private_addresses: Option<bool>,
-    pub webhook_dispatcher: Option<bool>,
-    pub oauth_access_token_ttl_secs: Option<i64>,
-    pub oauth_refresh_token_ttl_days: Option<i64>,
-}
-
-/// The resolved configuration.
-#[derive(Debug, Clone)]
-pub struct Config {
-    pub database_url: String,
-    pub database_max_connections: u32,
-    pub listen: SocketAddr,
-    pub log_format: LogFormat,
-    pub token_ttl_days: i64,
-    pub body_limit_bytes: usize,
-    pub request_timeout_secs: u64,
-    pub public_url: Option<String>,
-    pub redis_url: Option<String>,
-    pub rate_limits: bool,
-    pub rate_limit_per_minute: u32,
-    pub operator_rate_limit_per_minute: u32,
-    pub public_rate_limit_per_minute: u32,
-    pub trusted_proxy_header: Option<String>,
+    #[arg(
+        long,
+        env = "FRONTDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES",
+        value_name = "BOOL",
+        default_value_t = false,
+        action = clap::ArgAction::Set
+    )]
     pub webhook_allow_private_addresses: bool,
+    /// `false` runs this process without the webhook dispatcher (another process delivers).
+    #[arg(long, env = "FRONTDESK_WEBHOOK_DISPATCHER", value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     pub webhook_dispatcher: bool,
+    /// Lifetime of the assistant connector's OAuth access tokens, in seconds (1 to 86400).
+    #[arg(long, env = "FRONTDESK_OAUTH_ACCESS_TOKEN_TTL_SECS", value_name = "SECS", default_value_t = 3600)]
     pub oauth_access_token_ttl_secs: i64,
+    /// Lifetime of the assistant connector's OAuth refresh tokens, in days (1 to 365; each use rotates the token).
+    #[arg(long, env = "FRONTDESK_OAUTH_REFRESH_TOKEN_TTL_DAYS", value_name = "DAYS", default_value_t = 30)]
     pub oauth_refresh_token_ttl_days: i64,
 }
 
 impl Default for Config {
+    /// The defaults declared on the fields above (environment variables ignored).
     fn default() -> Self {
-        Config {
-            database_url: "sqlite://frontdesk.db".into(),
-            database_max_connections: 16,
-            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
-            log_format: LogFormat::Text,
-            token_ttl_days: 14,
-            body_limit_bytes: 2 * 1024 * 1024,
-            request_timeout_secs: 30,
-            public_url: None,
-            redis_url: None,
-            rate_limits: true,
-            rate_limit_per_minute: 600,
-            operator_rate_limit_per_minute: 6000,
-            public_rate_limit_per_minute: 300,
-            trusted_proxy_header: None,
-            webhook_allow_private_addresses: false,
-            webhook_dispatcher: true,
-            oauth_access_token_ttl_secs: 3600,
-            oauth_refresh_token_ttl_days: 30,
-        }
+        defaults()
     }
 }
 
+/// A settings group with only its declared defaults: no flags, and the environment ignored.
+pub fn defaults<T: Args + FromArgMatches>() -> T {
+    let mut command = T::augment_args(clap::Command::new("defaults"));
+    let ids: Vec<_> = command.get_arguments().map(|arg| arg.get_id().clone()).collect();
+    for id in ids {
+        command = command.mut_arg(id, |arg| arg.env(None));
+    }
+    let matches = command.get_matches_from(["defaults"]);
+    // Cannot fail: every field above either has a default or is optional.
+    T::from_arg_matches(&matches).unwrap_or_else(|err| panic!("settings without a default: {err}"))
+}
+
+/// Settings as given on the command line or in the environment, completed from the TOML file at `file` (if any)
+/// for every setting neither gave. `matches` are those of the command that declared the settings.
+pub fn with_file<T: Serialize + DeserializeOwned>(
+    given: T,
+    matches: &ArgMatches,
+    file: Option<&Path>,
+) -> anyhow::Result<T> {
+    let Some(path) = file else { return Ok(given) };
+    let table = read_file(path)?;
+    let serde_json::Value::Object(mut settings) = serde_json::to_value(&given)? else {
+        anyhow::bail!("settings are a table");
+    };
+    for (key, value) in table {
+        let named = || matches!(matches.value_source(&key), Some(ValueSource::CommandLine | ValueSource::EnvVariable));
+        if settings.contains_key(&key) && !named() {
+            settings.insert(key, serde_json::to_value(value)?);
+        }
+    }
+    serde_json::from_value(serde_json::Value::Object(settings))
+        .with_context(|| format!("reading {}: a setting has the wrong type", path.display()))
+}
+
+/// Every setting's file key (all commands' settings: one file serves every command).
+fn known_keys() -> BTreeSet<String> {
+    let command = Config::augment_args(clap::Command::new("settings"));
+    command.get_arguments().map(|arg| arg.get_id().to_string()).collect()
+}
+
+fn read_file(path: &Path) -> anyhow::Result<toml::Table> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let table: toml::Table = toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let known = known_keys();
+    if let Some(unknown) = table.keys().find(|key| !known.contains(*key)) {
+        anyhow::bail!(
+            "{}: unknown setting `{unknown}` (settings are the long options in snake_case: {})",
+            path.display(),
+            known.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
+    }
+    Ok(table)
+}
+
 impl Config {
-    pub fn resolve(args: &ConfigArgs) -> anyhow::Result<Config> {
-        let file = match &args.config_file {
-            Some(path) => read_file(path)?,
-            None => FileConfig::default(),
-        };
-        let d = Config::default();
-        let config = Config {
-            database_url: args.database_url.clone().or(file.database_url).unwrap_or(d.database_url),
-            database_max_connections: args
-                .database_max_connections
-                .or(file.database_max_connections)
-                .unwrap_or(d.database_max_connections),
-            listen: args.listen.or(file.listen).unwrap_or(d.listen),
-            log_format: args.log_format.or(file.log_format).unwrap_or(d.log_format),
-            token_ttl_days: args.token_ttl_days.or(file.token_ttl_days).unwrap_or(d.token_ttl_days),
-            body_limit_bytes: args.body_limit_bytes.or(file.body_limit_bytes).unwrap_or(d.body_limit_bytes),
-            request_timeout_secs: args
-                .request_timeout_secs
-                .or(file.request_timeout_secs)
-                .unwrap_or(d.request_timeout_secs),
-            public_url: args.public_url.clone().or(file.public_url),
-            redis_url: args.redis_url.clone().or(file.redis_url),
-            rate_limits: args.rate_limits.or(file.rate_limits).unwrap_or(d.rate_limits),
-            rate_limit_per_minute: args
-                .rate_limit_per_minute
-                .or(file.rate_limit_per_minute)
-                .unwrap_or(d.rate_limit_per_minute),
-            operator_rate_limit_per_minute: args
-                .operator_rate_limit_per_minute
-                .or(file.operator_rate_limit_per_minute)
-                .unwrap_or(d.operator_rate_limit_per_minute),
-            public_rate_limit_per_minute: args
-                .public_rate_limit_per_minute
-                .or(file.public_rate_limit_per_minute)
-                .unwrap_or(d.public_rate_limit_per_minute),
-            trusted_proxy_header: args.trusted_proxy_header.clone().or(file.trusted_proxy_header),
-            webhook_allow_private_addresses: args
-                .webhook_allow_private_addresses
-                .or(file.webhook_allow_private_addresses)
-                .unwrap_or(d.webhook_allow_private_addresses),
-            webhook_dispatcher: args.webhook_dispatcher.or(file.webhook_dispatcher).unwrap_or(d.webhook_dispatcher),
-            oauth_access_token_ttl_secs: args
-                .oauth_access_token_ttl_secs
-                .or(file.oauth_access_token_ttl_secs)
-                .unwrap_or(d.oauth_access_token_ttl_secs),
-            oauth_refresh_token_ttl_days: args
-                .oauth_refresh_token_ttl_days
-                .or(file.oauth_refresh_token_ttl_days)
-                .unwrap_or(d.oauth_refresh_token_ttl_days),
-        };
-        anyhow::ensure!(config.token_ttl_days >= 1, "token_ttl_days must be at least 1");
+    /// Checks what the types alone do not.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        let config = self;
+        anyhow::ensure!(config.tokens.token_ttl_days >= 1, "token_ttl_days must be at least 1");
         anyhow::ensure!(
             config.rate_limit_per_minute >= 1
                 && config.operator_rate_limit_per_minute >= 1
                 && config.public_rate_limit_per_minute >= 1,
             "rate limits must be at least 1 request per minute"
         );
-        anyhow::ensure!(config.database_max_connections >= 1, "database_max_connections must be at least 1");
+        anyhow::ensure!(config.database.database_max_connections >= 1, "database_max_connections must be at least 1");
         anyhow::ensure!(
             (1..=86_400).contains(&config.oauth_access_token_ttl_secs),
             "oauth_access_token_ttl_secs must be between 1 and 86400"
@@ -227,7 +208,7 @@ impl Config {
                 "public_url must be an http(s) URL without query or fragment"
             );
         }
-        Ok(config)
+        Ok(())
     }
 
     /// The service's public base URL without a trailing slash: `public_url`, else `http://<listen>`.
@@ -237,28 +218,47 @@ impl Config {
     }
 }
 
-fn read_file(path: &Path) -> anyhow::Result<FileConfig> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    toml::from_str(&text).with_context(|| format!("parsing {}", path.display()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(flags: &[&str]) -> (Config, ArgMatches) {
+        let command = Config::augment_args(clap::Command::new("serve"));
+        let matches = command.try_get_matches_from([&["serve"], flags].concat()).unwrap();
+        (Config::from_arg_matches(&matches).unwrap(), matches)
+    }
 
     #[test]
     fn flags_beat_file_and_file_beats_defaults() {
         let dir = std::env::temp_dir().join(format!("frontdesk-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("frontdesk.toml");
-        std::fs::write(&path, "listen = \"127.0.0.1:9999\"\ntoken_ttl_days = 3\n").unwrap();
-        let args = ConfigArgs { config_file: Some(path.clone()), token_ttl_days: Some(7), ..Default::default() };
-        let config = Config::resolve(&args).unwrap();
+        std::fs::write(&path, "listen = \"127.0.0.1:9999\"\ntoken_ttl_days = 3\nrate_limits = false\n").unwrap();
+        let (given, matches) = parse(&["--token-ttl-days", "7"]);
+        let config = with_file(given, &matches, Some(&path)).unwrap();
         assert_eq!(config.listen.port(), 9999);
-        assert_eq!(config.token_ttl_days, 7);
-        assert_eq!(config.database_url, "sqlite://frontdesk.db");
+        assert_eq!(config.tokens.token_ttl_days, 7);
+        assert!(!config.rate_limits);
+        assert_eq!(config.database.database_url, "sqlite://frontdesk.db");
+
         std::fs::write(&path, "lisen = \"x\"\n").unwrap();
-        assert!(Config::resolve(&args).is_err(), "an unknown key in the file is refused");
+        let (given, matches) = parse(&[]);
+        let err = with_file(given, &matches, Some(&path)).unwrap_err();
+        assert!(format!("{err:#}").contains("unknown setting `lisen`"), "{err:#}");
+
+        std::fs::write(&path, "listen = 8080\n").unwrap();
+        let (given, matches) = parse(&[]);
+        assert!(with_file(given, &matches, Some(&path)).is_err(), "a setting of the wrong type is refused");
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn defaults_are_the_declared_ones() {
+        let config = Config::default();
+        assert_eq!(config.database.database_url, "sqlite://frontdesk.db");
+        assert_eq!(config.listen.port(), 8080);
+        assert!(config.rate_limits && config.webhook_dispatcher && !config.webhook_allow_private_addresses);
+        assert_eq!(config.public_url, None);
+        config.validate().unwrap();
     }
 }

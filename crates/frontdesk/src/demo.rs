@@ -359,7 +359,8 @@ async fn seed_stays(db: &Db, system: &Actor, hotel_id: &str) -> anyhow::Result<(
 }
 
 impl Seeded {
-    pub fn instructions(&self, base: &str) -> String {
+    /// What to print after seeding. `database_url` is the database served, for the command that issues a new key.
+    pub fn instructions(&self, base: &str, database_url: &str) -> String {
         let login = format!(
             "curl -s -X POST {base}/api/auth/login -H 'Content-Type: application/json' \
              -d '{{\"email\":\"{DEMO_EMAIL}\",\"password\":\"{DEMO_PASSWORD}\"}}'"
@@ -372,9 +373,17 @@ impl Seeded {
                     "API key (every scope; shown only now): {secret}\n  try: curl -s {base}/api/hotels -H 'Authorization: Basic {basic}'"
                 )
             }
-            None => "API key: the demo key's secret was shown when it was created; sign in and create another \
-                     with POST /api/apiKeys"
-                .to_string(),
+            None => {
+                let database = match database_url == crate::config::DatabaseSettings::DEFAULT_URL {
+                    true => String::new(),
+                    false => format!(" --database-url '{database_url}'"),
+                };
+                format!(
+                    "API key: the demo key's secret was shown only when it was created. For a new key (every scope):\n    \
+                     frontdesk admin create-api-key --org {org} --name 'demo key' --scope all{database}",
+                    org = self.organization_id
+                )
+            }
         };
         let booking = match &self.hotel_id {
             Some(hotel) => format!("\n  public booking page: {base}/book/{hotel}"),

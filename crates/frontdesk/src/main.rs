@@ -1,9 +1,7 @@
-use clap::Parser;
-
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    let cli = frontdesk::cli::Cli::parse();
-    match frontdesk::cli::run(cli).await {
+    let (cli, matches) = frontdesk::cli::parse();
+    match frontdesk::cli::run(cli, &matches).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err:#}");

@@ -846,12 +846,14 @@ async fn metadata_names_the_public_url(engine: Engine) {
 /// its base address and the sender that stops it.
 async fn second_process(s: &TestServer) -> (String, tokio::sync::oneshot::Sender<()>) {
     let config = frontdesk::config::Config {
-        database_url: s.database_url().to_string(),
-        database_max_connections: 4,
+        database: frontdesk::config::DatabaseSettings {
+            database_url: s.database_url().to_string(),
+            database_max_connections: 4,
+        },
         public_url: Some(s.base.clone()),
         ..Default::default()
     };
-    let db = frontdesk::store::Db::connect(&config.database_url, 4).await.expect("database");
+    let db = frontdesk::store::Db::connect(&config.database.database_url, 4).await.expect("database");
     let state = frontdesk::http::AppState::new(db, config).await.expect("state");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("listener");
     let base = format!("http://{}", listener.local_addr().expect("address"));

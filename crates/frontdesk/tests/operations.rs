@@ -47,6 +47,9 @@ fn run_json(cmd: &mut Command) -> Value {
 async fn admin_commands_print_one_json_object_each() {
     let database = TestDatabase::create(Engine::Sqlite).await.unwrap();
     let url = &database.url;
+    // Admin commands never create a database; `migrate` does.
+    let migrated = frontdesk(url).arg("migrate").output().unwrap();
+    assert!(migrated.status.success(), "{}", String::from_utf8_lossy(&migrated.stderr));
     let org = run_json(frontdesk(url).args(["admin", "create-org", "--name", "Acme"]));
     let org_id = org["id"].as_str().unwrap();
     let op = run_json(frontdesk(url).args([

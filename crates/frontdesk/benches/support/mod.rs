@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use frontdesk::config::Config;
+use frontdesk::config::{Config, DatabaseSettings};
 use frontdesk::domain::{api_keys, hotels, identity, Actor, Scope};
 use frontdesk::http::{self, AppState};
 use frontdesk::store::{Db, Engine};
@@ -86,9 +86,12 @@ impl BenchServer {
             }
         };
         // Benchmarks measure the service itself; what the rate limiter costs is measured by `benches/rate_limits.rs`.
-        let config =
-            Config { database_url: url.clone(), database_max_connections: 16, rate_limits: false, ..Config::default() };
-        let db = Db::connect(&url, config.database_max_connections).await.expect("database");
+        let config = Config {
+            database: DatabaseSettings { database_url: url.clone(), database_max_connections: 16 },
+            rate_limits: false,
+            ..Config::default()
+        };
+        let db = Db::connect(&url, config.database.database_max_connections).await.expect("database");
         db.migrate().await.expect("migrations");
         let (org, hotel, secret) = match tenant {
             true => seed_tenant(&db).await,

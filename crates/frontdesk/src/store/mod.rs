@@ -52,6 +52,31 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, AnyPool, Executor, Row};
 use tokio::sync::Notify;
 
+/// How long opening a PostgreSQL database may take before the command says why it cannot.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Whether opening a database may create it. Only SQLite creates (its file); a PostgreSQL database must exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfMissing {
+    Create,
+    /// For commands that work on an existing database (`admin`): a mistyped path must not become a new, empty one.
+    Refuse,
+}
+
+/// The file a SQLite URL names, made absolute; `None` for in-memory databases and other engines.
+fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+    let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
+    let path = rest.split('?').next().unwrap_or_default();
+    if path.is_empty() || path == ":memory:" {
+        return None;
+    }
+    let path = std::path::PathBuf::from(path);
+    Some(match std::env::current_dir() {
+        Ok(dir) if path.is_relative() => dir.join(path),
+        _ => path,
+    })
+}
+
 /// Which database engine a [`Db`] talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
@@ -119,13 +144,32 @@ pub type StoreResult<T> = Result<T, sqlx::Error>;
 impl Db {
     /// Connects, with per-engine settings. For SQLite the file is created if missing and every connection runs
     /// in WAL mode with foreign keys on and a busy timeout.
+    /// Opens the database at `url`, creating a missing SQLite file.
     pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<Db> {
+        Db::open(url, max_connections, IfMissing::Create).await
+    }
+
+    /// Opens the database at `url`. A PostgreSQL server that cannot be reached is reported within
+    /// [`CONNECT_TIMEOUT`], naming the server and the reason.
+    pub async fn open(url: &str, max_connections: u32, if_missing: IfMissing) -> anyhow::Result<Db> {
         sqlx::any::install_default_drivers();
         let engine = Engine::from_url(url)?;
+        if let (Engine::Sqlite, IfMissing::Refuse, Some(path)) = (engine, if_missing, sqlite_file(url)) {
+            anyhow::ensure!(
+                path.exists(),
+                "there is no database at {} ({url}); this command never creates one: run it where the database is, \
+                 pass --database-url (or FRONTDESK_DATABASE_URL), or create it with `frontdesk migrate`",
+                path.display()
+            );
+        }
         let url = match engine {
             Engine::Sqlite if !url.contains("mode=") && !url.contains(":memory:") => {
                 let sep = if url.contains('?') { '&' } else { '?' };
-                format!("{url}{sep}mode=rwc")
+                let mode = match if_missing {
+                    IfMissing::Create => "rwc",
+                    IfMissing::Refuse => "rw",
+                };
+                format!("{url}{sep}mode={mode}")
             }
             _ => url.to_string(),
         };
@@ -164,6 +208,18 @@ impl Db {
                 Ok(Db { engine, read, write, outbox_signal: Arc::default() })
             }
             Engine::Postgres => {
+                // The pool would retry silently until its acquire timeout and then say only that it timed out; one
+                // direct attempt first gives the real reason (refused, unknown host, authentication, no database).
+                let server = Db::describe(url.as_str());
+                match tokio::time::timeout(CONNECT_TIMEOUT, <AnyConnection as sqlx::Connection>::connect_with(&options))
+                    .await
+                {
+                    Ok(Ok(conn)) => drop(conn),
+                    Ok(Err(err)) => anyhow::bail!("cannot connect to {server}: {err}"),
+                    Err(_) => {
+                        anyhow::bail!("cannot connect to {server}: no answer within {} s", CONNECT_TIMEOUT.as_secs())
+                    }
+                }
                 let pool = AnyPoolOptions::new()
                     .max_connections(max_connections)
                     .acquire_timeout(Duration::from_secs(30))
@@ -172,6 +228,24 @@ impl Db {
                     .context("connecting to PostgreSQL")?;
                 Ok(Db { engine, read: pool.clone(), write: pool, outbox_signal: Arc::default() })
             }
+        }
+    }
+
+    /// Which database `url` names, for people (no password): the SQLite file's full path, or PostgreSQL's server,
+    /// database and user.
+    pub fn describe(url: &str) -> String {
+        if let Some(path) = sqlite_file(url) {
+            return format!("SQLite file {}", path.display());
+        }
+        match url::Url::parse(url) {
+            Ok(parsed) if parsed.scheme().starts_with("postgres") => format!(
+                "PostgreSQL at {}:{} (database {}, user {})",
+                parsed.host_str().unwrap_or("localhost"),
+                parsed.port().unwrap_or(5432),
+                parsed.path().trim_start_matches('/'),
+                if parsed.username().is_empty() { "default" } else { parsed.username() },
+            ),
+            _ => "an in-memory SQLite database".to_string(),
         }
     }
 

@@ -11,7 +11,7 @@ pub mod receiver;
 
 use base64::Engine as _;
 use chrono::TimeDelta;
-use frontdesk::config::Config;
+use frontdesk::config::{Config, DatabaseSettings};
 use frontdesk::domain::{api_keys, hotels, identity, Scope};
 use frontdesk::http::{self, AppState};
 use frontdesk::store::{Db, Engine};
@@ -275,8 +275,7 @@ impl TestServer {
         // receivers listen on the loopback address, which the service refuses unless allowed.
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let mut config = Config {
-            database_url: database.url.clone(),
-            database_max_connections: 8,
+            database: DatabaseSettings { database_url: database.url.clone(), database_max_connections: 8 },
             listen: listener.local_addr()?,
             webhook_allow_private_addresses: true,
             // Delivery empties the outbox; tests that look into it see what the writes recorded. Webhook tests
@@ -285,7 +284,7 @@ impl TestServer {
             ..Config::default()
         };
         configure(&mut config);
-        let db = Db::connect(&config.database_url, config.database_max_connections).await?;
+        let db = Db::connect(&config.database.database_url, config.database.database_max_connections).await?;
         db.migrate().await?;
         let state = AppState::new(db.clone(), config).await?;
         let dispatcher = match state.config.webhook_dispatcher {

@@ -28,7 +28,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     )
 )]
 async fn login(State(state): State<AppState>, Json(input): Json<LoginIn>) -> Result<Json<SessionOut>> {
-    let ttl = TimeDelta::days(state.config.token_ttl_days);
+    let ttl = TimeDelta::days(state.config.tokens.token_ttl_days);
     identity::login(&state.db, input, ttl).await.map(Json)
 }
 

@@ -113,7 +113,7 @@ async fn sign_in(State(state): State<AppState>, request: Request) -> Response {
         let message = "Too many sign-in attempts. Wait a minute, then try again.".to_string();
         return form_page(&state, &next, &form.email, Some(message), None, StatusCode::TOO_MANY_REQUESTS);
     }
-    let ttl = TimeDelta::days(state.config.token_ttl_days);
+    let ttl = TimeDelta::days(state.config.tokens.token_ttl_days);
     let login = LoginIn { email: form.email.clone(), password: form.password };
     match identity::login(&state.db, login, ttl).await {
         Ok(signed_in) => {
