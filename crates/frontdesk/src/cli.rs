@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::config::{self, Config, DatabaseSettings, LogFormat, LogSettings, TokenSettings};
 use crate::domain::{self, api_keys, identity, Scope};
 use crate::http::{self, AppState};
+use crate::operations;
 use crate::store::{Db, IfMissing};
 use crate::worker::webhooks::{Dispatcher, DispatcherOptions};
 
@@ -40,6 +41,38 @@ pub enum Command {
     /// Scriptable bootstrap of an existing database; each command prints one JSON object on stdout.
     #[command(subcommand)]
     Admin(AdminCommand),
+    /// Checks the configuration and what it points at (database and migrations, Redis, public URL, listen
+    /// address) without changing anything; exits 1 if anything would keep the service from working.
+    Check(CheckArgs),
+    /// Writes a verified copy of the SQLite database while the service keeps serving (PostgreSQL: pg_dump).
+    Backup(BackupArgs),
+    /// Replaces the SQLite database with a backup, after checking it; refused while a frontdesk process uses the
+    /// database (PostgreSQL: pg_restore).
+    Restore(RestoreArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub config: Config,
+}
+
+#[derive(Debug, Args)]
+pub struct BackupArgs {
+    /// The backup file to write; it must not exist.
+    #[arg(long, value_name = "FILE")]
+    pub to: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// The backup file to restore (written by `frontdesk backup`).
+    #[arg(long, value_name = "FILE")]
+    pub from: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Debug, Args)]
@@ -169,6 +202,45 @@ pub async fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<()> {
             let db = open(&store.database, IfMissing::Create).await?;
             tracing::info!("migrations applied");
             db.close().await;
+            Ok(())
+        }
+        Command::Check(args) => {
+            let findings = match config::with_file(args.config, leaf, file) {
+                Ok(config) => {
+                    init_tracing(config.log.log_format);
+                    operations::check::check(&config).await
+                }
+                Err(err) => vec![operations::check::Finding {
+                    status: operations::check::Status::Fail,
+                    subject: "configuration",
+                    detail: format!("{err:#}"),
+                }],
+            };
+            for finding in &findings {
+                println!("{finding}");
+            }
+            let failed = findings.iter().filter(|f| f.status == operations::check::Status::Fail).count();
+            anyhow::ensure!(failed == 0, "{failed} check(s) failed");
+            Ok(())
+        }
+        Command::Backup(args) => {
+            let store = config::with_file(args.store, leaf, file)?;
+            init_tracing(store.log.log_format);
+            operations::backup::ensure_sqlite(&store.database.database_url)?;
+            let db = open(&store.database, IfMissing::Refuse).await?;
+            let result = operations::backup::backup(&db, &args.to).await;
+            db.close().await;
+            println!("{}", json!(result?));
+            Ok(())
+        }
+        Command::Restore(args) => {
+            let store = config::with_file(args.store, leaf, file)?;
+            init_tracing(store.log.log_format);
+            let summary = operations::backup::restore(&store.database.database_url, &args.from).await?;
+            // Opened once, as `serve` would: migrations newer than the backup are applied now.
+            let db = open(&store.database, IfMissing::Refuse).await?;
+            db.close().await;
+            println!("{}", json!({ "restored": Db::describe(&store.database.database_url), "from": summary }));
             Ok(())
         }
         Command::Admin(cmd) => {

@@ -22,6 +22,7 @@ pub mod demo;
 pub mod domain;
 pub mod http;
 pub mod mcp;
+pub mod operations;
 pub mod store;
 pub mod web;
 pub mod worker;

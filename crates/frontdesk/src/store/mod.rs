@@ -31,6 +31,7 @@ pub mod daily_rates;
 pub mod guests;
 pub mod hotels;
 pub mod identity;
+pub mod maintenance;
 pub mod oauth;
 pub mod outbox;
 pub mod rate_plans;
@@ -64,7 +65,7 @@ pub enum IfMissing {
 }
 
 /// The file a SQLite URL names, made absolute; `None` for in-memory databases and other engines.
-fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
+pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
     let rest = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))?;
     let path = rest.split('?').next().unwrap_or_default();
     if path.is_empty() || path == ":memory:" {
@@ -137,6 +138,9 @@ pub struct Db {
     /// Woken when a transaction that recorded webhook events commits, so that this process's dispatcher sends
     /// them at once instead of at its next poll.
     outbox_signal: Arc<Notify>,
+    /// SQLite: a shared advisory lock on the database file for as long as this process has it open, so that
+    /// `frontdesk restore` can tell that the file is in use ([`maintenance::lock_for_restore`]).
+    _in_use: Option<Arc<std::fs::File>>,
 }
 
 pub type StoreResult<T> = Result<T, sqlx::Error>;
@@ -205,7 +209,11 @@ impl Db {
                     .connect_with(options)
                     .await
                     .context("opening the SQLite database")?;
-                Ok(Db { engine, read, write, outbox_signal: Arc::default() })
+                let in_use = match sqlite_file(&url) {
+                    Some(path) => Some(Arc::new(maintenance::mark_in_use(&path)?)),
+                    None => None,
+                };
+                Ok(Db { engine, read, write, outbox_signal: Arc::default(), _in_use: in_use })
             }
             Engine::Postgres => {
                 // The pool would retry silently until its acquire timeout and then say only that it timed out; one
@@ -226,7 +234,7 @@ impl Db {
                     .connect_with(options)
                     .await
                     .context("connecting to PostgreSQL")?;
-                Ok(Db { engine, read: pool.clone(), write: pool, outbox_signal: Arc::default() })
+                Ok(Db { engine, read: pool.clone(), write: pool, outbox_signal: Arc::default(), _in_use: None })
             }
         }
     }
@@ -255,12 +263,16 @@ impl Db {
 
     /// Applies the migrations of this engine that are not applied yet.
     pub async fn migrate(&self) -> anyhow::Result<()> {
-        let migrator = match self.engine {
+        self.migrator().run(&self.write).await.context("applying database migrations")?;
+        Ok(())
+    }
+
+    /// This engine's migrations, compiled into the binary.
+    pub(crate) fn migrator(&self) -> sqlx::migrate::Migrator {
+        match self.engine {
             Engine::Sqlite => sqlx::migrate!("migrations/sqlite"),
             Engine::Postgres => sqlx::migrate!("migrations/postgres"),
-        };
-        migrator.run(&self.write).await.context("applying database migrations")?;
-        Ok(())
+        }
     }
 
     /// A connection for reads. Reads never block writers (WAL on SQLite, MVCC on PostgreSQL).

@@ -1,0 +1,125 @@
+//! Whole-database work for operators: the SQLite online backup and its verification, the "in use" mark that keeps a
+//! restore from replacing a database under a running process, and the migration status that `frontdesk check`
+//! reports.
+
+use std::fs::File;
+use std::path::Path;
+
+use anyhow::Context;
+use sqlx::{Connection, Row};
+
+use super::{Db, Engine};
+
+/// Marks a SQLite file as in use by this process (a shared advisory lock, released by the kernel when the process
+/// ends, however it ends). Any number of processes may hold it; [`lock_for_restore`] needs it free.
+pub fn mark_in_use(path: &Path) -> anyhow::Result<File> {
+    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    match file.try_lock_shared() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            anyhow::bail!("{} is being restored (frontdesk restore); try again when it has finished", path.display())
+        }
+        Err(std::fs::TryLockError::Error(err)) => Err(err).context("marking the database in use"),
+    }
+}
+
+/// The exclusive lock a restore holds on the database it replaces: refused while any Frontdesk process has the
+/// database open. (A process other than Frontdesk, such as the `sqlite3` shell, is not seen.)
+pub fn lock_for_restore(path: &Path) -> anyhow::Result<Option<File>> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "{} is in use by a running frontdesk process; stop every process that uses it (serve, migrate, admin, \
+             backup), then restore",
+            path.display()
+        ),
+        Err(std::fs::TryLockError::Error(err)) => Err(err).context("locking the database for the restore"),
+    }
+}
+
+/// Writes a consistent copy of the SQLite database to `target` while the service keeps serving: `VACUUM INTO` reads
+/// the whole database in one read transaction (the copy is the database as of one moment; in WAL mode the writer
+/// is not blocked) and writes a compacted file.
+pub async fn vacuum_into(db: &Db, target: &Path) -> anyhow::Result<()> {
+    anyhow::ensure!(db.engine() == Engine::Sqlite, "VACUUM INTO is SQLite's");
+    let target = target.to_str().context("the backup path must be valid UTF-8")?;
+    let mut conn = db.read.acquire().await?;
+    sqlx::query("VACUUM INTO ?").bind(target).execute(&mut *conn).await.context("writing the backup")?;
+    Ok(())
+}
+
+/// What a verified SQLite file holds.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileSummary {
+    pub integrity_check: String,
+    pub migrations: i64,
+    pub organizations: i64,
+    pub hotels: i64,
+    pub guests: i64,
+    pub reservations: i64,
+    pub pending_webhook_events: i64,
+}
+
+/// Opens a SQLite file read-only and checks it: `PRAGMA integrity_check` must answer `ok` and the file must be a
+/// Frontdesk database (it has applied migrations); then counts what it holds.
+pub async fn verify_sqlite_file(path: &Path) -> anyhow::Result<FileSummary> {
+    anyhow::ensure!(path.is_file(), "{} is not a file", path.display());
+    let options = sqlx::sqlite::SqliteConnectOptions::new().filename(path).read_only(true);
+    let mut conn =
+        sqlx::SqliteConnection::connect_with(&options).await.with_context(|| format!("opening {}", path.display()))?;
+    let problems: Vec<String> = sqlx::query("PRAGMA integrity_check")
+        .fetch_all(&mut conn)
+        .await
+        .with_context(|| format!("{} is not a SQLite database", path.display()))?
+        .iter()
+        .map(|row| row.try_get::<String, _>(0))
+        .collect::<Result<_, _>>()?;
+    let integrity_check = problems.join("; ");
+    anyhow::ensure!(integrity_check == "ok", "{} fails the integrity check: {integrity_check}", path.display());
+    let count = |sql: &'static str| sqlx::query_scalar::<_, i64>(sql);
+    let migrations = count("SELECT count(*) FROM _sqlx_migrations WHERE success")
+        .fetch_one(&mut conn)
+        .await
+        .with_context(|| format!("{} is not a Frontdesk database (no migrations table)", path.display()))?;
+    let summary = FileSummary {
+        integrity_check,
+        migrations,
+        organizations: count("SELECT count(*) FROM organizations").fetch_one(&mut conn).await?,
+        hotels: count("SELECT count(*) FROM hotels").fetch_one(&mut conn).await?,
+        guests: count("SELECT count(*) FROM guests").fetch_one(&mut conn).await?,
+        reservations: count("SELECT count(*) FROM reservations").fetch_one(&mut conn).await?,
+        pending_webhook_events: count("SELECT count(*) FROM outbox_events").fetch_one(&mut conn).await?,
+    };
+    conn.close().await?;
+    Ok(summary)
+}
+
+/// Migrations this binary knows and how many of them the database has applied.
+pub struct MigrationStatus {
+    pub known: usize,
+    pub applied: usize,
+    /// Applied versions this binary does not know: the database was migrated by a newer Frontdesk.
+    pub unknown: usize,
+}
+
+pub async fn migration_status(db: &Db) -> anyhow::Result<MigrationStatus> {
+    let known: Vec<i64> = db.migrator().iter().map(|m| m.version).collect();
+    let mut conn = db.read.acquire().await?;
+    let applied: Vec<i64> =
+        match sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success").fetch_all(&mut *conn).await {
+            Ok(versions) => versions,
+            // No migrations table: a database nothing was applied to yet.
+            Err(sqlx::Error::Database(_)) => Vec::new(),
+            Err(err) => return Err(err.into()),
+        };
+    Ok(MigrationStatus {
+        known: known.len(),
+        applied: applied.iter().filter(|v| known.contains(v)).count(),
+        unknown: applied.iter().filter(|v| !known.contains(v)).count(),
+    })
+}
