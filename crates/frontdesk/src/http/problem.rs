@@ -58,12 +58,21 @@ fn slug(status: StatusCode) -> String {
     }
 }
 
+/// What a request is told while the database cannot be reached.
+pub const UNAVAILABLE: &str = "the database is not reachable at the moment; nothing was changed, try again shortly";
+
+/// Seconds a client is asked to wait before retrying a 503.
+const RETRY_AFTER_SECS: &str = "5";
+
 impl IntoResponse for Problem {
     fn into_response(self) -> Response {
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let body = serde_json::to_vec(&self).unwrap_or_default();
         let mut response = (status, body).into_response();
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECS));
+        }
         if status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
@@ -95,6 +104,10 @@ impl From<Error> for Problem {
                 problem.title = "The request is invalid".into();
                 problem.errors = Some(errors.clone());
                 return problem;
+            }
+            Error::Internal(err) if crate::store::is_unavailable_cause(err) => {
+                tracing::warn!(error = format!("{err:#}"), "the database is unavailable");
+                (StatusCode::SERVICE_UNAVAILABLE, UNAVAILABLE.to_string())
             }
             Error::Internal(err) => {
                 tracing::error!(error = format!("{err:#}"), "internal error");

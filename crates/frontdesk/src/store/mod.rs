@@ -56,6 +56,11 @@ use tokio::sync::Notify;
 /// How long opening a PostgreSQL database may take before the command says why it cannot.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Longest a request waits for a PostgreSQL connection. When the server is down every connection attempt fails, and
+/// the request is answered 503 after this long instead of hanging for the whole request timeout; under load, waits
+/// for a connection are milliseconds.
+pub const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Whether opening a database may create it. Only SQLite creates (its file); a PostgreSQL database must exist.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IfMissing {
@@ -230,7 +235,7 @@ impl Db {
                 }
                 let pool = AnyPoolOptions::new()
                     .max_connections(max_connections)
-                    .acquire_timeout(Duration::from_secs(30))
+                    .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
                     .connect_with(options)
                     .await
                     .context("connecting to PostgreSQL")?;
@@ -395,6 +400,24 @@ pub fn is_foreign_key_violation(err: &sqlx::Error) -> bool {
 
 /// Whether PostgreSQL gave up a transaction because of a concurrent one (deadlock detected, or a serialization
 /// failure): nothing was written, and the same request can simply be sent again.
+/// Whether an error means the database cannot be reached right now (stopped, restarting, every connection
+/// failing), not that a statement failed: the same request may succeed a little later.
+pub fn is_unavailable(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::WorkerCrashed => true,
+        // Connection exceptions (class 08), and the server shutting down or starting up (57P01-57P03).
+        sqlx::Error::Database(db) => {
+            db.code().is_some_and(|code| code.starts_with("08") || matches!(code.as_ref(), "57P01" | "57P02" | "57P03"))
+        }
+        _ => false,
+    }
+}
+
+/// [`is_unavailable`] for an error that may wrap a database error.
+pub fn is_unavailable_cause(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| cause.downcast_ref::<sqlx::Error>().is_some_and(is_unavailable))
+}
+
 pub fn is_concurrency_failure(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("40P01" | "40001")))
 }

@@ -195,6 +195,13 @@ impl IntoResponse for WebError {
                     .collect();
                 bad_request(&text.join("; "))
             }
+            Error::Internal(err) if crate::store::is_unavailable_cause(&err) => {
+                tracing::warn!(error = format!("{err:#}"), "the database is unavailable");
+                plain_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "The database cannot be reached at the moment. Nothing was changed; try again in a few seconds.",
+                )
+            }
             Error::Internal(err) => {
                 tracing::error!(error = format!("{err:#}"), "internal error on a page");
                 plain_error(StatusCode::INTERNAL_SERVER_ERROR, "Something went wrong on our side. Try again later.")

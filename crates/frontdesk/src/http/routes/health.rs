@@ -25,6 +25,9 @@ async fn healthz() -> axum::Json<HealthOut> {
     axum::Json(HealthOut { status: "ok" })
 }
 
+/// How long readiness waits for the database.
+const READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Readiness: the database answers.
 #[utoipa::path(
     get,
@@ -36,10 +39,16 @@ async fn healthz() -> axum::Json<HealthOut> {
     )
 )]
 async fn readyz(State(state): State<AppState>) -> Result<axum::Json<HealthOut>, Problem> {
-    match state.db.ping().await {
-        Ok(()) => Ok(axum::Json(HealthOut { status: "ok" })),
-        Err(err) => {
+    // Probes have short timeouts of their own; an unreachable database is reported before them, not after the
+    // pool's connection wait.
+    match tokio::time::timeout(READY_TIMEOUT, state.db.ping()).await {
+        Ok(Ok(())) => Ok(axum::Json(HealthOut { status: "ok" })),
+        Ok(Err(err)) => {
             tracing::warn!(error = %err, "readiness check failed");
+            Err(Problem::new(StatusCode::SERVICE_UNAVAILABLE, Some("the database does not answer".into())))
+        }
+        Err(_) => {
+            tracing::warn!("readiness check failed: the database did not answer in time");
             Err(Problem::new(StatusCode::SERVICE_UNAVAILABLE, Some("the database does not answer".into())))
         }
     }

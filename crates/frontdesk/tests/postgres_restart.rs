@@ -1,0 +1,243 @@
+//! PostgreSQL stopped and started under write load. The test runs a PostgreSQL server of its own (initdb into a
+//! temporary directory, on a free port), so that stopping it disturbs nothing else on the machine. While it is down
+//! every request that needs it is answered 503 with a problem document and `Retry-After`, `/readyz` says 503; when it
+//! is back the service recovers by itself, and no acknowledged write is lost.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::process::spawn_with;
+use serde_json::{json, Value};
+
+/// A PostgreSQL server of the test's own.
+struct PrivateServer {
+    bin: PathBuf,
+    dir: PathBuf,
+    port: u16,
+}
+
+impl PrivateServer {
+    /// `None` when this machine has no PostgreSQL server binaries (a failure under `CI=true`).
+    fn create() -> Option<PrivateServer> {
+        let bin = std::fs::read_dir("/usr/lib/postgresql").ok().and_then(|versions| {
+            let mut found: Vec<PathBuf> =
+                versions.flatten().map(|v| v.path().join("bin")).filter(|b| b.join("initdb").exists()).collect();
+            found.sort();
+            found.pop()
+        });
+        let Some(bin) = bin else {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "PostgreSQL's server binaries are required in CI");
+            eprintln!("skipping: no PostgreSQL server binaries under /usr/lib/postgresql");
+            return None;
+        };
+        let dir = std::env::temp_dir().join(format!("frontdesk-pg-{}", uuid::Uuid::now_v7().simple()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let server = PrivateServer { bin, dir, port };
+        if is_root() {
+            // PostgreSQL refuses to run as root: the directory is handed to the postgres user.
+            let status = Command::new("chown").args(["-R", "postgres:postgres"]).arg(&server.dir).status().unwrap();
+            assert!(status.success());
+        }
+        let data = server.dir.join("data");
+        let initdb = server.run("initdb", &["-D", &data.display().to_string(), "-A", "trust", "-U", "postgres"]);
+        assert!(initdb, "initdb");
+        Some(server)
+    }
+
+    fn run(&self, tool: &str, args: &[&str]) -> bool {
+        let program = self.bin.join(tool);
+        let mut command = if is_root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(program);
+            c
+        } else {
+            Command::new(program)
+        };
+        command.args(args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+        command.status().map(|s| s.success()).unwrap_or(false)
+    }
+
+    fn start(&self) {
+        let options = format!("-p {} -k {} -c listen_addresses=127.0.0.1", self.port, self.dir.display());
+        let log = self.dir.join("log").display().to_string();
+        let data = self.dir.join("data").display().to_string();
+        assert!(self.run("pg_ctl", &["-D", &data, "-o", &options, "-l", &log, "-w", "start"]), "pg_ctl start");
+    }
+
+    fn stop(&self) {
+        let data = self.dir.join("data").display().to_string();
+        assert!(self.run("pg_ctl", &["-D", &data, "-m", "fast", "-w", "stop"]), "pg_ctl stop");
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+}
+
+impl Drop for PrivateServer {
+    fn drop(&mut self) {
+        let data = self.dir.join("data").display().to_string();
+        self.run("pg_ctl", &["-D", &data, "-m", "immediate", "-w", "stop"]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().map(|o| o.stdout.starts_with(b"0\n")).unwrap_or(false)
+}
+
+fn admin(url: &str, args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_frontdesk"))
+        .args(["admin"])
+        .args(args)
+        .env("FRONTDESK_DATABASE_URL", url)
+        .env("FRONTDESK_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn migrate(url: &str) {
+    let out = Command::new(env!("CARGO_BIN_EXE_frontdesk"))
+        .arg("migrate")
+        .env("FRONTDESK_DATABASE_URL", url)
+        .env("FRONTDESK_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[derive(Default)]
+struct Seen {
+    acknowledged: Vec<String>,
+    /// Statuses other than 200, with whether the answer was a problem document carrying Retry-After.
+    refused: Vec<(u16, bool)>,
+    last_success: Option<Instant>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_service_answers_503_while_postgres_is_down_and_recovers_by_itself() {
+    let Some(server) = PrivateServer::create() else { return };
+    server.start();
+    let url = server.url();
+    migrate(&url);
+    let org = admin(&url, &["create-org", "--name", "Acme"]);
+    let org_id = org["id"].as_str().unwrap();
+    admin(
+        &url,
+        &[
+            "create-operator",
+            "--org",
+            org_id,
+            "--email",
+            "ana@example.com",
+            "--name",
+            "Ana",
+            "--password",
+            "long enough",
+        ],
+    );
+    let token = admin(&url, &["create-token", "--email", "ana@example.com"])["token"].as_str().unwrap().to_string();
+    let process = spawn_with(&url, &[]).await;
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(20)).build().unwrap();
+    let auth = format!("Token {token}");
+    let hotel: Value = client
+        .post(format!("{}/api/hotels", process.base))
+        .header("authorization", &auth)
+        .json(&json!({"name": "Sea", "timezone": "Europe/Lisbon", "currency": "EUR"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let hotel = hotel["id"].as_str().unwrap().to_string();
+
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut writers = Vec::new();
+    for writer in 0..3 {
+        let (client, base, auth, hotel) = (client.clone(), process.base.clone(), auth.clone(), hotel.clone());
+        let (seen, stop) = (seen.clone(), stop.clone());
+        writers.push(tokio::spawn(async move {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                n += 1;
+                let body = json!({"hotelId": hotel, "firstName": format!("W{writer}"), "lastName": format!("N{n}")});
+                let answer =
+                    client.post(format!("{base}/api/guests")).header("authorization", &auth).json(&body).send().await;
+                let answer = answer.expect("the service itself keeps answering");
+                let status = answer.status().as_u16();
+                let problem_with_retry =
+                    answer.headers().get("content-type").is_some_and(|v| v.as_bytes() == b"application/problem+json")
+                        && answer.headers().contains_key("retry-after");
+                if status == 200 {
+                    let created: Value = answer.json().await.unwrap();
+                    let mut seen = seen.lock().unwrap();
+                    seen.acknowledged.push(created["id"].as_str().unwrap().to_string());
+                    seen.last_success = Some(Instant::now());
+                } else {
+                    seen.lock().unwrap().refused.push((status, problem_with_retry));
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+
+    server.stop();
+    let stopped_at = Instant::now();
+    // While it is down: readiness says so, and writes are refused with 503.
+    let ready = client.get(format!("{}/readyz", process.base)).send().await.unwrap();
+    assert_eq!(ready.status(), 503, "readyz while PostgreSQL is down");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let refused_while_down = seen.lock().unwrap().refused.len();
+    assert!(refused_while_down > 0, "writes were refused while PostgreSQL was down");
+
+    server.start();
+    let restarted_at = Instant::now();
+    let recovered = loop {
+        let last = seen.lock().unwrap().last_success;
+        if let Some(at) = last.filter(|at| *at > restarted_at) {
+            break at.duration_since(restarted_at);
+        }
+        assert!(restarted_at.elapsed() < Duration::from_secs(60), "the service did not recover within 60 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let ready = client.get(format!("{}/readyz", process.base)).send().await.unwrap();
+    assert_eq!(ready.status(), 200, "readyz after PostgreSQL is back");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    stop.store(true, Ordering::Relaxed);
+    for writer in writers {
+        writer.await.unwrap();
+    }
+
+    let seen = seen.lock().unwrap();
+    let statuses: std::collections::BTreeSet<u16> = seen.refused.iter().map(|(s, _)| *s).collect();
+    assert_eq!(statuses, [503].into(), "refusals were all 503");
+    assert!(seen.refused.iter().all(|(_, problem)| *problem), "every 503 is a problem document with Retry-After");
+    for id in &seen.acknowledged {
+        let answer = client
+            .get(format!("{}/api/guests/{id}", process.base))
+            .header("authorization", &auth)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200, "acknowledged guest {id} lost");
+    }
+    eprintln!(
+        "PostgreSQL down {:.1} s: {} writes refused with 503; first write {} ms after it came back; {} writes \
+         acknowledged, all present",
+        restarted_at.duration_since(stopped_at).as_secs_f64(),
+        seen.refused.len(),
+        recovered.as_millis(),
+        seen.acknowledged.len()
+    );
+}
