@@ -219,7 +219,7 @@ async fn the_service_answers_503_while_postgres_is_down_and_recovers_by_itself()
         writer.await.unwrap();
     }
 
-    let seen = seen.lock().unwrap();
+    let seen = std::mem::take(&mut *seen.lock().unwrap());
     let statuses: std::collections::BTreeSet<u16> = seen.refused.iter().map(|(s, _)| *s).collect();
     assert_eq!(statuses, [503].into(), "refusals were all 503");
     assert!(seen.refused.iter().all(|(_, problem)| *problem), "every 503 is a problem document with Retry-After");
