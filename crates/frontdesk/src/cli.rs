@@ -49,6 +49,21 @@ pub enum Command {
     /// Replaces the SQLite database with a backup, after checking it; refused while a frontdesk process uses the
     /// database (PostgreSQL: pg_restore).
     Restore(RestoreArgs),
+    /// Writes everything an organization has (hotels, room types, rooms, rate plans, daily rates, guests,
+    /// reservations with rooms and folio) as JSON lines, each record as the REST API answers it.
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The organization's id (see `admin list-orgs`).
+    #[arg(long, value_name = "ID")]
+    pub org: String,
+    /// The file to write (it must not exist) [default: standard output].
+    #[arg(long, value_name = "FILE")]
+    pub to: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Debug, Args)]
@@ -243,6 +258,20 @@ pub async fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<()> {
             println!("{}", json!({ "restored": Db::describe(&store.database.database_url), "from": summary }));
             Ok(())
         }
+        Command::Export(args) => {
+            let store = config::with_file(args.store, leaf, file)?;
+            init_tracing(store.log.log_format);
+            let db = open(&store.database, IfMissing::Refuse).await?;
+            let result = export(&db, &args.org, args.to.as_deref()).await;
+            db.close().await;
+            let counts = result?;
+            // The counts go to stderr when the records go to stdout.
+            match args.to {
+                Some(_) => println!("{}", json!(counts)),
+                None => eprintln!("{}", json!(counts)),
+            }
+            Ok(())
+        }
         Command::Admin(cmd) => {
             let store = config::with_file(cmd.store().clone(), leaf, file)?;
             init_tracing(store.log.log_format);
@@ -252,6 +281,21 @@ pub async fn run(cli: Cli, matches: &ArgMatches) -> anyhow::Result<()> {
             db.close().await;
             result
         }
+    }
+}
+
+async fn export(db: &Db, org: &str, to: Option<&Path>) -> anyhow::Result<operations::export::ExportCounts> {
+    match to {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .with_context(|| format!("creating {} (an export never overwrites a file)", path.display()))?;
+            let mut out = std::io::BufWriter::new(file);
+            operations::export::export(db, org, &mut out).await
+        }
+        None => operations::export::export(db, org, &mut std::io::BufWriter::new(std::io::stdout().lock())).await,
     }
 }
 

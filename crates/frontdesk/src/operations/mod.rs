@@ -4,3 +4,4 @@
 
 pub mod backup;
 pub mod check;
+pub mod export;

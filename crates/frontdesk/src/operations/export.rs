@@ -1,0 +1,96 @@
+//! `frontdesk export`: everything an organization has, as JSON lines, for moving to another system or keeping
+//! outside Frontdesk. Each line is `{"type": …, "data": …}` where `data` is the record exactly as the REST API
+//! answers it, so whatever reads the API reads the export. The first line describes the export.
+
+use std::io::Write;
+
+use anyhow::Context;
+use chrono::NaiveDate;
+use futures::StreamExt;
+use serde::Serialize;
+use serde_json::json;
+
+use crate::domain::access::Actor;
+use crate::domain::listing::ListParams;
+use crate::domain::{guests, hotels, identity, rate_plans, reservations, room_types, rooms};
+use crate::store::{self, Db};
+
+/// Bounds wide enough for every night that can be stored (writes accept 2000-01-01 onwards), in the form both
+/// engines compare as dates.
+const FIRST_NIGHT: NaiveDate = NaiveDate::from_ymd_opt(1970, 1, 1).expect("a valid date");
+const LAST_NIGHT: NaiveDate = NaiveDate::from_ymd_opt(9999, 12, 31).expect("a valid date");
+
+/// How many records of each kind were written.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportCounts {
+    pub hotels: u64,
+    pub room_types: u64,
+    pub rooms: u64,
+    pub rate_plans: u64,
+    pub daily_rates: u64,
+    pub guests: u64,
+    pub reservations: u64,
+}
+
+/// Writes organization `organization_id` to `out`. Reads go through the domain with the service's own rights in
+/// that organization; reservations carry their rooms and folio, as `GET /api/reservations/{id}` answers them.
+pub async fn export(db: &Db, organization_id: &str, out: &mut impl Write) -> anyhow::Result<ExportCounts> {
+    let organizations = identity::list_organizations(db).await?;
+    let organization = organizations
+        .iter()
+        .find(|o| o.id == organization_id)
+        .with_context(|| format!("there is no organization {organization_id} (see `frontdesk admin list-orgs`)"))?;
+    let actor = Actor::system(organization_id);
+    let mut counts = ExportCounts::default();
+    line(out, "export", &json!({"format": 1, "organization": organization, "exportedAt": crate::domain::now()}))?;
+
+    for hotel in hotels::list(db, &actor).await? {
+        line(out, "hotel", &hotel)?;
+        counts.hotels += 1;
+        for room_type in room_types::list(db, &actor, Some(&hotel.id)).await? {
+            line(out, "roomType", &room_type)?;
+            counts.room_types += 1;
+        }
+        for room in rooms::list(db, &actor, Some(&hotel.id), None).await? {
+            line(out, "room", &room)?;
+            counts.rooms += 1;
+        }
+        for plan in rate_plans::list(db, &actor, Some(&hotel.id), None).await? {
+            line(out, "ratePlan", &plan)?;
+            counts.rate_plans += 1;
+            // Every night ever priced: the API's reads are limited to a window, the export is not.
+            let mut conn = db.read().await?;
+            let rates = store::daily_rates::range(&mut conn, &plan.id, &plan.currency, FIRST_NIGHT, LAST_NIGHT).await?;
+            drop(conn);
+            for rate in rates {
+                line(out, "dailyRate", &rate)?;
+                counts.daily_rates += 1;
+            }
+        }
+    }
+
+    let mut all_guests = guests::list(db, &actor, guests::GuestFilter::default(), ListParams::default()).await?.items;
+    while let Some(guest) = all_guests.next().await {
+        line(out, "guest", &guest?)?;
+        counts.guests += 1;
+    }
+
+    let mut all_reservations =
+        reservations::list(db, &actor, reservations::ReservationFilter::default(), ListParams::default()).await?.items;
+    while let Some(reservation) = all_reservations.next().await {
+        let mut conn = db.read().await?;
+        let reservation = reservations::full(&mut conn, reservation?).await?;
+        drop(conn);
+        line(out, "reservation", &reservation)?;
+        counts.reservations += 1;
+    }
+    out.flush()?;
+    Ok(counts)
+}
+
+fn line(out: &mut impl Write, kind: &str, data: &impl Serialize) -> anyhow::Result<()> {
+    serde_json::to_writer(&mut *out, &json!({"type": kind, "data": data}))?;
+    out.write_all(b"\n")?;
+    Ok(())
+}
