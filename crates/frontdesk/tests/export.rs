@@ -67,7 +67,7 @@ async fn an_export_holds_every_record_as_the_api_answers_it(s: TestServer) {
         (1, 1, 1, 1, 3, 1, 1),
         "{kinds:#?}"
     );
-    let counts: Value = serde_json::from_slice(&out.stderr.rsplit(|b| *b == b'\n').find(|l| !l.is_empty()).unwrap())
+    let counts: Value = serde_json::from_slice(out.stderr.rsplit(|b| *b == b'\n').find(|l| !l.is_empty()).unwrap())
         .expect("the counts on stderr");
     assert_eq!(counts["dailyRates"], 3);
 
