@@ -5,33 +5,17 @@ mod common;
 
 use std::collections::HashSet;
 use std::path::Path;
-use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 
+use common::process::{command as frontdesk, json_output};
 use common::TestServer;
 use frontdesk::store::maintenance::verify_sqlite_file;
 use frontdesk::store::Engine;
 use serde_json::{json, Value};
 use sqlx::Connection;
 
-fn frontdesk(database_url: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_frontdesk"));
-    for (key, _) in std::env::vars() {
-        if key.starts_with("FRONTDESK_") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd.env("FRONTDESK_DATABASE_URL", database_url).env("FRONTDESK_LOG", "warn");
-    cmd
-}
-
 fn text(out: &[u8]) -> String {
     String::from_utf8_lossy(out).into_owned()
-}
-
-fn json_of(out: Output) -> Value {
-    assert!(out.status.success(), "stdout: {}\nstderr: {}", text(&out.stdout), text(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("one JSON object on stdout")
 }
 
 fn temp_path(name: &str) -> std::path::PathBuf {
@@ -84,15 +68,14 @@ async fn a_backup_taken_under_write_load_holds_every_write_acknowledged_before_i
     let target = temp_path("backup.db");
     let url = s.database_url().to_string();
     let target_arg = target.display().to_string();
-    let out = tokio::task::spawn_blocking(move || frontdesk(&url).args(["backup", "--to", &target_arg]).output())
-        .await
-        .unwrap()
-        .unwrap();
+    let report =
+        tokio::task::spawn_blocking(move || json_output(frontdesk(&url).args(["backup", "--to", &target_arg])))
+            .await
+            .unwrap();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for writer in writers {
         writer.await.expect("writer");
     }
-    let report = json_of(out);
     assert_eq!(report["integrityCheck"], "ok");
     assert_eq!(report["path"], target.display().to_string());
     let in_backup = guest_ids(&target).await;
@@ -115,11 +98,10 @@ async fn a_backup_taken_under_write_load_holds_every_write_acknowledged_before_i
     // Into a database nobody uses, the restore brings back exactly the backup, migrated and usable.
     let restored = temp_path("restored.db");
     let restored_url = format!("sqlite://{}", restored.display());
-    let out =
-        json_of(frontdesk(&restored_url).args(["restore", "--from", &target.display().to_string()]).output().unwrap());
+    let out = json_output(frontdesk(&restored_url).args(["restore", "--from", &target.display().to_string()]));
     assert_eq!(out["from"]["integrityCheck"], "ok");
     assert_eq!(guest_ids(&restored).await, in_backup);
-    let orgs = json_of(frontdesk(&restored_url).args(["admin", "list-orgs"]).output().unwrap());
+    let orgs = json_output(frontdesk(&restored_url).args(["admin", "list-orgs"]));
     assert_eq!(orgs["organizations"][0]["name"], "Acme");
     for path in [target, restored] {
         for suffix in ["", "-wal", "-shm"] {

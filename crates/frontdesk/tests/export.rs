@@ -4,8 +4,8 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::process::Command;
 
+use common::process::command;
 use common::{day, TestServer};
 use serde_json::{json, Value};
 
@@ -38,12 +38,7 @@ async fn an_export_holds_every_record_as_the_api_answers_it(s: TestServer) {
     s.create("/api/guests", &other.auth(), json!({"hotelId": other_hotel, "firstName": "Zed", "lastName": "Other"}))
         .await;
 
-    let out = Command::new(env!("CARGO_BIN_EXE_frontdesk"))
-        .args(["export", "--org", &org.id])
-        .env("FRONTDESK_DATABASE_URL", s.database_url())
-        .env("FRONTDESK_LOG", "warn")
-        .output()
-        .unwrap();
+    let out = command(s.database_url()).args(["export", "--org", &org.id]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let lines: Vec<Value> =
         String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
@@ -82,18 +77,13 @@ async fn an_export_holds_every_record_as_the_api_answers_it(s: TestServer) {
     assert!(!lines.iter().any(|l| l.to_string().contains("Zed")), "nothing of another organization");
 
     // An unknown organization is named; an existing file is never overwritten.
-    let unknown = Command::new(env!("CARGO_BIN_EXE_frontdesk"))
-        .args(["export", "--org", "no-such-org"])
-        .env("FRONTDESK_DATABASE_URL", s.database_url())
-        .output()
-        .unwrap();
+    let unknown = command(s.database_url()).args(["export", "--org", "no-such-org"]).output().unwrap();
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("there is no organization no-such-org"));
     let existing = std::env::temp_dir().join(format!("frontdesk-export-{}.jsonl", uuid::Uuid::now_v7().simple()));
     std::fs::write(&existing, "keep me").unwrap();
-    let refused = Command::new(env!("CARGO_BIN_EXE_frontdesk"))
+    let refused = command(s.database_url())
         .args(["export", "--org", &org.id, "--to", &existing.display().to_string()])
-        .env("FRONTDESK_DATABASE_URL", s.database_url())
         .output()
         .unwrap();
     assert!(!refused.status.success());

@@ -5,6 +5,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use common::process::{command, json_output};
 use common::{Auth, TestDatabase, TestServer};
 use frontdesk::config::Config;
 use frontdesk::store::{Db, Engine};
@@ -31,28 +32,16 @@ async fn a_panicking_handler_answers_500_and_the_service_keeps_serving() {
     }
 }
 
-fn frontdesk(db_url: &str) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_frontdesk"));
-    cmd.env("FRONTDESK_DATABASE_URL", db_url).env("FRONTDESK_LOG", "warn");
-    cmd
-}
-
-fn run_json(cmd: &mut Command) -> Value {
-    let out = cmd.output().expect("frontdesk runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).expect("one JSON object on stdout")
-}
-
 #[tokio::test]
 async fn admin_commands_print_one_json_object_each() {
     let database = TestDatabase::create(Engine::Sqlite).await.unwrap();
     let url = &database.url;
     // Admin commands never create a database; `migrate` does.
-    let migrated = frontdesk(url).arg("migrate").output().unwrap();
+    let migrated = command(url).arg("migrate").output().unwrap();
     assert!(migrated.status.success(), "{}", String::from_utf8_lossy(&migrated.stderr));
-    let org = run_json(frontdesk(url).args(["admin", "create-org", "--name", "Acme"]));
+    let org = json_output(command(url).args(["admin", "create-org", "--name", "Acme"]));
     let org_id = org["id"].as_str().unwrap();
-    let op = run_json(frontdesk(url).args([
+    let op = json_output(command(url).args([
         "admin",
         "create-operator",
         "--org",
@@ -65,15 +54,15 @@ async fn admin_commands_print_one_json_object_each() {
         "long enough",
     ]));
     assert_eq!(op["organizationId"], org["id"]);
-    let token = run_json(frontdesk(url).args(["admin", "create-token", "--email", "ana@example.com"]));
+    let token = json_output(command(url).args(["admin", "create-token", "--email", "ana@example.com"]));
     assert!(token["token"].as_str().unwrap().starts_with("fdt_"));
     let key =
-        run_json(frontdesk(url).args(["admin", "create-api-key", "--org", org_id, "--name", "ci", "--scope", "all"]));
+        json_output(command(url).args(["admin", "create-api-key", "--org", org_id, "--name", "ci", "--scope", "all"]));
     assert!(key["secret"].as_str().unwrap().starts_with("fdk_"));
     assert_eq!(key["scopes"].as_array().unwrap().len(), 8);
-    let orgs = run_json(frontdesk(url).args(["admin", "list-orgs"]));
+    let orgs = json_output(command(url).args(["admin", "list-orgs"]));
     assert_eq!(orgs["organizations"][0]["id"], org["id"]);
-    let failed = frontdesk(url)
+    let failed = command(url)
         .args(["admin", "create-api-key", "--org", org_id, "--name", "x", "--scope", "nope"])
         .output()
         .unwrap();
@@ -90,7 +79,7 @@ async fn serve_demo_twice_and_shut_down_gracefully_on_sigterm() {
     let database = TestDatabase::create(Engine::Sqlite).await.unwrap();
     for run in 0..2 {
         let port = free_port();
-        let mut child = frontdesk(&database.url)
+        let mut child = command(&database.url)
             .args(["serve", "--demo", "--listen", &format!("127.0.0.1:{port}")])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::process::spawn_with;
+use common::process::{command, json_output, spawn_with};
 use serde_json::{json, Value};
 
 /// A PostgreSQL server of the test's own.
@@ -93,24 +93,16 @@ fn is_root() -> bool {
 }
 
 fn admin(url: &str, args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_frontdesk"))
-        .args(["admin"])
-        .args(args)
-        .env("FRONTDESK_DATABASE_URL", url)
-        .env("FRONTDESK_LOG", "warn")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_output(command(url).arg("admin").args(args))
 }
 
 fn migrate(url: &str) {
-    let out = Command::new(env!("CARGO_BIN_EXE_frontdesk"))
-        .arg("migrate")
-        .env("FRONTDESK_DATABASE_URL", url)
-        .env("FRONTDESK_LOG", "warn")
-        .output()
-        .unwrap();
+    succeeds(command(url).arg("migrate"));
+}
+
+/// Runs a command that prints nothing on stdout and must succeed.
+fn succeeds(cmd: &mut Command) {
+    let out = cmd.output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 

@@ -42,3 +42,28 @@ pub async fn spawn_with(url: &str, env: &[(&str, &str)]) -> Process {
     drop(Process { child, base });
     panic!("frontdesk serve did not come up");
 }
+
+/// The `frontdesk` binary on `database_url`, logging only warnings, with no other `FRONTDESK_*` setting taken from
+/// the environment the tests run in.
+pub fn command(database_url: &str) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_frontdesk"));
+    for (key, _) in std::env::vars() {
+        if key.starts_with("FRONTDESK_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env("FRONTDESK_DATABASE_URL", database_url).env("FRONTDESK_LOG", "warn");
+    cmd
+}
+
+/// Runs a command that must succeed and print one JSON object on stdout, and answers that object.
+pub fn json_output(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.output().expect("frontdesk runs");
+    assert!(
+        out.status.success(),
+        "stdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object on stdout")
+}
