@@ -159,6 +159,10 @@ impl Drop for BenchServer {
         }
         // The schema goes with the server; a thread of its own because `drop` may run inside the benchmark's runtime.
         if let Some(schema) = self.pg_schema.take() {
+            if std::env::var_os("FRONTDESK_BENCH_KEEP_DB").is_some() {
+                eprintln!("  kept the PostgreSQL schema {schema} (FRONTDESK_BENCH_KEEP_DB)");
+                return;
+            }
             let admin = postgres_url();
             let _ = std::thread::spawn(move || {
                 use sqlx::Connection;

@@ -255,21 +255,13 @@ pub async fn rack(db: &Db, actor: &Actor, hotel_id: &str, from: NaiveDate, night
     let check_in_from = check_in_bound(&mut conn, actor, &hotel.id, from).await?;
     let rows =
         store::reservations::rack_rows(&mut conn, &actor.organization_id, &hotel.id, check_in_from, from, to).await?;
-    let mut guest_ids: Vec<String> = rows.iter().filter_map(|r| r.guest_id.clone()).collect();
-    guest_ids.sort();
-    guest_ids.dedup();
-    let names: HashMap<String, String> = store::guests::by_ids(&mut conn, &actor.organization_id, &guest_ids)
-        .await?
-        .into_iter()
-        .map(|g| (g.id.clone(), guest_name(&g)))
-        .collect();
     let mut by_room: HashMap<String, Vec<RackStay>> = HashMap::new();
     let mut unassigned: HashMap<String, Vec<RackStay>> = HashMap::new();
     for row in rows {
         let stay = RackStay {
             reservation_id: row.reservation_id,
             reservation_room_id: row.room.id.clone(),
-            guest_name: row.guest_id.and_then(|id| names.get(&id).cloned()).unwrap_or_else(|| "No guest".into()),
+            guest_name: row.guest_name.map_or_else(|| "No guest".into(), |(first, last)| full_name(&first, &last)),
             status: row.status,
             check_in_date: row.check_in_date,
             check_out_date: row.check_out_date,
@@ -297,7 +289,11 @@ pub async fn rack(db: &Db, actor: &Actor, hotel_id: &str, from: NaiveDate, night
 
 /// "First Last", as the front desk says it.
 pub fn guest_name(g: &Guest) -> String {
-    format!("{} {}", g.first_name, g.last_name)
+    full_name(&g.first_name, &g.last_name)
+}
+
+fn full_name(first: &str, last: &str) -> String {
+    format!("{first} {last}")
 }
 
 fn bad_date(field: &str) -> Error {

@@ -178,7 +178,8 @@ pub async fn rooms_of(
 /// A reservation room on the room rack: the stay it belongs to and where it sleeps.
 pub struct RackRow {
     pub reservation_id: String,
-    pub guest_id: Option<String>,
+    /// The guest's first and last name, read in the same statement (a rack shows thousands of stays).
+    pub guest_name: Option<(String, String)>,
     pub status: ReservationStatus,
     pub check_in_date: NaiveDate,
     pub check_out_date: NaiveDate,
@@ -198,9 +199,10 @@ pub async fn rack_rows(
 ) -> StoreResult<Vec<RackRow>> {
     let columns = ROOM_COLUMNS.split(", ").map(|c| format!("rr.{c}")).collect::<Vec<_>>().join(", ");
     let sql = format!(
-        "SELECT r.id AS reservation_id, r.guest_id AS guest_id, r.status AS reservation_status, \
-         r.check_in_date AS stay_in, r.check_out_date AS stay_out, {columns} \
+        "SELECT r.id AS reservation_id, g.first_name AS guest_first_name, g.last_name AS guest_last_name, \
+         r.status AS reservation_status, r.check_in_date AS stay_in, r.check_out_date AS stay_out, {columns} \
          FROM reservations r JOIN reservation_rooms rr ON rr.reservation_id = r.id \
+         LEFT JOIN guests g ON g.id = r.guest_id \
          WHERE r.organization_id = $1 AND r.hotel_id = $2 AND r.check_in_date >= $3 AND r.check_in_date < $4 \
          AND r.check_out_date > $5 AND r.status IN ('REQUESTED', 'CONFIRMED', 'CHECKED_IN', 'CHECKED_OUT') \
          AND rr.status <> 'CANCELLED' ORDER BY r.check_in_date, r.id, rr.position"
@@ -218,7 +220,10 @@ pub async fn rack_rows(
             let status: String = row.try_get("reservation_status")?;
             Ok(RackRow {
                 reservation_id: row.try_get("reservation_id")?,
-                guest_id: row.try_get("guest_id")?,
+                guest_name: match (row.try_get("guest_first_name")?, row.try_get("guest_last_name")?) {
+                    (Some(first), Some(last)) => Some((first, last)),
+                    _ => None,
+                },
                 status: ReservationStatus::parse(&status).ok_or_else(|| decode_err("status", &status))?,
                 check_in_date: row.get_date("stay_in")?,
                 check_out_date: row.get_date("stay_out")?,
