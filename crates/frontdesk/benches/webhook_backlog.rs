@@ -160,15 +160,16 @@ async fn insert_backlog(server: &BenchServer, n: usize) {
     }
 }
 
-/// `SELECT COUNT(*) AS n …` with an optional parameter.
-async fn count(server: &BenchServer, sql: &str, bind: Option<&str>) -> i64 {
+/// `SELECT COUNT(*) AS n …` with an optional parameter; -1 when the query fails (run against a version of the
+/// service before the webhook queue, for comparison, the queue's tables are not there).
+async fn count(db: &frontdesk::store::Db, sql: &str, bind: Option<&str>) -> i64 {
     use sqlx::Row;
-    let mut conn = server.db.read().await.expect("connection");
+    let mut conn = db.read().await.expect("connection");
     let mut query = sqlx::query(sql);
     if let Some(value) = bind {
         query = query.bind(value);
     }
-    query.fetch_one(&mut *conn).await.expect("query").try_get("n").expect("n")
+    query.fetch_one(&mut *conn).await.ok().and_then(|row| row.try_get("n").ok()).unwrap_or(-1)
 }
 
 struct Outcome {
@@ -242,18 +243,12 @@ async fn run_case(engine: Engine, backlog: usize) -> Option<Outcome> {
         let hanging_id = hanging_id.clone();
         tokio::spawn(async move {
             while sampling.load(Ordering::Relaxed) {
-                let claimed: i64 = {
-                    use sqlx::Row;
-                    let mut conn = db.read().await.expect("connection");
-                    sqlx::query(
-                        "SELECT COUNT(*) AS n FROM webhook_queue WHERE subscription_id = $1 AND claimed_until IS NOT NULL",
-                    )
-                    .bind(&hanging_id)
-                    .fetch_one(&mut *conn)
-                    .await
-                    .map(|row| row.try_get("n").unwrap_or(-1))
-                    .unwrap_or(-1)
-                };
+                let claimed = count(
+                    &db,
+                    "SELECT COUNT(*) AS n FROM webhook_queue WHERE subscription_id = $1 AND claimed_until IS NOT NULL",
+                    Some(&hanging_id),
+                )
+                .await;
                 if let Some(kib) = rss_kib(pid) {
                     samples.lock().expect("samples").push((started.elapsed().as_secs_f64(), kib, claimed));
                 }
@@ -264,7 +259,7 @@ async fn run_case(engine: Engine, backlog: usize) -> Option<Outcome> {
 
     // The backlog is handed out to the hanging subscription's queue before the writes start.
     let hand_out_started = Instant::now();
-    while count(&server, "SELECT COUNT(*) AS n FROM outbox_events WHERE handed_out = 0", None).await > 0 {
+    while count(&server.db, "SELECT COUNT(*) AS n FROM outbox_events WHERE handed_out = 0", None).await > 0 {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let hand_out = hand_out_started.elapsed();
@@ -300,7 +295,8 @@ async fn run_case(engine: Engine, backlog: usize) -> Option<Outcome> {
     sampling.store(false, Ordering::Relaxed);
     let _ = sampler.await;
     let queued_at_end =
-        count(&server, "SELECT COUNT(*) AS n FROM webhook_queue WHERE subscription_id = $1", Some(&hanging_id)).await;
+        count(&server.db, "SELECT COUNT(*) AS n FROM webhook_queue WHERE subscription_id = $1", Some(&hanging_id))
+            .await;
     drop(serve);
     let samples = samples.lock().expect("samples").clone();
     let latencies = Stats::new(latencies.lock().expect("latencies").clone());
