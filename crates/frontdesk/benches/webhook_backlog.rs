@@ -80,11 +80,23 @@ async fn serve(app: axum::Router) -> String {
     url
 }
 
-/// `VmRSS` of a process, in KiB.
-fn rss_kib(pid: u32) -> Option<u64> {
+/// Resident memory of a process, in KiB: `VmRSS` (all of it), and of that `RssAnon` (the heap: what the process
+/// holds) and `RssFile` (file pages mapped, such as SQLite's memory-mapped database file, which the kernel reclaims
+/// at will).
+#[derive(Clone, Copy, Default)]
+struct Rss {
+    total: u64,
+    anon: u64,
+    file: u64,
+}
+
+fn rss(pid: u32) -> Option<Rss> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    let field = |name: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    Some(Rss { total: field("VmRSS:")?, anon: field("RssAnon:")?, file: field("RssFile:")? })
 }
 
 /// A `frontdesk serve` process, killed when dropped.
@@ -173,8 +185,8 @@ async fn count(db: &frontdesk::store::Db, sql: &str, bind: Option<&str>) -> i64 
 }
 
 struct Outcome {
-    /// (seconds since the serve process started, VmRSS KiB, hanging subscription's claimed rows)
-    samples: Vec<(f64, u64, i64)>,
+    /// (seconds since the serve process started, memory, hanging subscription's claimed rows)
+    samples: Vec<(f64, Rss, i64)>,
     hand_out: Duration,
     latencies: Stats,
     delivered: usize,
@@ -249,8 +261,8 @@ async fn run_case(engine: Engine, backlog: usize) -> Option<Outcome> {
                     Some(&hanging_id),
                 )
                 .await;
-                if let Some(kib) = rss_kib(pid) {
-                    samples.lock().expect("samples").push((started.elapsed().as_secs_f64(), kib, claimed));
+                if let Some(rss) = rss(pid) {
+                    samples.lock().expect("samples").push((started.elapsed().as_secs_f64(), rss, claimed));
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
@@ -313,12 +325,21 @@ async fn run_case(engine: Engine, backlog: usize) -> Option<Outcome> {
 
 fn report(label: &str, outcome: &Outcome) {
     println!("  {label}:");
-    let rss: Vec<String> =
-        outcome.samples.iter().map(|(t, kib, _)| format!("{t:.0}s {:.1}", *kib as f64 / 1024.0)).collect();
-    println!("    serve RSS over time (MiB): {}", rss.join(", "));
-    let max = outcome.samples.iter().map(|(_, kib, _)| *kib).max().unwrap_or(0);
-    let last = outcome.samples.last().map_or(0, |(_, kib, _)| *kib);
-    println!("    serve RSS max {:.1} MiB, at the end {:.1} MiB", max as f64 / 1024.0, last as f64 / 1024.0);
+    let mib = |kib: u64| kib as f64 / 1024.0;
+    let fields: [(&str, fn(&Rss) -> u64); 3] =
+        [("VmRSS", |r| r.total), ("RssAnon", |r| r.anon), ("RssFile", |r| r.file)];
+    for (name, of) in fields {
+        let over_time: Vec<String> =
+            outcome.samples.iter().map(|(t, rss, _)| format!("{t:.0}s {:.1}", mib(of(rss)))).collect();
+        let max = outcome.samples.iter().map(|(_, rss, _)| of(rss)).max().unwrap_or(0);
+        let last = outcome.samples.last().map_or(0, |(_, rss, _)| of(rss));
+        println!(
+            "    serve {name} (MiB) max {:.1}, at the end {:.1}; over time: {}",
+            mib(max),
+            mib(last),
+            over_time.join(", ")
+        );
+    }
     let claimed: Vec<i64> = outcome.samples.iter().map(|(_, _, c)| *c).collect();
     println!(
         "    hanging subscription's rows claimed (held by a lane): max {}, samples {:?}",
