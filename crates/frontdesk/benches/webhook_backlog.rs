@@ -326,8 +326,8 @@ async fn run_case(engine: Engine, backlog: usize) -> Option<Outcome> {
 fn report(label: &str, outcome: &Outcome) {
     println!("  {label}:");
     let mib = |kib: u64| kib as f64 / 1024.0;
-    let fields: [(&str, fn(&Rss) -> u64); 3] =
-        [("VmRSS", |r| r.total), ("RssAnon", |r| r.anon), ("RssFile", |r| r.file)];
+    type Field = fn(&Rss) -> u64;
+    let fields: [(&str, Field); 3] = [("VmRSS", |r| r.total), ("RssAnon", |r| r.anon), ("RssFile", |r| r.file)];
     for (name, of) in fields {
         let over_time: Vec<String> =
             outcome.samples.iter().map(|(t, rss, _)| format!("{t:.0}s {:.1}", mib(of(rss)))).collect();

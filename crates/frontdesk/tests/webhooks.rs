@@ -583,7 +583,7 @@ async fn events_claimed_by_a_dead_process_are_taken_over(engine: Engine) {
         }
     }
     assert_eq!(queued.len(), 1, "the change made before the subscription is not queued for it");
-    frontdesk::store::outbox::enqueue(tx.conn(), &queued).await.unwrap();
+    frontdesk::store::outbox::enqueue(tx.conn(), &queued, None).await.unwrap();
     let claimed = frontdesk::store::outbox::claim_queued(
         tx.conn(),
         queued[0].0,

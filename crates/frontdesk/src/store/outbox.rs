@@ -69,19 +69,24 @@ pub async fn take_new(conn: &mut AnyConnection, limit: i64) -> StoreResult<Vec<P
     Ok(events)
 }
 
-/// Queues events for subscriptions: (subscription id, event id) pairs.
-pub async fn enqueue(conn: &mut AnyConnection, rows: &[(&str, &str)]) -> StoreResult<()> {
-    for chunk in rows.chunks(400) {
+/// Queues events for subscriptions: (subscription id, event id) pairs, claimed until `claimed_until` by the caller
+/// (who sends them now) or unclaimed.
+pub async fn enqueue(conn: &mut AnyConnection, rows: &[(&str, &str)], claimed_until: Option<&str>) -> StoreResult<()> {
+    for chunk in rows.chunks(300) {
         let mut values = super::sql::Conditions::new(super::Engine::of(conn));
         let tuples: Vec<String> = chunk
             .iter()
             .map(|(subscription, event)| {
                 let s = values.bind(subscription.to_string());
                 let e = values.bind(event.to_string());
-                format!("({s}, {e})")
+                let c = values.bind(claimed_until.map(str::to_string));
+                format!("({s}, {e}, {c})")
             })
             .collect();
-        let sql = format!("INSERT INTO webhook_queue (subscription_id, event_id) VALUES {}", tuples.join(", "));
+        let sql = format!(
+            "INSERT INTO webhook_queue (subscription_id, event_id, claimed_until) VALUES {}",
+            tuples.join(", ")
+        );
         sqlx::query_with(&sql, values.into_args()).execute(&mut *conn).await?;
     }
     Ok(())

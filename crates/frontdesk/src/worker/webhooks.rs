@@ -316,12 +316,12 @@ async fn claim_loop(
     mut stop: watch::Receiver<bool>,
 ) {
     let mut lanes: HashMap<String, Lane> = HashMap::new();
-    // Subscriptions whose last claim filled their lane: more may be waiting.
+    // Subscriptions that may have queued events nobody claimed: their last claim filled their lane, or they were
+    // handed more than their lane had room for.
     let mut more: HashSet<String> = HashSet::new();
     let mut last_extension = Instant::now();
     let mut last_sweep: Option<Instant> = None;
-    // The first round looks at every subscription (events handed out before this process started).
-    let mut poll_all = true;
+    let mut last_poll: Option<Instant> = None;
     loop {
         if last_sweep.is_none_or(|at| at.elapsed() >= SWEEP_INTERVAL) {
             last_sweep = Some(Instant::now());
@@ -329,25 +329,30 @@ async fn claim_loop(
                 tracing::warn!(error = %format!("{err:#}"), "tidying the webhook queue failed");
             }
         }
-        let mut touched: HashSet<String> = std::mem::take(&mut more);
+        // Every subscription is looked at now and then (events handed out by other processes, given back, or whose
+        // claim ran out; the first round: events queued before this process started), whatever the load.
+        let poll_all = last_poll.is_none_or(|at| at.elapsed() >= options.poll_interval);
+        // The first round hands nothing straight to lanes: older events may be queued for the same subscriptions.
+        let direct = last_poll.is_some();
+        if poll_all {
+            last_poll = Some(Instant::now());
+        }
         loop {
-            match hand_out(&shared.db, options.batch_size).await {
-                Ok((taken, subscriptions)) => {
-                    touched.extend(subscriptions);
-                    if (taken as i64) < options.batch_size {
-                        break;
-                    }
-                }
+            match hand_out(&shared, &options, &mut lanes, &registry, &mut more, direct).await {
+                Ok(taken) if (taken as i64) < options.batch_size => break,
+                Ok(_) => continue,
                 Err(err) => {
                     tracing::warn!(error = %format!("{err:#}"), "handing out webhook events failed; retrying");
                     break;
                 }
             }
         }
-        let candidates = if poll_all { None } else { Some(touched) };
+        let candidates = if poll_all { None } else { Some(std::mem::take(&mut more)) };
         if candidates.as_ref().is_none_or(|c| !c.is_empty()) {
             match claim(&shared, &options, &mut lanes, &registry, candidates).await {
-                Ok(full) => more = full,
+                // After a look at every subscription, those that filled their lane are all that may have more.
+                Ok(full) if poll_all => more = full,
+                Ok(full) => more.extend(full),
                 Err(err) => tracing::warn!(error = %format!("{err:#}"), "claiming webhook events failed; retrying"),
             }
         }
@@ -362,11 +367,11 @@ async fn claim_loop(
                 tracing::warn!(error = %format!("{err:#}"), "extending webhook event claims failed");
             }
         }
-        poll_all = false;
+        let until_poll = last_poll.map_or(Duration::ZERO, |at| options.poll_interval.saturating_sub(at.elapsed()));
         tokio::select! {
             _ = shared.db.outbox_written() => tokio::time::sleep(options.batch_window).await,
             _ = shared.room.notified() => {}
-            _ = tokio::time::sleep(options.poll_interval) => poll_all = true,
+            _ = tokio::time::sleep(until_poll) => {}
             _ = stop.changed() => break,
         }
     }
@@ -380,23 +385,34 @@ async fn sweep(db: &Db) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Hands a batch of new events to the subscriptions that want them. Answers how many events were taken and which
-/// subscriptions got some.
-async fn hand_out(db: &Db, batch_size: i64) -> anyhow::Result<(usize, HashSet<String>)> {
-    let mut tx = db.begin_write().await?;
-    let events = outbox::take_new(tx.conn(), batch_size).await?;
+/// Hands a batch of new events to the subscriptions that want them. A subscription whose lane here has room, and
+/// that has nothing older waiting (`more`), gets its events claimed at once and handed to its lane; the others' are
+/// queued unclaimed (and the subscription noted in `more`). Answers how many events were taken.
+async fn hand_out(
+    shared: &Arc<Shared>,
+    options: &DispatcherOptions,
+    lanes: &mut HashMap<String, Lane>,
+    registry: &LaneRegistry,
+    more: &mut HashSet<String>,
+    direct: bool,
+) -> anyhow::Result<usize> {
+    let until = format_ts(Utc::now() + TimeDelta::from_std(options.lease)?);
+    let mut tx = shared.db.begin_write().await?;
+    let events = outbox::take_new(tx.conn(), options.batch_size).await?;
     let taken = events.len();
     if events.is_empty() {
         tx.commit().await?;
-        return Ok((0, HashSet::new()));
+        return Ok(0);
     }
-    let mut targets: HashMap<String, Vec<Target>> = HashMap::new();
+    let mut targets: HashMap<String, Vec<Arc<Target>>> = HashMap::new();
     for event in &events {
         if !targets.contains_key(&event.organization_id) {
             let active = store::webhooks::active_targets(tx.conn(), &event.organization_id).await?;
-            targets.insert(event.organization_id.clone(), active);
+            targets.insert(event.organization_id.clone(), active.into_iter().map(Arc::new).collect());
         }
     }
+    let mut room: HashMap<String, usize> = HashMap::new();
+    let mut claimed: Vec<(&Arc<Target>, &PendingEvent)> = Vec::new();
     let mut queued: Vec<(&str, &str)> = Vec::new();
     let mut unwanted: Vec<String> = Vec::new();
     for event in &events {
@@ -405,20 +421,41 @@ async fn hand_out(db: &Db, batch_size: i64) -> anyhow::Result<(usize, HashSet<St
             unwanted.push(event.id.clone());
             continue;
         };
-        let before = queued.len();
+        let mut wanted = false;
         for target in targets.get(&event.organization_id).into_iter().flatten() {
-            if target.wants(&event.organization_id, event.hotel_id.as_deref(), kind, event.created_at) {
+            if !target.wants(&event.organization_id, event.hotel_id.as_deref(), kind, event.created_at) {
+                continue;
+            }
+            wanted = true;
+            let room = room.entry(target.id.clone()).or_insert_with(|| match lanes.get(&target.id) {
+                Some(lane) => lane.state.room(),
+                None if target.consecutive_failures > 0 => FAILING_LANE_CAPACITY,
+                None => LANE_CAPACITY,
+            });
+            if direct && *room > 0 && !more.contains(&target.id) {
+                *room -= 1;
+                claimed.push((target, event));
+            } else {
+                // Once one event of a subscription waits in the queue, the ones after it wait too, in order.
+                more.insert(target.id.clone());
                 queued.push((target.id.as_str(), event.id.as_str()));
             }
         }
-        if queued.len() == before {
+        if !wanted {
             unwanted.push(event.id.clone());
         }
     }
-    outbox::enqueue(tx.conn(), &queued).await?;
+    let pairs: Vec<(&str, &str)> = claimed.iter().map(|(t, e)| (t.id.as_str(), e.id.as_str())).collect();
+    outbox::enqueue(tx.conn(), &pairs, Some(&until)).await?;
+    outbox::enqueue(tx.conn(), &queued, None).await?;
     outbox::remove(tx.conn(), &unwanted).await?;
     tx.commit().await?;
-    Ok((taken, queued.iter().map(|(subscription, _)| subscription.to_string()).collect()))
+    let loaded_at = Instant::now();
+    for (target, event) in claimed {
+        shared.in_flight.lock().insert((target.id.clone(), event.id.clone()));
+        give_event(shared, lanes, registry, target.clone(), event, loaded_at);
+    }
+    Ok(taken)
 }
 
 /// Claims for each candidate subscription (every active one when `None`) as many queued events as its lane has
@@ -486,26 +523,38 @@ async fn claim(
             let mut in_flight = shared.in_flight.lock();
             events.into_iter().filter(|e| in_flight.insert((target.id.clone(), e.id.clone()))).collect()
         };
-        for event in events {
-            let done = || Outcome::Done { subscription_id: target.id.clone(), event_id: event.id.clone() };
-            let Some(kind) = EventKind::parse(&event.kind) else {
-                tracing::error!(event_id = %event.id, kind = %event.kind, "an outbox event of unknown kind is dropped");
-                let _ = shared.results.send(done());
-                continue;
-            };
-            let prepared = match prepare(&event, kind) {
-                Ok(prepared) => prepared,
-                Err(err) => {
-                    tracing::error!(event_id = %event.id, error = %err, "an outbox event with an unreadable payload is dropped");
-                    let _ = shared.results.send(done());
-                    continue;
-                }
-            };
-            let job = Job { event: prepared, target: target.clone(), loaded_at };
-            give(shared, lanes, registry, job);
+        for event in &events {
+            give_event(shared, lanes, registry, target.clone(), event, loaded_at);
         }
     }
     Ok(full)
+}
+
+/// Prepares a claimed event for a subscription and hands it to the subscription's lane (an event that cannot be
+/// sent is dropped).
+fn give_event(
+    shared: &Arc<Shared>,
+    lanes: &mut HashMap<String, Lane>,
+    registry: &LaneRegistry,
+    target: Arc<Target>,
+    event: &PendingEvent,
+    loaded_at: Instant,
+) {
+    let done = || Outcome::Done { subscription_id: target.id.clone(), event_id: event.id.clone() };
+    let Some(kind) = EventKind::parse(&event.kind) else {
+        tracing::error!(event_id = %event.id, kind = %event.kind, "an outbox event of unknown kind is dropped");
+        let _ = shared.results.send(done());
+        return;
+    };
+    let prepared = match prepare(event, kind) {
+        Ok(prepared) => prepared,
+        Err(err) => {
+            tracing::error!(event_id = %event.id, error = %err, "an outbox event with an unreadable payload is dropped");
+            let _ = shared.results.send(done());
+            return;
+        }
+    };
+    give(shared, lanes, registry, Job { event: prepared, target, loaded_at });
 }
 
 /// Hands a job to its subscription's lane, starting the lane if there is none.
