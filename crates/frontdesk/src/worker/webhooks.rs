@@ -8,7 +8,8 @@
 //!   ([`FAILING_LANE_CAPACITY`] while its subscription is failing). The dispatcher claims a subscription's queued
 //!   events with a lease (`claimed_until`), oldest first, only as many as its lane has room for: the backlog of a
 //!   receiver that hangs stays in the database, not in this process's memory, and the other subscriptions' events
-//!   keep flowing. A claim that runs out (its process died between the claim and the delivery) is taken over, so no
+//!   keep flowing. New events for a lane that has room and nothing older waiting are claimed as they are handed
+//!   out, in the same transaction. A claim that runs out (its process died between the claim and the delivery) is taken over, so no
 //!   event is lost; the claims of events still being delivered are extended. A lane that has held nothing for
 //!   [`DispatcherOptions::lane_idle`] is dropped.
 //! * **Delivery.** One attempt per (event, subscription), 5 s timeout, no retry, any 2xx is success. A slow or dead
@@ -259,9 +260,9 @@ struct Prepared {
 /// off, so that a receiver that starts failing is not sent more than 20 attempts.
 pub const LANE_CONCURRENCY: usize = 8;
 /// Most events a healthy subscription's lane holds (claimed, waiting or being sent): enough to keep
-/// [`LANE_CONCURRENCY`] deliveries under way between claims, and all the memory a subscription costs whatever its
-/// backlog.
-pub const LANE_CAPACITY: usize = 4 * LANE_CONCURRENCY;
+/// [`LANE_CONCURRENCY`] deliveries under way between claims at a thousand events a second (a claim refills a lane
+/// that got down to half), and all the memory a subscription costs whatever its backlog (a few hundred KB).
+pub const LANE_CAPACITY: usize = 32 * LANE_CONCURRENCY;
 /// Most events a failing subscription's lane holds: it sends one at a time.
 pub const FAILING_LANE_CAPACITY: usize = 2;
 
