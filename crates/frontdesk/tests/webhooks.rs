@@ -21,6 +21,8 @@ on_both_engines_configured!(
     subscriptions_get_their_hotels_and_chosen_events_only,
     twenty_failures_in_a_row_turn_a_subscription_off_until_put_turns_it_on,
     a_hanging_receiver_times_out_and_holds_up_nobody_else,
+    a_hanging_receivers_backlog_stays_in_the_database_and_others_keep_flowing,
+    idle_lanes_are_dropped_and_come_back,
     records_are_delivered_side_by_side_and_each_record_in_order,
     events_claimed_by_a_dead_process_are_taken_over,
     no_event_is_lost_when_the_service_is_killed,
@@ -439,6 +441,8 @@ async fn twenty_failures_in_a_row_turn_a_subscription_off_until_put_turns_it_on(
     assert_eq!(sub["consecutiveFailures"], json!(20));
     tokio::time::sleep(Duration::from_millis(1000)).await;
     assert_eq!(receiver.received().len(), 29 + 20, "nothing is sent after the 20th failure");
+    assert_eq!(s.count("webhook_queue").await, 0, "what it had queued is dropped");
+    assert_eq!(s.count("outbox_events").await, 0, "and the events nobody else waits for");
     let log = s.get(&format!("{path}/deliveries"), &org.auth()).await.expect(200).body;
     let failed: Vec<&Value> = log.as_array().unwrap().iter().filter(|d| d["success"] == json!(false)).collect();
     assert_eq!(failed.len(), 23);
@@ -561,12 +565,28 @@ async fn events_claimed_by_a_dead_process_are_taken_over(engine: Engine) {
     let guest =
         s.create("/api/guests", &org.auth(), json!({"hotelId": hotel, "firstName": "A", "lastName": "B"})).await;
 
-    // A process claims the events and dies before delivering them.
+    // A process hands the events out to the subscriptions that want them, claims them and dies before delivering
+    // them.
     let claimed_at = std::time::Instant::now();
     let now = chrono::Utc::now();
     let mut tx = s.db.begin_write().await.unwrap();
-    let claimed = frontdesk::store::outbox::claim(
+    let events = frontdesk::store::outbox::take_new(tx.conn(), 10).await.unwrap();
+    assert_eq!(events.len(), 2);
+    let targets = frontdesk::store::webhooks::active_targets(tx.conn(), &org.id).await.unwrap();
+    let mut queued = Vec::new();
+    for event in &events {
+        let kind = frontdesk::domain::events::EventKind::parse(&event.kind).unwrap();
+        for target in &targets {
+            if target.wants(&event.organization_id, event.hotel_id.as_deref(), kind, event.created_at) {
+                queued.push((target.id.as_str(), event.id.as_str()));
+            }
+        }
+    }
+    assert_eq!(queued.len(), 1, "the change made before the subscription is not queued for it");
+    frontdesk::store::outbox::enqueue(tx.conn(), &queued, None).await.unwrap();
+    let claimed = frontdesk::store::outbox::claim_queued(
         tx.conn(),
+        queued[0].0,
         &frontdesk::store::format_ts(now),
         &frontdesk::store::format_ts(now + chrono::TimeDelta::seconds(2)),
         10,
@@ -574,7 +594,7 @@ async fn events_claimed_by_a_dead_process_are_taken_over(engine: Engine) {
     .await
     .unwrap();
     tx.commit().await.unwrap();
-    assert_eq!(claimed.len(), 2);
+    assert_eq!(claimed.len(), 1);
 
     // Another dispatcher leaves the claim alone while it holds, then takes the event over.
     let settings = WebhookSettings::load(&s.db, true).await.unwrap();
@@ -695,4 +715,157 @@ async fn private_addresses_are_refused_unless_allowed(engine: Engine) {
         assert!(log[0]["error"].as_str().unwrap().contains("may not reach"), "{log}");
     }
     assert!(receiver.received().is_empty(), "nothing reached the private address");
+}
+
+/// Writes `n` events about `n` guests of `hotel` straight into the outbox, as a backlog would be.
+async fn backlog(s: &TestServer, org: &Org, hotel: &str, n: usize) {
+    let mut tx = s.db.begin_write().await.unwrap();
+    for i in 0..n {
+        let id = uuid::Uuid::now_v7().to_string();
+        let payload = json!({"id": id, "hotelId": hotel, "firstName": "Back", "lastName": format!("Log {i}"),
+                             "notes": "x".repeat(500)});
+        let event = frontdesk::store::outbox::NewEvent {
+            organization_id: &org.id,
+            hotel_id: Some(hotel),
+            kind: "guest.updated",
+            payload: payload.to_string(),
+        };
+        frontdesk::store::outbox::insert(tx.conn(), &event).await.unwrap();
+    }
+    tx.commit().await.unwrap();
+}
+
+/// Counts a subscription's queue rows: (all, claimed).
+async fn queued(s: &TestServer, subscription: &str) -> (i64, i64) {
+    use sqlx::Row;
+    let mut conn = s.db.read().await.unwrap();
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS n, COUNT(claimed_until) AS claimed FROM webhook_queue WHERE subscription_id = $1",
+    )
+    .bind(subscription)
+    .fetch_one(&mut *conn)
+    .await
+    .unwrap();
+    (row.try_get("n").unwrap(), row.try_get("claimed").unwrap())
+}
+
+async fn a_hanging_receivers_backlog_stays_in_the_database_and_others_keep_flowing(engine: Engine) {
+    use frontdesk::domain::webhooks::WebhookSettings;
+    use frontdesk::worker::webhooks::{Dispatcher, DispatcherOptions, LANE_CAPACITY, LANE_CONCURRENCY};
+    const BACKLOG: usize = 1500;
+    let Some(s) = TestServer::configured(engine, |c| c.webhook_dispatcher = false).await else { return };
+    let org = s.org("Acme").await;
+    let hotel = s.hotel(&org, "Sea").await;
+    let hanging = Receiver::start().await;
+    hanging.set(Behaviour::Hang);
+    let fast = Receiver::start().await;
+    // The hanging receiver wants everything; the healthy one new guests, which both get.
+    let (slow_id, _) = subscribe(&s, &org, &hotel, &hanging.url, json!([])).await;
+    let (fast_id, _) = subscribe(&s, &org, &hotel, &fast.url, json!(["guest.created"])).await;
+    backlog(&s, &org, &hotel, BACKLOG).await;
+
+    // Two dispatchers share the queue, as two processes would. Their timeout is longer than the test: the receiver
+    // hangs throughout (so the subscription is not turned off after 20 timeouts meanwhile), until it is released at
+    // the end.
+    let settings = WebhookSettings::load(&s.db, true).await.unwrap();
+    let options = DispatcherOptions { timeout: Duration::from_secs(60), ..DispatcherOptions::default() };
+    let dispatchers: Vec<Dispatcher> =
+        (0..2).map(|_| Dispatcher::spawn(s.db.clone(), &settings, options.clone()).unwrap()).collect();
+    let slow_lanes =
+        || dispatchers.iter().flat_map(|d| d.lanes()).filter(|l| l.subscription_id == slow_id).collect::<Vec<_>>();
+    hanging.wait_for(1, WAIT).await;
+    // Every event is handed out to the hanging subscription's queue, in the database.
+    for _ in 0..100 {
+        if queued(&s, &slow_id).await.0 == BACKLOG as i64 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(queued(&s, &slow_id).await.0, BACKLOG as i64);
+
+    // While the receiver hangs on its backlog, the healthy subscription gets each new guest well within the hanging
+    // receiver's 5 s timeout: it waits for nothing of the other's.
+    let mut written = Vec::new();
+    for n in 0..20 {
+        let body = json!({"hotelId": hotel, "firstName": "New", "lastName": format!("{n}")});
+        written.push((s.create("/api/guests", &org.auth(), body).await, std::time::Instant::now()));
+        let lanes = slow_lanes();
+        assert!(!lanes.is_empty() && lanes.iter().all(|l| l.held <= LANE_CAPACITY), "{lanes:?}");
+    }
+    let received = fast.wait_for(written.len(), WAIT).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(fast.received().len(), written.len(), "each event once, though two dispatchers deliver");
+    for (guest, at) in &written {
+        let arrival = received.iter().find(|d| d.json()["data"]["id"] == json!(guest)).expect("delivered");
+        let latency = arrival.at.duration_since(*at);
+        assert!(latency < Duration::from_secs(3), "a new guest reached the healthy subscription after {latency:?}");
+    }
+
+    // The hanging subscription's lane never held more than its capacity: the rest of its backlog is in the database,
+    // unclaimed, for whichever process has room.
+    let lanes: Vec<_> = dispatchers.iter().flat_map(|d| d.lanes()).collect();
+    assert!(
+        lanes.iter().all(|l| l.peak <= LANE_CAPACITY && l.held <= LANE_CAPACITY),
+        "no lane of either dispatcher ever held more than {LANE_CAPACITY}: {lanes:?}"
+    );
+    assert!(lanes.iter().any(|l| l.subscription_id == fast_id), "{lanes:?}");
+    let (all, claimed) = queued(&s, &slow_id).await;
+    assert!(claimed as usize <= 2 * LANE_CAPACITY, "{claimed} of {all} claimed");
+    assert_eq!(all as usize, BACKLOG + written.len(), "nothing of the hanging subscription's was done");
+    let hanging_now = hanging.received().len();
+    assert!(hanging_now <= 2 * LANE_CONCURRENCY, "{hanging_now} deliveries to the hanging receiver under way");
+    // The healthy subscription's deliveries are recorded in a moment: then it has nothing waiting.
+    for _ in 0..50 {
+        if queued(&s, &fast_id).await.0 == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(queued(&s, &fast_id).await.0, 0, "the healthy subscription has nothing waiting");
+
+    // Stopping gives the unsent claims back: nothing is lost, every event is still queued or was attempted.
+    hanging.set(Behaviour::Status(200));
+    hanging.release();
+    for dispatcher in dispatchers {
+        dispatcher.stop().await;
+    }
+    let (all, claimed) = queued(&s, &slow_id).await;
+    assert_eq!(claimed, 0, "claims are released when the dispatcher stops");
+    let attempts = s.count("webhook_deliveries").await - written.len() as i64;
+    assert_eq!(all + attempts, (BACKLOG + written.len()) as i64, "{all} queued, {attempts} attempted");
+    assert_eq!(s.count("outbox_events").await, all);
+}
+
+async fn idle_lanes_are_dropped_and_come_back(engine: Engine) {
+    use frontdesk::domain::webhooks::WebhookSettings;
+    use frontdesk::worker::webhooks::{Dispatcher, DispatcherOptions};
+    let Some(s) = TestServer::configured(engine, |c| c.webhook_dispatcher = false).await else { return };
+    let org = s.org("Acme").await;
+    let hotel = s.hotel(&org, "Sea").await;
+    let receiver = Receiver::start().await;
+    let (id, _) = subscribe(&s, &org, &hotel, &receiver.url, json!([])).await;
+    let settings = WebhookSettings::load(&s.db, true).await.unwrap();
+    let options = DispatcherOptions { lane_idle: Duration::from_millis(300), ..DispatcherOptions::default() };
+    let dispatcher = Dispatcher::spawn(s.db.clone(), &settings, options).unwrap();
+
+    s.create("/api/guests", &org.auth(), json!({"hotelId": hotel, "firstName": "A", "lastName": "B"})).await;
+    receiver.wait_for(1, WAIT).await;
+    assert!(dispatcher.lanes().iter().any(|l| l.subscription_id == id), "{:?}", dispatcher.lanes());
+    // Idle for longer than `lane_idle` (and a poll): the lane is gone.
+    let mut gone = false;
+    for _ in 0..50 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if dispatcher.lanes().is_empty() {
+            gone = true;
+            break;
+        }
+    }
+    assert!(gone, "the idle lane was dropped: {:?}", dispatcher.lanes());
+    // The next event starts a new one.
+    s.create("/api/guests", &org.auth(), json!({"hotelId": hotel, "firstName": "C", "lastName": "D"})).await;
+    let received = receiver.wait_for(2, WAIT).await;
+    assert_eq!(received[1].json()["data"]["lastName"], json!("D"));
+    dispatcher.stop().await;
+    assert_eq!(s.count("outbox_events").await, 0);
+    assert_eq!(s.count("webhook_queue").await, 0);
 }

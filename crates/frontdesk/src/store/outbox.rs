@@ -40,60 +40,176 @@ pub struct PendingEvent {
     pub created_at: chrono::DateTime<chrono::Utc>,
 }
 
-/// Claims up to `limit` events that nobody holds (never claimed, or whose claim ran out because its process
-/// died) until `until`, oldest first. On PostgreSQL rows another process is claiming right now are skipped, so
-/// concurrent dispatchers never claim the same event.
-pub async fn claim(conn: &mut AnyConnection, now: &str, until: &str, limit: i64) -> StoreResult<Vec<PendingEvent>> {
+fn pending(row: &sqlx::any::AnyRow) -> StoreResult<PendingEvent> {
     use super::RowExt;
     use sqlx::Row;
+    Ok(PendingEvent {
+        id: row.try_get("id")?,
+        organization_id: row.try_get("organization_id")?,
+        hotel_id: row.try_get("hotel_id")?,
+        kind: row.try_get("kind")?,
+        payload: row.try_get("payload")?,
+        created_at: row.get_ts("created_at")?,
+    })
+}
+
+/// Takes up to `limit` events not handed out yet, oldest first, and marks them handed out: the caller writes their
+/// queue rows ([`enqueue`]) in the same transaction. On PostgreSQL rows another process is taking right now are
+/// skipped, so concurrent dispatchers never hand out the same event twice.
+pub async fn take_new(conn: &mut AnyConnection, limit: i64) -> StoreResult<Vec<PendingEvent>> {
     let lock = super::Engine::of(conn).lock_rows_skip_locked();
     let sql = format!(
-        "UPDATE outbox_events SET claimed_until = $1 WHERE id IN (SELECT id FROM outbox_events \
-         WHERE claimed_until IS NULL OR claimed_until < $2 ORDER BY id LIMIT $3{lock}) \
+        "UPDATE outbox_events SET handed_out = 1 WHERE id IN (SELECT id FROM outbox_events \
+         WHERE handed_out = 0 ORDER BY id LIMIT $1{lock}) \
          RETURNING id, organization_id, hotel_id, kind, payload, created_at"
     );
-    let rows = sqlx::query(&sql).bind(until).bind(now).bind(limit).fetch_all(conn).await?;
-    let mut events = rows
-        .iter()
-        .map(|row| {
-            Ok(PendingEvent {
-                id: row.try_get("id")?,
-                organization_id: row.try_get("organization_id")?,
-                hotel_id: row.try_get("hotel_id")?,
-                kind: row.try_get("kind")?,
-                payload: row.try_get("payload")?,
-                created_at: row.get_ts("created_at")?,
-            })
-        })
-        .collect::<StoreResult<Vec<_>>>()?;
+    let rows = sqlx::query(&sql).bind(limit).fetch_all(conn).await?;
+    let mut events = rows.iter().map(pending).collect::<StoreResult<Vec<_>>>()?;
     events.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(events)
 }
 
-/// Extends the claim on events still being delivered.
-pub async fn extend_claims(conn: &mut AnyConnection, ids: &[String], until: &str) -> StoreResult<()> {
+/// Queues events for subscriptions: (subscription id, event id) pairs, claimed until `claimed_until` by the caller
+/// (who sends them now) or unclaimed.
+pub async fn enqueue(conn: &mut AnyConnection, rows: &[(&str, &str)], claimed_until: Option<&str>) -> StoreResult<()> {
+    for chunk in rows.chunks(300) {
+        let mut values = super::sql::Conditions::new(super::Engine::of(conn));
+        let tuples: Vec<String> = chunk
+            .iter()
+            .map(|(subscription, event)| {
+                let s = values.bind(subscription.to_string());
+                let e = values.bind(event.to_string());
+                let c = values.bind(claimed_until.map(str::to_string));
+                format!("({s}, {e}, {c})")
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO webhook_queue (subscription_id, event_id, claimed_until) VALUES {}",
+            tuples.join(", ")
+        );
+        sqlx::query_with(&sql, values.into_args()).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// Claims up to `limit` of the events queued for a subscription that nobody holds (never claimed, released, or
+/// whose claim ran out because its process died) until `until`, oldest first, if the subscription is still active.
+/// On PostgreSQL rows another process is claiming right now are skipped, so concurrent dispatchers never claim the
+/// same (subscription, event).
+pub async fn claim_queued(
+    conn: &mut AnyConnection,
+    subscription_id: &str,
+    now: &str,
+    until: &str,
+    limit: i64,
+) -> StoreResult<Vec<PendingEvent>> {
+    use sqlx::Row;
+    let engine = super::Engine::of(conn);
+    let lock = engine.lock_rows_skip_locked();
+    let sql = format!(
+        "UPDATE webhook_queue SET claimed_until = $1 WHERE subscription_id = $2 AND event_id IN \
+         (SELECT event_id FROM webhook_queue WHERE subscription_id = $2 \
+         AND (claimed_until IS NULL OR claimed_until < $3) \
+         AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = $2 AND s.active = 1) \
+         ORDER BY event_id LIMIT $4{lock}) RETURNING event_id"
+    );
+    let rows = sqlx::query(&sql).bind(until).bind(subscription_id).bind(now).bind(limit).fetch_all(&mut *conn).await?;
+    let ids = rows.iter().map(|row| row.try_get("event_id")).collect::<Result<Vec<String>, _>>()?;
+    let mut events = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(500) {
-        let mut query = super::sql::Conditions::new(super::Engine::of(conn));
-        let set = query.bind(until.to_string());
+        let mut query = super::sql::Conditions::new(engine);
         query.push_in("id", chunk);
-        let sql = format!("UPDATE outbox_events SET claimed_until = {set}{}", query.where_clause());
+        let sql = format!(
+            "SELECT id, organization_id, hotel_id, kind, payload, created_at FROM outbox_events{}",
+            query.where_clause()
+        );
+        for row in sqlx::query_with(&sql, query.into_args()).fetch_all(&mut *conn).await? {
+            events.push(pending(&row)?);
+        }
+    }
+    events.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(events)
+}
+
+/// `UPDATE webhook_queue SET {set} WHERE subscription_id = … AND event_id IN (…)`, 500 events at a time.
+async fn update_queued(
+    conn: &mut AnyConnection,
+    subscription_id: &str,
+    event_ids: &[String],
+    until: Option<&str>,
+) -> StoreResult<()> {
+    for chunk in event_ids.chunks(500) {
+        let mut query = super::sql::Conditions::new(super::Engine::of(conn));
+        let set = query.bind(until.map(str::to_string));
+        query.push("subscription_id = ?", subscription_id.to_string());
+        query.push_in("event_id", chunk);
+        let sql = format!("UPDATE webhook_queue SET claimed_until = {set}{}", query.where_clause());
         sqlx::query_with(&sql, query.into_args()).execute(&mut *conn).await?;
     }
     Ok(())
 }
 
-/// Gives events back unsent, for any dispatcher to claim at once.
-pub async fn release_claims(conn: &mut AnyConnection, ids: &[String]) -> StoreResult<()> {
-    for chunk in ids.chunks(500) {
+/// Extends the claim on a subscription's events still being delivered.
+pub async fn extend_queued(
+    conn: &mut AnyConnection,
+    subscription_id: &str,
+    event_ids: &[String],
+    until: &str,
+) -> StoreResult<()> {
+    update_queued(conn, subscription_id, event_ids, Some(until)).await
+}
+
+/// Gives a subscription's events back unsent, for any dispatcher to claim at once.
+pub async fn release_queued(conn: &mut AnyConnection, subscription_id: &str, event_ids: &[String]) -> StoreResult<()> {
+    update_queued(conn, subscription_id, event_ids, None).await
+}
+
+/// A subscription is done with these events (sent, or dropped).
+pub async fn finish_queued(conn: &mut AnyConnection, subscription_id: &str, event_ids: &[String]) -> StoreResult<()> {
+    for chunk in event_ids.chunks(500) {
         let mut query = super::sql::Conditions::new(super::Engine::of(conn));
-        query.push_in("id", chunk);
-        let sql = format!("UPDATE outbox_events SET claimed_until = NULL{}", query.where_clause());
+        query.push("subscription_id = ?", subscription_id.to_string());
+        query.push_in("event_id", chunk);
+        let sql = format!("DELETE FROM webhook_queue{}", query.where_clause());
         sqlx::query_with(&sql, query.into_args()).execute(&mut *conn).await?;
     }
     Ok(())
 }
 
-/// Removes delivered events.
+/// Removes those of `ids` that were handed out and that no subscription waits for any more.
+pub async fn remove_finished(conn: &mut AnyConnection, ids: &[String]) -> StoreResult<()> {
+    for chunk in ids.chunks(500) {
+        let mut query = super::sql::Conditions::new(super::Engine::of(conn));
+        query.push_in("id", chunk);
+        let sql = format!(
+            "DELETE FROM outbox_events{} AND handed_out = 1 \
+             AND NOT EXISTS (SELECT 1 FROM webhook_queue q WHERE q.event_id = outbox_events.id)",
+            query.where_clause()
+        );
+        sqlx::query_with(&sql, query.into_args()).execute(&mut *conn).await?;
+    }
+    Ok(())
+}
+
+/// Tidies what concurrent processes can leave behind: rows queued for subscriptions that were turned off, and
+/// handed-out events no subscription waits for (when two processes finish an event's last two rows at the same
+/// time, neither sees the other's deletion).
+pub async fn sweep(conn: &mut AnyConnection) -> StoreResult<()> {
+    sqlx::query(
+        "DELETE FROM webhook_queue WHERE subscription_id IN (SELECT id FROM webhook_subscriptions WHERE active = 0)",
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query(
+        "DELETE FROM outbox_events WHERE handed_out = 1 \
+         AND NOT EXISTS (SELECT 1 FROM webhook_queue q WHERE q.event_id = outbox_events.id)",
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Removes events outright (nobody wants them, or they cannot be read).
 pub async fn remove(conn: &mut AnyConnection, ids: &[String]) -> StoreResult<()> {
     for chunk in ids.chunks(500) {
         let mut query = super::sql::Conditions::new(super::Engine::of(conn));

@@ -6,7 +6,7 @@ use sqlx::{AnyConnection, Row};
 use super::sql::Conditions;
 use super::{bool_int, format_ts, Engine, RowExt, StoreResult};
 use crate::domain::events::EventKind;
-use crate::domain::webhooks::{WebhookDelivery, WebhookSubscription, DELIVERY_LOG_SIZE, MAX_CONSECUTIVE_FAILURES};
+use crate::domain::webhooks::{Target, WebhookDelivery, WebhookSubscription, DELIVERY_LOG_SIZE};
 
 const COLUMNS: &str =
     "id, organization_id, hotel_id, url, events, active, consecutive_failures, created_at, updated_at";
@@ -108,75 +108,98 @@ pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -
     Ok(())
 }
 
-/// An active subscription as the dispatcher needs it.
-#[derive(Debug, Clone)]
-pub struct Target {
-    pub id: String,
-    pub organization_id: String,
-    pub hotel_id: String,
-    pub url: String,
-    pub events: Vec<EventKind>,
-    pub secret_sealed: String,
-    pub consecutive_failures: i64,
-    pub created_at: chrono::DateTime<chrono::Utc>,
+const TARGET_COLUMNS: &str =
+    "id, organization_id, hotel_id, url, events, secret_sealed, consecutive_failures, created_at";
+
+fn target(row: &AnyRow) -> StoreResult<Target> {
+    Ok(Target {
+        id: row.try_get("id")?,
+        organization_id: row.try_get("organization_id")?,
+        hotel_id: row.try_get("hotel_id")?,
+        url: row.try_get("url")?,
+        events: events_from_text(&row.try_get::<String, _>("events")?),
+        secret_sealed: row.try_get("secret_sealed")?,
+        consecutive_failures: row.try_get("consecutive_failures")?,
+        created_at: row.get_ts("created_at")?,
+    })
 }
 
-impl Target {
-    /// Whether an event of `kind` about a record of `hotel_id` (none: an organization-wide record), which happened
-    /// at `at`, goes here. A subscription hears of changes made after it was created, not before.
-    pub fn wants(
-        &self,
-        organization_id: &str,
-        hotel_id: Option<&str>,
-        kind: EventKind,
-        at: chrono::DateTime<chrono::Utc>,
-    ) -> bool {
-        self.organization_id == organization_id
-            && at >= self.created_at
-            && hotel_id.is_none_or(|h| h == self.hotel_id)
-            && (self.events.is_empty() || self.events.contains(&kind))
-    }
-}
-
-/// The active subscriptions of an organization.
+/// The active subscriptions of an organization (which of them want an event is [`Target::wants`]).
 pub async fn active_targets(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<Vec<Target>> {
-    let rows = sqlx::query(
-        "SELECT id, organization_id, hotel_id, url, events, secret_sealed, consecutive_failures, created_at \
-         FROM webhook_subscriptions WHERE organization_id = $1 AND active = 1",
-    )
+    sqlx::query(&format!(
+        "SELECT {TARGET_COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 AND active = 1"
+    ))
     .bind(organization_id)
     .fetch_all(conn)
-    .await?;
-    rows.iter()
-        .map(|row| {
-            Ok(Target {
-                id: row.try_get("id")?,
-                organization_id: row.try_get("organization_id")?,
-                hotel_id: row.try_get("hotel_id")?,
-                url: row.try_get("url")?,
-                events: events_from_text(&row.try_get::<String, _>("events")?),
-                secret_sealed: row.try_get("secret_sealed")?,
-                consecutive_failures: row.try_get("consecutive_failures")?,
-                created_at: row.get_ts("created_at")?,
-            })
-        })
-        .collect()
+    .await?
+    .iter()
+    .map(target)
+    .collect()
 }
 
-/// Counts a failed delivery; the [`MAX_CONSECUTIVE_FAILURES`]th in a row turns the subscription off. Answers the
-/// new count and whether the subscription is still active (`None` if it was deleted meanwhile).
-pub async fn record_failure(conn: &mut AnyConnection, id: &str, at: &str) -> StoreResult<Option<(i64, bool)>> {
+/// The active subscriptions among `ids`, or every active subscription when `ids` is `None`.
+pub async fn active_targets_among(conn: &mut AnyConnection, ids: Option<&[String]>) -> StoreResult<Vec<Target>> {
+    let Some(ids) = ids else {
+        return sqlx::query(&format!("SELECT {TARGET_COLUMNS} FROM webhook_subscriptions WHERE active = 1"))
+            .fetch_all(conn)
+            .await?
+            .iter()
+            .map(target)
+            .collect();
+    };
+    let mut targets = Vec::new();
+    for chunk in ids.chunks(500) {
+        let mut query = Conditions::new(Engine::of(conn));
+        query.push_in("id", chunk);
+        let sql = format!("SELECT {TARGET_COLUMNS} FROM webhook_subscriptions{} AND active = 1", query.where_clause());
+        for row in sqlx::query_with(&sql, query.into_args()).fetch_all(&mut *conn).await? {
+            targets.push(target(&row)?);
+        }
+    }
+    Ok(targets)
+}
+
+/// A subscription's failure count after one more failure.
+pub struct FailureCount {
+    pub consecutive_failures: i64,
+    pub active: bool,
+}
+
+/// Counts a failed delivery (whether that turns the subscription off is the domain's rule,
+/// [`crate::domain::webhooks::failures_turn_off`]). `None` if the subscription was deleted meanwhile.
+pub async fn count_failure(conn: &mut AnyConnection, id: &str, at: &str) -> StoreResult<Option<FailureCount>> {
     let row = sqlx::query(
-        "UPDATE webhook_subscriptions SET consecutive_failures = consecutive_failures + 1, \
-         active = CASE WHEN consecutive_failures + 1 >= $1 THEN 0 ELSE active END, updated_at = $2 \
-         WHERE id = $3 RETURNING consecutive_failures, active",
+        "UPDATE webhook_subscriptions SET consecutive_failures = consecutive_failures + 1, updated_at = $1 \
+         WHERE id = $2 RETURNING consecutive_failures, active",
     )
-    .bind(MAX_CONSECUTIVE_FAILURES)
     .bind(at)
     .bind(id)
     .fetch_optional(conn)
     .await?;
-    row.map(|row| Ok((row.try_get("consecutive_failures")?, row.get_bool("active")?))).transpose()
+    row.map(|row| {
+        Ok(FailureCount { consecutive_failures: row.try_get("consecutive_failures")?, active: row.get_bool("active")? })
+    })
+    .transpose()
+}
+
+/// Turns a subscription off and drops what it had queued.
+pub async fn turn_off(conn: &mut AnyConnection, id: &str) -> StoreResult<()> {
+    sqlx::query("UPDATE webhook_subscriptions SET active = 0 WHERE id = $1").bind(id).execute(&mut *conn).await?;
+    drop_queue(conn, id).await
+}
+
+/// Drops the events still queued for a subscription (and the events no other subscription still waits for).
+pub async fn drop_queue(conn: &mut AnyConnection, id: &str) -> StoreResult<()> {
+    sqlx::query(
+        "DELETE FROM outbox_events WHERE handed_out = 1 \
+         AND id IN (SELECT event_id FROM webhook_queue WHERE subscription_id = $1) \
+         AND NOT EXISTS (SELECT 1 FROM webhook_queue q WHERE q.event_id = outbox_events.id AND q.subscription_id <> $1)",
+    )
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("DELETE FROM webhook_queue WHERE subscription_id = $1").bind(id).execute(&mut *conn).await?;
+    Ok(())
 }
 
 /// A success clears the failure count.

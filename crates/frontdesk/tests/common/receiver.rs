@@ -12,7 +12,7 @@ use tokio::sync::Notify;
 #[derive(Clone, Copy, Debug)]
 pub enum Behaviour {
     Status(u16),
-    /// Never answers (well, after a minute), like a receiver that hangs.
+    /// Never answers (well, after a minute, or when [`Receiver::release`]d), like a receiver that hangs.
     Hang,
     /// Answers 200 after a while, like a receiver that does its work before answering.
     Slow(Duration),
@@ -41,6 +41,7 @@ struct State {
     received: Mutex<Vec<Received>>,
     behaviour: Mutex<Option<Behaviour>>,
     arrived: Notify,
+    released: Notify,
 }
 
 pub struct Receiver {
@@ -74,7 +75,7 @@ impl Receiver {
                 match behaviour {
                     Behaviour::Status(code) => StatusCode::from_u16(code).unwrap(),
                     Behaviour::Hang => {
-                        tokio::time::sleep(Duration::from_secs(60)).await;
+                        let _ = tokio::time::timeout(Duration::from_secs(60), state.released.notified()).await;
                         StatusCode::OK
                     }
                     Behaviour::Slow(after) => {
@@ -94,6 +95,11 @@ impl Receiver {
 
     pub fn set(&self, behaviour: Behaviour) {
         *self.state.behaviour.lock().unwrap() = Some(behaviour);
+    }
+
+    /// Answers the requests hanging now (200).
+    pub fn release(&self) {
+        self.state.released.notify_waiters();
     }
 
     pub fn received(&self) -> Vec<Received> {

@@ -16,10 +16,16 @@ use super::validate::Checks;
 use super::{new_id, now, secrets, Actor, Error, FieldError, Result};
 use crate::store::{self, Db};
 
+use crate::store::webhooks::FailureCount;
 pub use secrets::SecretBox;
 
 /// After this many failed deliveries in a row a subscription is turned off (`active = false`).
 pub const MAX_CONSECUTIVE_FAILURES: i64 = 20;
+/// Whether a subscription with `consecutive_failures` failed deliveries in a row is turned off: the
+/// [`MAX_CONSECUTIVE_FAILURES`]th failure in a row does it.
+pub fn failures_turn_off(consecutive_failures: i64) -> bool {
+    consecutive_failures >= MAX_CONSECUTIVE_FAILURES
+}
 /// How many recent delivery attempts are kept (and listed) per subscription.
 pub const DELIVERY_LOG_SIZE: i64 = 100;
 /// Longest accepted subscription URL.
@@ -81,6 +87,52 @@ pub struct WebhookSubscriptionCreated {
     pub subscription: WebhookSubscription,
     /// Verifies `X-Service-Signature` (HMAC-SHA256 keyed with this string). Never shown again.
     pub secret: String,
+}
+
+/// An active subscription as the dispatcher needs it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub id: String,
+    pub organization_id: String,
+    pub hotel_id: String,
+    pub url: String,
+    /// The event kinds wanted; empty: every kind.
+    pub events: Vec<EventKind>,
+    pub secret_sealed: String,
+    pub consecutive_failures: i64,
+    pub created_at: DateTime<Utc>,
+}
+
+impl Target {
+    /// Which subscriptions want an event: an event of `kind` about a record of `organization_id` and `hotel_id`
+    /// (none: an organization-wide record, such as a guest of no hotel), which happened at `at`, goes to the active
+    /// subscriptions of that organization on that hotel (or on any hotel, for an organization-wide record) that
+    /// chose that kind or every kind, and were created before it happened: a subscription hears of changes made
+    /// after it was created, not before. (Only active subscriptions are targets.)
+    pub fn wants(&self, organization_id: &str, hotel_id: Option<&str>, kind: EventKind, at: DateTime<Utc>) -> bool {
+        self.organization_id == organization_id
+            && at >= self.created_at
+            && hotel_id.is_none_or(|h| h == self.hotel_id)
+            && (self.events.is_empty() || self.events.contains(&kind))
+    }
+}
+
+/// Counts a failed delivery to subscription `id`; the [`MAX_CONSECUTIVE_FAILURES`]th in a row turns it off (see
+/// [`failures_turn_off`]) and drops what it still had queued. Answers the new count and whether the subscription is
+/// still active (`None` if it was deleted meanwhile).
+pub async fn record_failed_delivery(db: &Db, id: &str) -> Result<Option<(i64, bool)>> {
+    let mut tx = db.begin_write().await?;
+    let Some(FailureCount { consecutive_failures, active }) =
+        store::webhooks::count_failure(tx.conn(), id, &store::format_ts(now())).await?
+    else {
+        return Ok(None);
+    };
+    let active = active && !failures_turn_off(consecutive_failures);
+    if !active {
+        store::webhooks::turn_off(tx.conn(), id).await?;
+    }
+    tx.commit().await?;
+    Ok(Some((consecutive_failures, active)))
 }
 
 /// One delivery attempt.
@@ -214,6 +266,10 @@ pub async fn update(
             subscription.consecutive_failures = 0;
         }
         subscription.active = active;
+        // What a subscription turned off still had queued is not sent, when it is turned on again or ever.
+        if !active {
+            store::webhooks::drop_queue(tx.conn(), id).await?;
+        }
     }
     subscription.updated_at = now();
     store::webhooks::update(tx.conn(), &actor.organization_id, &subscription).await?;
