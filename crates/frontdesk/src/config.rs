@@ -279,6 +279,21 @@ mod tests {
     }
 
     #[test]
+    fn metrics_settings_are_checked() {
+        let with = |token: Option<&str>, listen: Option<&str>| Config {
+            metrics_token: token.map(str::to_string),
+            metrics_listen: listen.map(|a| a.parse().unwrap()),
+            ..Config::default()
+        };
+        assert!(with(Some("0123456789abcdef"), None).validate().is_ok());
+        assert!(with(Some("0123456789abcde"), None).validate().is_err(), "under 16 characters");
+        assert!(with(Some("0123456789 abcdef"), None).validate().is_err(), "a space");
+        assert!(with(None, Some("127.0.0.1:9090")).validate().is_ok());
+        assert!(with(None, Some("127.0.0.1:8080")).validate().is_err(), "the main listener's address");
+        assert!(!with(None, None).metrics_enabled() && with(None, Some("127.0.0.1:9090")).metrics_enabled());
+    }
+
+    #[test]
     fn defaults_are_the_declared_ones() {
         let config = Config::default();
         assert_eq!(config.database.database_url, "sqlite://frontdesk.db");
