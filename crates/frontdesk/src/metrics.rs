@@ -9,7 +9,8 @@
 //! every recording call is a no-op. Labels take values from small fixed sets or route templates only: never an id,
 //! a path as sent, an address or anything a caller typed.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{LazyLock, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use axum::extract::{MatchedPath, Request};
@@ -225,20 +226,38 @@ fn method_label(method: &Method) -> &'static str {
 pub async fn track_requests(request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = method_label(request.method());
-    let route = match request.extensions().get::<MatchedPath>() {
-        Some(path) => path.as_str().to_owned(),
-        None => UNMATCHED.to_owned(),
-    };
+    let route = request.extensions().get::<MatchedPath>().cloned();
     let response = next.run(request).await;
+    let route = route.as_ref().map_or(UNMATCHED, MatchedPath::as_str);
     record_request(method, route, response.status(), started.elapsed());
     response
 }
 
+/// The counter and histogram of each (method, status) and route seen, so that a request costs two small lookups
+/// and two atomic updates instead of building and hashing label sets in the registry. Bounded: routes are
+/// templates, methods and statuses small sets.
+type RequestHandles = HashMap<(&'static str, u16), HashMap<Box<str>, (metrics::Counter, metrics::Histogram)>>;
+
+static REQUEST_HANDLES: LazyLock<RwLock<RequestHandles>> = LazyLock::new(RwLock::default);
+
 /// Records one answered request (what [`track_requests`] does after each answer; public for the benchmark).
-pub fn record_request(method: &'static str, route: String, status: axum::http::StatusCode, elapsed: Duration) {
-    let status = status.as_u16().to_string();
-    counter!(HTTP_REQUESTS, "method" => method, "route" => route.clone(), "status" => status.clone()).increment(1);
-    histogram!(HTTP_DURATION, "method" => method, "route" => route, "status" => status).record(elapsed);
+pub fn record_request(method: &'static str, route: &str, status: axum::http::StatusCode, elapsed: Duration) {
+    let key = (method, status.as_u16());
+    let found =
+        REQUEST_HANDLES.read().ok().and_then(|handles| handles.get(&key).and_then(|routes| routes.get(route)).cloned());
+    let (requests, duration) = match found {
+        Some(handles) => handles,
+        None => {
+            let labels = [("method", method.to_string()), ("route", route.to_string()), ("status", key.1.to_string())];
+            let handles = (counter!(HTTP_REQUESTS, &labels), histogram!(HTTP_DURATION, &labels));
+            if let Ok(mut cache) = REQUEST_HANDLES.write() {
+                cache.entry(key).or_default().insert(route.into(), handles.clone());
+            }
+            handles
+        }
+    };
+    requests.increment(1);
+    duration.record(elapsed);
 }
 
 /// The kinds of rate limit, as the `kind` label names them.
