@@ -329,6 +329,12 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("listening on {} (set another address with --listen)", config.listen))?;
     let local = listener.local_addr()?;
+    let metrics_listener = match config.metrics_listen {
+        Some(address) => Some(tokio::net::TcpListener::bind(address).await.with_context(|| {
+            format!("listening on {address} for metrics (set another address with --metrics-listen)")
+        })?),
+        None => None,
+    };
     if demo {
         let seeded = crate::demo::seed(&db).await?;
         let base = config.public_base();
@@ -336,11 +342,26 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
     }
     tracing::info!(address = %local, engine = ?db.engine(), "frontdesk is serving");
     let state = AppState::new(db, config).await?;
+    let metrics_server = match metrics_listener {
+        Some(listener) => {
+            tracing::info!(address = %listener.local_addr()?, "serving /metrics");
+            let router = http::metrics::listener_router(state.clone());
+            Some(tokio::spawn(async move {
+                if let Err(err) = http::serve_router(listener, router, std::future::pending()).await {
+                    tracing::error!(error = %err, "the metrics listener stopped");
+                }
+            }))
+        }
+        None => None,
+    };
     let dispatcher = match state.config.webhook_dispatcher {
         true => Some(Dispatcher::spawn(state.db.clone(), &state.webhooks, DispatcherOptions::default())?),
         false => None,
     };
     http::serve(listener, state, http::shutdown_signal()).await?;
+    if let Some(server) = metrics_server {
+        server.abort();
+    }
     if let Some(dispatcher) = dispatcher {
         dispatcher.stop().await;
     }

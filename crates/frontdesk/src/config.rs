@@ -112,6 +112,14 @@ pub struct Config {
     /// `false` runs this process without the webhook dispatcher (another process delivers).
     #[arg(long, env = "FRONTDESK_WEBHOOK_DISPATCHER", value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
     pub webhook_dispatcher: bool,
+    /// Serves `GET /metrics` (Prometheus text format) on this separate address, without a token: bind it to an
+    /// address only the monitoring system reaches (e.g. `127.0.0.1:9090` or a private interface).
+    #[arg(long, env = "FRONTDESK_METRICS_LISTEN", value_name = "ADDRESS")]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Serves `GET /metrics` on the main listener to requests that send `Authorization: Bearer <TOKEN>` (at least
+    /// 16 characters). Without it (and without --metrics-listen) /metrics answers 404.
+    #[arg(long, env = "FRONTDESK_METRICS_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
     /// Lifetime of the assistant connector's OAuth access tokens, in seconds (1 to 86400).
     #[arg(long, env = "FRONTDESK_OAUTH_ACCESS_TOKEN_TTL_SECS", value_name = "SECS", default_value_t = 3600)]
     pub oauth_access_token_ttl_secs: i64,
@@ -201,6 +209,18 @@ impl Config {
             (1..=365).contains(&config.oauth_refresh_token_ttl_days),
             "oauth_refresh_token_ttl_days must be between 1 and 365"
         );
+        if let Some(token) = &config.metrics_token {
+            anyhow::ensure!(
+                token.chars().count() >= 16 && token.bytes().all(|b| b.is_ascii_graphic()),
+                "metrics_token must be at least 16 characters, printable ASCII without spaces"
+            );
+        }
+        if let Some(address) = config.metrics_listen {
+            anyhow::ensure!(
+                address != config.listen || address.port() == 0,
+                "metrics_listen must differ from listen (the main listener serves /metrics with --metrics-token)"
+            );
+        }
         if let Some(url) = &config.public_url {
             let parsed = url::Url::parse(url).context("public_url must be an absolute URL")?;
             anyhow::ensure!(
@@ -209,6 +229,12 @@ impl Config {
             );
         }
         Ok(())
+    }
+
+    /// Whether this process keeps metrics: they are served somewhere (the main listener with a token, or their own
+    /// address).
+    pub fn metrics_enabled(&self) -> bool {
+        self.metrics_token.is_some() || self.metrics_listen.is_some()
     }
 
     /// The service's public base URL without a trailing slash: `public_url`, else `http://<listen>`.
@@ -253,12 +279,28 @@ mod tests {
     }
 
     #[test]
+    fn metrics_settings_are_checked() {
+        let with = |token: Option<&str>, listen: Option<&str>| Config {
+            metrics_token: token.map(str::to_string),
+            metrics_listen: listen.map(|a| a.parse().unwrap()),
+            ..Config::default()
+        };
+        assert!(with(Some("0123456789abcdef"), None).validate().is_ok());
+        assert!(with(Some("0123456789abcde"), None).validate().is_err(), "under 16 characters");
+        assert!(with(Some("0123456789 abcdef"), None).validate().is_err(), "a space");
+        assert!(with(None, Some("127.0.0.1:9090")).validate().is_ok());
+        assert!(with(None, Some("127.0.0.1:8080")).validate().is_err(), "the main listener's address");
+        assert!(!with(None, None).metrics_enabled() && with(None, Some("127.0.0.1:9090")).metrics_enabled());
+    }
+
+    #[test]
     fn defaults_are_the_declared_ones() {
         let config = Config::default();
         assert_eq!(config.database.database_url, "sqlite://frontdesk.db");
         assert_eq!(config.listen.port(), 8080);
         assert!(config.rate_limits && config.webhook_dispatcher && !config.webhook_allow_private_addresses);
         assert_eq!(config.public_url, None);
+        assert_eq!((config.metrics_listen, config.metrics_token.as_deref()), (None, None));
         config.validate().unwrap();
     }
 }

@@ -15,6 +15,7 @@
 //! * [`worker`]: background work beside the HTTP server: the webhook dispatcher, which delivers the outbox.
 //! * [`cli`] and [`config`]: the `frontdesk` command (`serve`, `migrate`, `admin …`) and its configuration.
 //! * [`demo`]: the demo data of `frontdesk serve --demo`.
+//! * [`metrics`]: `GET /metrics` in the Prometheus text format, and the calls that record what it shows.
 
 pub mod cli;
 pub mod config;
@@ -22,6 +23,7 @@ pub mod demo;
 pub mod domain;
 pub mod http;
 pub mod mcp;
+pub mod metrics;
 pub mod operations;
 pub mod store;
 pub mod web;

@@ -163,11 +163,19 @@ fn check_reports_each_part_and_fails_when_the_service_could_not_work() {
     let healthy = run(&["--public-url", "https://hotel.example"]);
     let report = text(&healthy.stdout);
     assert!(healthy.status.success(), "{report}\n{}", text(&healthy.stderr));
-    for line in
-        ["ok    configuration", "ok    database", "schema current", "skip  redis", "ok    public URL", "ok    listen"]
-    {
+    for line in [
+        "ok    configuration",
+        "ok    database",
+        "schema current",
+        "skip  redis",
+        "ok    public URL",
+        "ok    listen",
+        "skip  metrics",
+    ] {
         assert!(report.contains(line), "{line:?} in:\n{report}");
     }
+    let with_metrics = run(&["--metrics-listen", "127.0.0.1:0"]);
+    assert!(text(&with_metrics.stdout).contains("ok    metrics"), "{}", text(&with_metrics.stdout));
 
     let unreachable = run(&["--redis-url", "redis://127.0.0.1:1", "--public-url", "http://hotel.example"]);
     let report = text(&unreachable.stdout);

@@ -31,7 +31,11 @@ on_both_engines!(
     hostile_tool_calls_never_fail_the_server,
 );
 
-on_both_engines_configured!(expired_access_tokens_are_refused, metadata_names_the_public_url);
+on_both_engines_configured!(
+    expired_access_tokens_are_refused,
+    metadata_names_the_public_url,
+    tool_calls_are_counted_in_the_metrics
+);
 
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
 const PASSWORD: &str = "correct horse battery";
@@ -1064,4 +1068,38 @@ async fn hostile_tool_calls_never_fail_the_server(s: TestServer) {
     )
     .await;
     assert_eq!(list.body["result"]["structuredContent"]["hotels"][0]["name"], json!("Harbour"), "{}", list.body);
+}
+
+/// `/metrics` counts tool calls by tool and result; a tool name the connector does not have is `unknown`, never
+/// the name sent. (Other tests of this file may call tools meanwhile: counts are compared as at least.)
+async fn tool_calls_are_counted_in_the_metrics(engine: Engine) {
+    const METRICS_TOKEN: &str = "mcp-test-metrics-token-0123";
+    let Some(s) = TestServer::configured(engine, |c| c.metrics_token = Some(METRICS_TOKEN.into())).await else {
+        return;
+    };
+    let scrape = || async {
+        let res = s.client.get(format!("{}/metrics", s.base)).bearer_auth(METRICS_TOKEN).send().await.unwrap();
+        assert_eq!(res.status(), 200);
+        res.text().await.unwrap()
+    };
+    let count = |text: &str, tool: &str, result: &str| -> f64 {
+        let series = format!("frontdesk_mcp_tool_calls_total{{tool=\"{tool}\",result=\"{result}\"}} ");
+        text.lines().find_map(|line| line.strip_prefix(series.as_str())).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+    };
+    let org = s.org("Acme").await;
+    let (_, access, _) = tokens_for(&s, &org).await;
+    let client = connect(&s, &access).await;
+    let before = scrape().await;
+    ok(call(&client, "list_hotels", json!({})).await);
+    tool_error(call(&client, "housekeeping_summary", json!({"hotelId": "not-an-id"})).await);
+    let unknown = client.call_tool(CallToolRequestParams::new("secret_tool_name_41")).await;
+    assert!(unknown.is_err() || unknown.as_ref().is_ok_and(|r| r.is_error == Some(true)), "{unknown:?}");
+    let after = scrape().await;
+    for (tool, result) in [("list_hotels", "ok"), ("housekeeping_summary", "error"), ("unknown", "error")] {
+        assert!(count(&after, tool, result) > count(&before, tool, result), "{tool} {result}: {after}");
+    }
+    assert!(!after.contains("secret_tool_name_41") && !after.contains("not-an-id"), "{after}");
+    assert!(after.contains("frontdesk_mcp_tool_call_duration_seconds_count{tool=\"list_hotels\"}"), "{after}");
+    assert!(after.contains("route=\"/mcp\""), "{after}");
+    client.cancel().await.expect("close");
 }

@@ -5,6 +5,7 @@ pub mod extract;
 pub mod keep_alive;
 pub mod listing;
 pub mod mcp;
+pub mod metrics;
 pub mod openapi;
 pub mod problem;
 pub mod rate_limit;
@@ -44,6 +45,8 @@ pub struct AppState {
     pub limiter: Option<RateLimiter>,
     /// Seals subscription secrets; the URL policy.
     pub webhooks: WebhookSettings,
+    /// `None` when metrics are not served (no `--metrics-token`, no `--metrics-listen`).
+    pub metrics: Option<crate::metrics::Metrics>,
 }
 
 impl AppState {
@@ -55,7 +58,8 @@ impl AppState {
         };
         let webhooks = WebhookSettings::load(&db, config.webhook_allow_private_addresses).await?;
         let availability = AvailabilityCopies::default();
-        Ok(AppState { db, config: Arc::new(config), offer_key, availability, limiter, webhooks })
+        let metrics = crate::metrics::Metrics::new(&config);
+        Ok(AppState { db, config: Arc::new(config), offer_key, availability, limiter, webhooks, metrics })
     }
 
     /// Where the assistant connector's authorization server and resource live, and its token lifetimes.
@@ -112,6 +116,11 @@ pub fn routes(state: AppState) -> Router {
     let router = router.merge(routes::oauth::router()).merge(mcp::router(&state)).merge(crate::web::router(&state));
     // Serialized once: the document never changes while the process runs.
     let doc = axum::body::Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
+    // Not part of the REST contract either; on the main listener only behind --metrics-token (else unknown: 404).
+    let router = match state.config.metrics_token.is_some() {
+        true => router.merge(metrics::main_router()),
+        false => router,
+    };
     router
         .route(
             "/api/openapi.json",
@@ -125,8 +134,17 @@ pub fn routes(state: AppState) -> Router {
 }
 
 /// The middleware every answer passes through: body limit, timeout, panic recovery, problem documents for every
-/// error, request ids and tracing.
+/// error, request ids and tracing; and, when metrics are served, the request metrics (outermost, so that they time
+/// and see the final answer of every other layer).
 pub fn with_middleware(router: Router, config: &Config) -> Router {
+    let router = with_stack(router, config);
+    match config.metrics_enabled() {
+        true => router.layer(axum::middleware::from_fn(crate::metrics::track_requests)),
+        false => router,
+    }
+}
+
+fn with_stack(router: Router, config: &Config) -> Router {
     // Innermost first. Each `Router::layer` turns the answer back into an axum response, so the problem
     // mapping sees the bodies of the timeout and panic layers too.
     router

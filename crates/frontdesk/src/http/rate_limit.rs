@@ -20,6 +20,8 @@ use governor::clock::{Clock, DefaultClock};
 use governor::middleware::StateInformationMiddleware;
 use governor::{Quota, RateLimiter as Governor};
 
+use crate::metrics::LimitKind;
+
 type KeyedLimiter =
     Governor<String, governor::state::keyed::DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
 
@@ -120,8 +122,17 @@ impl RateLimiter {
         self.inner.redis_failures.load(Ordering::Relaxed)
     }
 
-    /// Counts one request against `bucket`, limited to `per_minute`.
+    /// Counts one request against `bucket`, limited to `per_minute`; a refusal is counted in the metrics by the
+    /// kind of the bucket.
     pub async fn check(&self, bucket: &str, per_minute: u32) -> Decision {
+        let decision = self.decide(bucket, per_minute).await;
+        if !decision.allowed {
+            crate::metrics::rate_limit_refused(kind_of(bucket));
+        }
+        decision
+    }
+
+    async fn decide(&self, bucket: &str, per_minute: u32) -> Decision {
         let per_minute = per_minute.max(1);
         if let Some(redis) = &self.inner.redis {
             let interval = 60_000_000 / i64::from(per_minute);
@@ -146,6 +157,7 @@ impl RateLimiter {
                 }
                 Err(err) => {
                     let failures = self.inner.redis_failures.fetch_add(1, Ordering::Relaxed) + 1;
+                    crate::metrics::rate_limit_redis_failed();
                     tracing::warn!(error = %err, failures, "rate limiting could not reach Redis; deciding in memory");
                 }
             }
@@ -188,6 +200,19 @@ impl RateLimiter {
                 }
             }
         }
+    }
+}
+
+/// The kind of limit a bucket belongs to, from its prefix (`key:`, `operator:`, `address:`, `sign-in-…:`).
+fn kind_of(bucket: &str) -> LimitKind {
+    if bucket.starts_with("key:") {
+        LimitKind::ApiKey
+    } else if bucket.starts_with("operator:") {
+        LimitKind::Operator
+    } else if bucket.starts_with("sign-in-") {
+        LimitKind::SignIn
+    } else {
+        LimitKind::Public
     }
 }
 

@@ -100,6 +100,22 @@ pub struct ScheduleParams {
     pub date_to: String,
 }
 
+/// Every tool's name, as the metrics label tool calls (a name the connector does not have is `unknown`: what a
+/// client sends never becomes a label).
+pub const TOOLS: &[&str] = &[
+    "list_hotels",
+    "list_room_types",
+    "list_rate_plans",
+    "get_daily_prices",
+    "check_availability",
+    "housekeeping_summary",
+    "schedule_counts",
+];
+
+fn tool_label(name: &str) -> &'static str {
+    TOOLS.iter().copied().find(|tool| *tool == name).unwrap_or("unknown")
+}
+
 /// The caller of this tool call, or a tool error when the request did not come through the bearer check.
 fn caller(parts: &Parts) -> Result<&Actor, CallToolResult> {
     parts
@@ -288,13 +304,23 @@ impl ServerHandler for Connector {
         request: rmcp::model::CallToolRequestParams,
         context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        let started = std::time::Instant::now();
+        let tool = tool_label(&request.name);
         let arguments = request.arguments.clone().map(serde_json::Value::Object).unwrap_or_default();
         if let Some(field) = validate::fields_with_forbidden_chars(&arguments).into_iter().next() {
             let message = format!("{}: {}", field.escape_default(), validate::FORBIDDEN_CHARS_MESSAGE);
+            crate::metrics::mcp_tool_call(tool, false, started.elapsed());
             return Ok(CallToolResult::error(vec![ContentBlock::text(message)]).into());
         }
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
-        self.tool_router.call(call).await
+        let answer = self.tool_router.call(call).await;
+        let ok = match &answer {
+            Ok(rmcp::model::CallToolResponse::Complete(result)) => result.is_error != Some(true),
+            Ok(_) => true,
+            Err(_) => false,
+        };
+        crate::metrics::mcp_tool_call(tool, ok, started.elapsed());
+        answer
     }
 
     fn get_info(&self) -> ServerConfig {
@@ -326,4 +352,17 @@ pub fn service(
     // The tools are described once; each request gets a cheap clone.
     let connector = Connector::new(db, offer_key, copies);
     StreamableHttpService::new(move || Ok(connector.clone()), Arc::new(NeverSessionManager::default()), config)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_metrics_know_every_tool() {
+        let mut listed: Vec<String> =
+            super::Connector::tool_router().list_all().into_iter().map(|tool| tool.name.to_string()).collect();
+        let mut known: Vec<String> = super::TOOLS.iter().map(|t| t.to_string()).collect();
+        listed.sort();
+        known.sort();
+        assert_eq!(listed, known);
+    }
 }

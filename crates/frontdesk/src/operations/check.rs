@@ -1,5 +1,6 @@
 //! `frontdesk check`: everything the service needs, checked before it is started (or while it runs), in one report
-//! with an exit status: configuration, database and its migrations, Redis, the public URL, the listen address, e-mail.
+//! with an exit status: configuration, database and its migrations, Redis, the public URL, the listen address, the
+//! metrics address, e-mail.
 
 use std::fmt;
 use std::time::Duration;
@@ -57,6 +58,7 @@ pub async fn check(config: &Config) -> Vec<Finding> {
     findings.push(redis(config).await);
     findings.push(public_url(config));
     findings.push(listen(config).await);
+    findings.push(metrics(config).await);
     findings.push(finding(
         Status::Skip,
         "e-mail",
@@ -157,6 +159,35 @@ async fn listen(config: &Config) -> Finding {
             format!("{} is in use (by a running frontdesk?): serve would not start", config.listen),
         ),
         Err(err) => finding(Status::Fail, "listen", format!("{}: {err}", config.listen)),
+    }
+}
+
+/// Where `/metrics` is served: nowhere (skip), behind the token on the main listener, or on its own address
+/// (free to bind; a warning when that address is every interface, since it asks for no token).
+async fn metrics(config: &Config) -> Finding {
+    let Some(address) = config.metrics_listen else {
+        return match config.metrics_token {
+            Some(_) => finding(Status::Ok, "metrics", "/metrics on the main listener, behind the metrics token"),
+            None => finding(Status::Skip, "metrics", "not served (--metrics-token or --metrics-listen serve /metrics)"),
+        };
+    };
+    match tokio::net::TcpListener::bind(address).await {
+        Ok(listener) => {
+            drop(listener);
+            if address.ip().is_unspecified() {
+                let detail =
+                    format!("{address} is every interface and /metrics there needs no token: bind a private one");
+                finding(Status::Warn, "metrics", detail)
+            } else {
+                finding(Status::Ok, "metrics", format!("/metrics on {address} (no token: keep it private)"))
+            }
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => finding(
+            Status::Warn,
+            "metrics",
+            format!("{address} is in use (by a running frontdesk?): serve would not start"),
+        ),
+        Err(err) => finding(Status::Fail, "metrics", format!("{address}: {err}")),
     }
 }
 

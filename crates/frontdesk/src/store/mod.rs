@@ -32,6 +32,7 @@ pub mod guests;
 pub mod hotels;
 pub mod identity;
 pub mod maintenance;
+pub mod metrics;
 pub mod oauth;
 pub mod outbox;
 pub mod rate_plans;
@@ -146,6 +147,8 @@ pub struct Db {
     /// SQLite: a shared advisory lock on the database file for as long as this process has it open, so that
     /// `frontdesk restore` can tell that the file is in use ([`maintenance::lock_for_restore`]).
     _in_use: Option<Arc<std::fs::File>>,
+    /// Requests of this process waiting for a connection, per pool (for `/metrics`).
+    waiting: Arc<metrics::Waiting>,
 }
 
 pub type StoreResult<T> = Result<T, sqlx::Error>;
@@ -218,7 +221,7 @@ impl Db {
                     Some(path) => Some(Arc::new(maintenance::mark_in_use(&path)?)),
                     None => None,
                 };
-                Ok(Db { engine, read, write, outbox_signal: Arc::default(), _in_use: in_use })
+                Ok(Db { engine, read, write, outbox_signal: Arc::default(), _in_use: in_use, waiting: Arc::default() })
             }
             Engine::Postgres => {
                 // The pool would retry silently until its acquire timeout and then say only that it timed out; one
@@ -239,7 +242,14 @@ impl Db {
                     .connect_with(options)
                     .await
                     .context("connecting to PostgreSQL")?;
-                Ok(Db { engine, read: pool.clone(), write: pool, outbox_signal: Arc::default(), _in_use: None })
+                Ok(Db {
+                    engine,
+                    read: pool.clone(),
+                    write: pool,
+                    outbox_signal: Arc::default(),
+                    _in_use: None,
+                    waiting: Arc::default(),
+                })
             }
         }
     }
@@ -282,15 +292,18 @@ impl Db {
 
     /// A connection for reads. Reads never block writers (WAL on SQLite, MVCC on PostgreSQL).
     pub async fn read(&self) -> StoreResult<PoolConnection<Any>> {
+        let _waiting = self.waiting.read.wait();
         self.read.acquire().await
     }
 
     /// Starts the one kind of transaction every write goes through.
     pub async fn begin_write(&self) -> StoreResult<WriteTx> {
+        let waiting = self.waiting.write.wait();
         let tx = match self.engine {
             Engine::Sqlite => self.write.begin_with("BEGIN IMMEDIATE").await?,
             Engine::Postgres => self.write.begin().await?,
         };
+        drop(waiting);
         Ok(WriteTx { tx, engine: self.engine, outbox_signal: None, db_signal: self.outbox_signal.clone() })
     }
 
@@ -433,8 +446,13 @@ pub fn stream<T: Send + 'static>(
     use futures::StreamExt;
     let (sender, receiver) = tokio::sync::mpsc::channel::<StoreResult<T>>(64);
     let pool = db.read.clone();
+    let waiting = db.waiting.clone();
     tokio::spawn(async move {
-        let mut conn = match pool.acquire().await {
+        let acquired = {
+            let _waiting = waiting.read.wait();
+            pool.acquire().await
+        };
+        let mut conn = match acquired {
             Ok(conn) => conn,
             Err(err) => {
                 let _ = sender.send(Err(err)).await;

@@ -53,7 +53,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
 /// Whether a path belongs to the web pages (as opposed to the API, OAuth, MCP or health endpoints), so that an
 /// unknown path is answered with the 404 page rather than a problem document.
 pub fn is_web_path(path: &str) -> bool {
-    !["/api", "/oauth", "/.well-known", "/mcp", "/healthz", "/readyz"]
+    !["/api", "/oauth", "/.well-known", "/mcp", "/healthz", "/readyz", "/metrics"]
         .iter()
         .any(|prefix| path == *prefix || path.starts_with(&format!("{prefix}/")))
 }

@@ -764,6 +764,7 @@ async fn deliver(shared: &Shared, job: &Job) -> WebhookDelivery {
         Ok(status) => (status.is_success(), Some(i64::from(status.as_u16())), None),
         Err(error) => (false, None, Some(error)),
     };
+    crate::metrics::webhook_delivery(success, status_code.is_some(), started.elapsed());
     WebhookDelivery {
         id,
         event_id: job.event.id.clone(),

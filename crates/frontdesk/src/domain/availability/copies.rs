@@ -90,6 +90,15 @@ fn page_start(number: i64) -> Option<NaiveDate> {
 }
 
 impl AvailabilityCopies {
+    /// How many hotels have a copy in this process.
+    pub fn len(&self) -> usize {
+        lock(&self.hotels).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The copy of `hotel_id` at `version`: the shared one, or a fresh one that replaces an older one.
     fn hotel(&self, hotel_id: &str, version: i64) -> Arc<HotelCopy> {
         let fresh = || Arc::new(HotelCopy { version, catalogue: OnceCell::new(), pages: Mutex::new(HashMap::new()) });
@@ -99,6 +108,9 @@ impl AvailabilityCopies {
             // Another search already saw a newer version: this one, which read an older one, keeps to itself.
             Some(copy) if copy.version > version => fresh(),
             found => {
+                if found.is_some() {
+                    crate::metrics::availability_reloaded();
+                }
                 if found.is_none() && hotels.len() >= MAX_HOTELS {
                     if let Some(evicted) = hotels.keys().next().cloned() {
                         hotels.remove(&evicted);
@@ -192,6 +204,7 @@ impl AvailabilityCopies {
 }
 
 async fn load_catalogue(conn: &mut sqlx::AnyConnection, organization_id: &str, hotel_id: &str) -> Result<Catalogue> {
+    crate::metrics::availability_loaded("catalogue");
     let room_types: Vec<Arc<RoomType>> =
         store::room_types::list(conn, organization_id, Some(hotel_id)).await?.into_iter().map(Arc::new).collect();
     let rate_plans: Vec<Arc<RatePlan>> = store::rate_plans::list(conn, organization_id, hotel_id, None)
@@ -206,6 +219,7 @@ async fn load_catalogue(conn: &mut sqlx::AnyConnection, organization_id: &str, h
 }
 
 async fn load_page(conn: &mut sqlx::AnyConnection, catalogue: &Catalogue, number: i64) -> Result<Page> {
+    crate::metrics::availability_loaded("page");
     let first = page_start(number).ok_or_else(|| super::super::Error::BadRequest("date out of range".into()))?;
     let end = first.checked_add_days(Days::new(PAGE_DAYS as u64)).unwrap_or(first);
     let last = end.pred_opt().unwrap_or(first);
