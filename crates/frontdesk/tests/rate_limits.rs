@@ -131,6 +131,30 @@ async fn requests_are_served_when_redis_goes_away(engine: Engine) {
         let answer = s.get("/api/hotels", &key).await.expect(200);
         assert_eq!(answer.header("ratelimit-limit"), Some("1000"), "still limited, in memory");
     }
+
+    // Redis comes back (empty, as a restarted cache does): the limits are kept there again, without a restart of
+    // the service.
+    let mut redis = Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = redis::Client::open(url.as_str()).unwrap();
+    let mut shared_again = false;
+    for _ in 0..100 {
+        s.get("/api/hotels", &key).await.expect(200);
+        if let Ok(mut conn) = client.get_multiplexed_async_connection().await {
+            let keys: i64 = redis::cmd("DBSIZE").query_async(&mut conn).await.unwrap_or(0);
+            if keys > 0 {
+                shared_again = true;
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = redis.kill();
+    let _ = redis.wait();
+    assert!(shared_again, "the limiter uses Redis again once it is back");
 }
 
 async fn public_limits_follow_a_trusted_proxy_header_only_when_configured(engine: Engine) {
