@@ -11,7 +11,6 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -21,63 +20,33 @@ use frontdesk::domain::{identity, oauth};
 use frontdesk::store::Engine;
 use rand::Rng;
 use serde_json::{json, Value};
-use support::{ms, BenchServer, Stats};
+use support::{ms, rss, BenchServer, ServeProcess, Stats};
 
 const PUBLIC_URL: &str = "http://soak.frontdesk.test";
 
-/// One serve process.
-struct Serve {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Serve {
-    async fn start(database_url: &str, redis_url: &str) -> Serve {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new(env!("CARGO_BIN_EXE_frontdesk"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .env("FRONTDESK_DATABASE_URL", database_url)
-            .env("FRONTDESK_REDIS_URL", redis_url)
-            .env("FRONTDESK_PUBLIC_URL", PUBLIC_URL)
-            .env("FRONTDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", "true")
+/// One serve process on the shared database and Redis, as the soak runs it.
+async fn serve(database_url: &str, redis_url: &str) -> ServeProcess {
+    ServeProcess::start(
+        database_url,
+        &[
+            ("FRONTDESK_REDIS_URL", redis_url),
+            ("FRONTDESK_PUBLIC_URL", PUBLIC_URL),
+            ("FRONTDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", "true"),
             // Every client of this benchmark comes from one address: the per-address public limit would measure
             // itself.
-            .env("FRONTDESK_PUBLIC_RATE_LIMIT_PER_MINUTE", "10000000")
-            .env("FRONTDESK_OPERATOR_RATE_LIMIT_PER_MINUTE", "10000000")
+            ("FRONTDESK_PUBLIC_RATE_LIMIT_PER_MINUTE", "10000000"),
+            ("FRONTDESK_OPERATOR_RATE_LIMIT_PER_MINUTE", "10000000"),
             // The integration's key polls and pushes far faster than its default 600 a minute: this measures the
             // service, not the limiter (benches/rate_limits.rs does that).
-            .env("FRONTDESK_RATE_LIMIT_PER_MINUTE", "10000000")
-            .env("FRONTDESK_LOG", "warn")
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("frontdesk serve");
-        // Owned at once, so that the process is killed and reaped however this ends.
-        let serve = Serve { child, base: format!("http://127.0.0.1:{port}") };
-        for _ in 0..200 {
-            if reqwest::get(format!("{}/readyz", serve.base)).await.is_ok_and(|r| r.status().is_success()) {
-                return serve;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("serve did not come up");
-    }
+            ("FRONTDESK_RATE_LIMIT_PER_MINUTE", "10000000"),
+        ],
+    )
+    .await
+}
 
-    fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0)
-    }
+/// Resident memory of a serve process, in KiB (0 when unknown).
+fn rss_kib(process: &ServeProcess) -> u64 {
+    rss(process.child.id()).map_or(0, |r| r.total)
 }
 
 /// Latencies and statuses of one kind of request.
@@ -180,8 +149,8 @@ async fn main() {
     .await
     .expect("operator");
     let session = identity::issue_token(&server.db, operator, chrono::TimeDelta::days(1)).await.expect("token");
-    let a = Serve::start(&url, &redis_url).await;
-    let b = Serve::start(&url, &redis_url).await;
+    let a = serve(&url, &redis_url).await;
+    let b = serve(&url, &redis_url).await;
     let http = reqwest::Client::builder().pool_max_idle_per_host(64).timeout(Duration::from_secs(30)).build().unwrap();
     let op = format!("Token {}", session.token);
     let post = |path: String, body: Value| {
@@ -381,10 +350,10 @@ async fn main() {
     let mut memory = Vec::new();
     let sample_every = Duration::from_secs((seconds / 20).max(1));
     while started.elapsed() < Duration::from_secs(seconds) {
-        memory.push((started.elapsed().as_secs(), a.rss_kib(), b.rss_kib()));
+        memory.push((started.elapsed().as_secs(), rss_kib(&a), rss_kib(&b)));
         tokio::time::sleep(sample_every).await;
     }
-    memory.push((started.elapsed().as_secs(), a.rss_kib(), b.rss_kib()));
+    memory.push((started.elapsed().as_secs(), rss_kib(&a), rss_kib(&b)));
     stop.store(true, Ordering::Relaxed);
     for task in tasks {
         let _ = task.await;

@@ -15,7 +15,6 @@
 
 mod support;
 
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -28,7 +27,7 @@ use frontdesk::domain::Actor;
 use frontdesk::store::sql::Conditions;
 use frontdesk::store::Engine;
 use serde_json::{json, Value};
-use support::{insert_stays, ms, BenchServer, Stats, Stay};
+use support::{insert_stays, ms, rss, BenchServer, Rss, ServeProcess, Stats, Stay};
 
 const WRITES_PER_SECOND: usize = 50;
 const SECONDS: usize = 30;
@@ -80,58 +79,12 @@ async fn serve(app: axum::Router) -> String {
     url
 }
 
-/// Resident memory of a process, in KiB: `VmRSS` (all of it), and of that `RssAnon` (the heap: what the process
-/// holds) and `RssFile` (file pages mapped, such as SQLite's memory-mapped database file, which the kernel reclaims
-/// at will).
-#[derive(Clone, Copy, Default)]
-struct Rss {
-    total: u64,
-    anon: u64,
-    file: u64,
-}
-
-fn rss(pid: u32) -> Option<Rss> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let field = |name: &str| -> Option<u64> {
-        let line = status.lines().find(|l| l.starts_with(name))?;
-        line.split_whitespace().nth(1)?.parse().ok()
-    };
-    Some(Rss { total: field("VmRSS:")?, anon: field("RssAnon:")?, file: field("RssFile:")? })
-}
-
-/// A `frontdesk serve` process, killed when dropped.
-struct Serve {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn spawn_serve(database_url: &str) -> Serve {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("address").port();
-    let child = Command::new(env!("CARGO_BIN_EXE_frontdesk"))
-        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-        .env("FRONTDESK_DATABASE_URL", database_url)
-        .env("FRONTDESK_LOG", "warn")
-        .env("FRONTDESK_RATE_LIMITS", "false")
-        .env("FRONTDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", "true")
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("frontdesk serve");
-    let serve = Serve { child, base: format!("http://127.0.0.1:{port}") };
-    let client = reqwest::Client::new();
-    for _ in 0..200 {
-        if client.get(format!("{}/readyz", serve.base)).send().await.is_ok_and(|r| r.status().is_success()) {
-            return serve;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("frontdesk serve did not come up");
+async fn spawn_serve(database_url: &str) -> ServeProcess {
+    ServeProcess::start(
+        database_url,
+        &[("FRONTDESK_RATE_LIMITS", "false"), ("FRONTDESK_WEBHOOK_ALLOW_PRIVATE_ADDRESSES", "true")],
+    )
+    .await
 }
 
 /// Writes `n` guest events for `hotel` straight into the outbox, 400 a statement.

@@ -295,3 +295,62 @@ pub fn engines() -> Vec<Engine> {
         _ => vec![Engine::Sqlite, Engine::Postgres],
     }
 }
+
+/// A `frontdesk serve` process of its own (the binary built with the benchmark), killed and reaped when dropped.
+pub struct ServeProcess {
+    pub child: std::process::Child,
+    pub base: String,
+}
+
+impl ServeProcess {
+    /// Starts `frontdesk serve` on a free port of the loopback address against `database_url`, with `env` added
+    /// (logging only warnings), and waits until `/readyz` answers.
+    pub async fn start(database_url: &str, env: &[(&str, &str)]) -> ServeProcess {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("address").port();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_frontdesk"))
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .env("FRONTDESK_DATABASE_URL", database_url)
+            .env("FRONTDESK_LOG", "warn")
+            .envs(env.iter().copied())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("frontdesk serve");
+        // Owned at once, so that the process is killed and reaped however this ends.
+        let serve = ServeProcess { child, base: format!("http://127.0.0.1:{port}") };
+        let client = reqwest::Client::new();
+        for _ in 0..200 {
+            if client.get(format!("{}/readyz", serve.base)).send().await.is_ok_and(|r| r.status().is_success()) {
+                return serve;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("frontdesk serve did not come up");
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Resident memory of a process, in KiB: `VmRSS` (all of it), and of that `RssAnon` (the heap: what the process
+/// holds) and `RssFile` (file pages mapped, such as SQLite's memory-mapped database file, which the kernel reclaims
+/// at will).
+#[derive(Clone, Copy, Default)]
+pub struct Rss {
+    pub total: u64,
+    pub anon: u64,
+    pub file: u64,
+}
+
+/// The resident memory of process `pid` (Linux), `None` where `/proc` does not tell.
+pub fn rss(pid: u32) -> Option<Rss> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let line = status.lines().find(|l| l.starts_with(name))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    Some(Rss { total: field("VmRSS:")?, anon: field("RssAnon:")?, file: field("RssFile:")? })
+}
