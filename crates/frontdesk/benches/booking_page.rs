@@ -14,105 +14,8 @@ mod support;
 use std::time::{Duration, Instant};
 
 use chrono::{Days, Utc};
-use frontdesk::domain::daily_rates::{self, DailyRateIn, DailyRatesIn};
-use frontdesk::domain::{rate_plans, room_types, rooms};
 use frontdesk::store::Engine;
 use support::{ms, BenchServer, Stats};
-
-const ROOM_TYPES: usize = 20;
-const PLANS_PER_TYPE: usize = 5;
-const ROOMS_PER_TYPE: usize = 10;
-const RESERVATIONS: usize = 10_000;
-const DAYS: u64 = 365;
-
-/// The availability benchmark's hotel (`benches/availability.rs`, the same data): 20 room types of 10 rooms, 5 rate
-/// plans each priced for a year (one selling from an allotment), 10,000 confirmed stays of 1 to 7 nights.
-// The same set-up is moving into `support/data.rs` (`seed_availability_hotel`); this copy goes when it lands.
-async fn seed_availability_hotel(server: &BenchServer, hotel_id: &str) {
-    let actor = server.actor();
-    let today = Utc::now().date_naive();
-    let mut types = Vec::new();
-    for t in 0..ROOM_TYPES {
-        let room_type = room_types::create(
-            &server.db,
-            &actor,
-            room_types::RoomTypeIn {
-                hotel_id: Some(hotel_id.to_string()),
-                name: format!("Type {t:02}"),
-                description: Some("A room".into()),
-                max_occupancy: 2 + (t % 3) as i64,
-                max_adults: None,
-                max_children: None,
-            },
-        )
-        .await
-        .expect("room type");
-        for r in 0..ROOMS_PER_TYPE {
-            let room = rooms::RoomIn {
-                hotel_id: None,
-                room_type_id: room_type.id.clone(),
-                name: format!("{t:02}{r:02}"),
-                floor: None,
-                housekeeping_status: None,
-            };
-            rooms::create(&server.db, &actor, room).await.expect("room");
-        }
-        for p in 0..PLANS_PER_TYPE {
-            let plan = rate_plans::RatePlanIn {
-                id: None,
-                hotel_id: Some(hotel_id.to_string()),
-                room_type_id: Some(Some(room_type.id.clone())),
-                name: format!("Plan {t}-{p}"),
-                code: None,
-                currency: None,
-                active: None,
-            };
-            let plan = rate_plans::upsert(&server.db, &actor, plan).await.expect("plan");
-            let nights = DAYS + 10;
-            for first in (0..nights).step_by(500) {
-                let values = (first..(first + 500).min(nights))
-                    .map(|d| DailyRateIn {
-                        rate_plan_id: plan.id.clone(),
-                        date: (today + Days::new(d)).to_string(),
-                        price: 10000 + (d as i64 % 7) * 500 + p as i64 * 1000,
-                        availability: if p == 4 { Some(Some(5)) } else { None },
-                        stop_sell: None,
-                        closed_to_arrival: None,
-                        closed_to_departure: None,
-                        min_stay: None,
-                        max_stay: None,
-                    })
-                    .collect();
-                daily_rates::upsert(&server.db, &actor, DailyRatesIn { values }).await.expect("rates");
-            }
-        }
-        types.push(room_type.id);
-    }
-    let mut seed = 0x2545_F491_4F6C_DD1D_u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
-    let mut loaded = 0;
-    while loaded < RESERVATIONS {
-        let n = support::ROWS_PER_INSERT.min(RESERVATIONS - loaded);
-        let stays: Vec<support::Stay> = (0..n)
-            .map(|_| support::Stay {
-                hotel_id: hotel_id.to_string(),
-                room_type_id: types[(next() % ROOM_TYPES as u64) as usize].clone(),
-                check_in: today + Days::new(next() % DAYS),
-                nights: 1 + next() % 7,
-            })
-            .collect();
-        support::insert_stays(server, &stays).await;
-        loaded += n;
-    }
-    if server.engine == Engine::Postgres {
-        sqlx::query("VACUUM ANALYZE").execute(&mut *server.db.read().await.expect("conn")).await.expect("vacuum");
-    }
-}
 
 /// One GET, timed to the last byte of the body; answers the body.
 async fn timed_get(server: &BenchServer, path: &str, samples: &mut Vec<Duration>) -> String {
@@ -133,7 +36,7 @@ async fn run(engine: Engine, rounds: u64) {
     let Some(server) = BenchServer::start(engine).await else { return };
     println!("== {engine:?}");
     let started = Instant::now();
-    seed_availability_hotel(&server, &server.hotel).await;
+    support::data::availability_hotel(&server, &server.hotel).await;
     eprintln!("  seeded in {:.1} s", started.elapsed().as_secs_f64());
     let today = Utc::now().date_naive();
     let hotel = server.hotel.clone();

@@ -11,99 +11,9 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use chrono::{Days, NaiveDate};
-use frontdesk::domain::{hotels, room_types};
 use frontdesk::store::Engine;
+use support::data::{self, scale_date as date, Rng, SCALE_DAYS as DAYS, SCALE_HOTELS as HOTELS};
 use support::{ms, BenchServer, Stats};
-
-const HOTELS: usize = 20;
-const DAYS: u64 = 3 * 365;
-
-/// A small deterministic generator (xorshift), so every run loads the same data.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-fn start() -> NaiveDate {
-    NaiveDate::from_ymd_opt(2026, 1, 1).expect("date")
-}
-
-fn date(offset: u64) -> String {
-    // Calendar dates of the generated data, counted from `start()`.
-    (start() + Days::new(offset)).format("%Y-%m-%d").to_string()
-}
-
-/// Loads `count` reservations (one room each) straight into the tables, in multi-row INSERTs.
-async fn load(server: &BenchServer, count: usize) -> (Vec<String>, Vec<String>) {
-    let actor = server.actor();
-    let mut hotel_ids = vec![server.hotel.clone()];
-    for i in 1..HOTELS {
-        let hotel = hotels::create_for_organization(
-            &server.db,
-            &server.org,
-            hotels::HotelIn::new(format!("Hotel {i}"), "UTC", "EUR"),
-        )
-        .await
-        .expect("hotel");
-        hotel_ids.push(hotel.id);
-    }
-    let mut type_ids = Vec::new();
-    for hotel in &hotel_ids {
-        let t = room_types::create(
-            &server.db,
-            &actor,
-            room_types::RoomTypeIn {
-                hotel_id: Some(hotel.clone()),
-                name: "Double".into(),
-                description: None,
-                max_occupancy: 2,
-                max_adults: None,
-                max_children: None,
-            },
-        )
-        .await
-        .expect("room type");
-        type_ids.push(t.id);
-    }
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let started = Instant::now();
-    let mut ids = Vec::with_capacity(count);
-    let mut loaded = 0;
-    while loaded < count {
-        let n = support::ROWS_PER_INSERT.min(count - loaded);
-        let stays: Vec<support::Stay> = (0..n)
-            .map(|_| {
-                let h = rng.below(HOTELS as u64) as usize;
-                let check_in = start() + Days::new(rng.below(DAYS));
-                support::Stay {
-                    hotel_id: hotel_ids[h].clone(),
-                    room_type_id: type_ids[h].clone(),
-                    check_in,
-                    nights: 1 + rng.below(7),
-                }
-            })
-            .collect();
-        ids.extend(support::insert_stays(server, &stays).await);
-        loaded += n;
-    }
-    eprintln!("  loaded {count} reservations in {:.1} s", started.elapsed().as_secs_f64());
-    if server.engine == Engine::Postgres {
-        // What autovacuum does on a live database: statistics, and the visibility map for index-only counts.
-        sqlx::query("VACUUM ANALYZE").execute(&mut *server.db.read().await.expect("conn")).await.expect("vacuum");
-    }
-    (hotel_ids, ids)
-}
 
 async fn get(server: &BenchServer, path: &str) -> Duration {
     let started = Instant::now();
@@ -176,7 +86,7 @@ async fn streaming_peak_memory(url: &str, secret: &str, path: &str) -> Option<(u
 async fn run(engine: Engine, count: usize) {
     let Some(server) = BenchServer::start(engine).await else { return };
     println!("== {engine:?} ({count} reservations)");
-    let (hotels, ids) = load(&server, count).await;
+    let data::AtScale { hotels, ids } = data::reservations_at_scale(&server, count).await;
     let baseline = server.baseline(500).await;
 
     let mut rng = Rng(42);

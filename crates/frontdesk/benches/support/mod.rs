@@ -2,6 +2,10 @@
 //! engine, and latency statistics.
 #![allow(dead_code)]
 
+pub mod data;
+pub mod load;
+pub mod postgraphile;
+
 use std::time::{Duration, Instant};
 
 use frontdesk::config::{Config, DatabaseSettings};
@@ -115,6 +119,17 @@ impl BenchServer {
             cleanup: cleanup.or(Some(String::new())).filter(|s| !s.is_empty()),
             pg_schema,
         })
+    }
+
+    /// Seeds one organization, hotel and key with every scope into a server started empty (after data that must
+    /// come first, such as the demo's).
+    pub async fn seed_tenant(&mut self) {
+        (self.org, self.hotel, self.secret) = seed_tenant(&self.db).await;
+    }
+
+    /// The PostgreSQL schema the server's tables are in.
+    pub fn postgres_schema(&self) -> Option<&str> {
+        self.pg_schema.as_deref()
     }
 
     /// The database URL, for another process to open.
@@ -296,6 +311,12 @@ pub fn engines() -> Vec<Engine> {
     }
 }
 
+/// The `frontdesk` binary the benchmark runs as a process: the one built with it, or `FRONTDESK_BENCH_BINARY` (an
+/// earlier build, to compare before and after with the same benchmark).
+pub fn binary() -> std::path::PathBuf {
+    std::env::var_os("FRONTDESK_BENCH_BINARY").map_or_else(|| env!("CARGO_BIN_EXE_frontdesk").into(), Into::into)
+}
+
 /// A `frontdesk serve` process of its own (the binary built with the benchmark), killed and reaped when dropped.
 pub struct ServeProcess {
     pub child: std::process::Child,
@@ -306,8 +327,13 @@ impl ServeProcess {
     /// Starts `frontdesk serve` on a free port of the loopback address against `database_url`, with `env` added
     /// (logging only warnings), and waits until `/readyz` answers.
     pub async fn start(database_url: &str, env: &[(&str, &str)]) -> ServeProcess {
+        Self::start_binary(&binary(), database_url, env).await
+    }
+
+    /// [`ServeProcess::start`] with another `frontdesk` binary.
+    pub async fn start_binary(binary: &std::path::Path, database_url: &str, env: &[(&str, &str)]) -> ServeProcess {
         let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("address").port();
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_frontdesk"))
+        let child = std::process::Command::new(binary)
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
             .env("FRONTDESK_DATABASE_URL", database_url)
             .env("FRONTDESK_LOG", "warn")
