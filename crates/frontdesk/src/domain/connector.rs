@@ -284,15 +284,16 @@ pub async fn availability(
     };
     Ok(availability::search(db, key, copies, &hotel.id, &query)
         .await?
-        .into_iter()
+        .offers
+        .iter()
         .map(|o| AvailableOffer {
-            room_type_id: o.room_type_id,
-            room_type_name: o.room_type_name,
-            rate_plan_id: o.rate_plan_id,
-            rate_plan_name: o.rate_plan_name,
-            currency: o.currency,
+            room_type_id: o.room_type_id.clone(),
+            room_type_name: o.room_type_name.clone(),
+            rate_plan_id: o.rate_plan_id.clone(),
+            rate_plan_name: o.rate_plan_name.clone(),
+            currency: o.currency.clone(),
             nights: o.nights,
-            nightly: o.nightly.into_iter().map(|n| NightPrice { date: n.date, price: n.price }).collect(),
+            nightly: o.nightly.iter().map(|n| NightPrice { date: n.date, price: n.price }).collect(),
             total_price: o.total_price,
             available_units: Bounded(o.available_units),
         })

@@ -90,6 +90,7 @@ pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -
 }
 
 /// What authentication needs of a key.
+#[derive(Debug, Clone)]
 pub struct StoredApiKey {
     pub id: String,
     pub organization_id: String,
@@ -98,6 +99,16 @@ pub struct StoredApiKey {
     pub secret_hash: String,
     pub rate_limit_per_minute: Option<i64>,
     pub last_used_at: Option<DateTime<Utc>>,
+}
+
+/// The key with this digest, as read at most [`super::recent::MAX_AGE`] ago and not before a write of this process.
+pub async fn find_by_digest_recent(db: &super::Db, secret_hash: &str) -> StoreResult<Option<StoredApiKey>> {
+    db.recent
+        .api_keys
+        .get_or_read(&db.writes, &secret_hash.to_string(), || async {
+            find_by_digest(&mut *db.read().await?, secret_hash).await
+        })
+        .await
 }
 
 pub async fn find_by_digest(conn: &mut AnyConnection, secret_hash: &str) -> StoreResult<Option<StoredApiKey>> {

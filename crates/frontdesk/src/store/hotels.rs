@@ -111,6 +111,14 @@ pub async fn list(conn: &mut AnyConnection, organization_id: &str) -> StoreResul
         .collect()
 }
 
+/// [`get_public`] as read at most [`super::recent::MAX_AGE`] ago and not before a write of this process.
+pub async fn get_public_recent(db: &super::Db, id: &str) -> StoreResult<Option<(String, Hotel, i64)>> {
+    db.recent
+        .public_hotels
+        .get_or_read(&db.writes, &id.to_string(), || async { get_public(&mut *db.read().await?, id).await })
+        .await
+}
+
 /// A hotel by id alone, for the public endpoints, which have no credential to scope by: its organization, the
 /// hotel, and its availability version (bumped by the database with every change a search depends on; see
 /// migration 0008).

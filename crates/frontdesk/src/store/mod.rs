@@ -36,6 +36,7 @@ pub mod metrics;
 pub mod oauth;
 pub mod outbox;
 pub mod rate_plans;
+pub mod recent;
 pub mod reservations;
 pub mod room_types;
 pub mod rooms;
@@ -149,6 +150,16 @@ pub struct Db {
     _in_use: Option<Arc<std::fs::File>>,
     /// Requests of this process waiting for a connection, per pool (for `/metrics`).
     waiting: Arc<metrics::Waiting>,
+    /// Write transactions this process committed, and the recent answers that each of them makes stale.
+    writes: recent::Writes,
+    recent: Arc<RecentReads>,
+}
+
+/// The answers of hot reads this process reuses for a few milliseconds (see [`recent`]).
+#[derive(Debug, Default)]
+struct RecentReads {
+    api_keys: recent::Recent<String, api_keys::StoredApiKey>,
+    public_hotels: recent::Recent<String, (String, crate::domain::hotels::Hotel, i64)>,
 }
 
 pub type StoreResult<T> = Result<T, sqlx::Error>;
@@ -221,7 +232,16 @@ impl Db {
                     Some(path) => Some(Arc::new(maintenance::mark_in_use(&path)?)),
                     None => None,
                 };
-                Ok(Db { engine, read, write, outbox_signal: Arc::default(), _in_use: in_use, waiting: Arc::default() })
+                Ok(Db {
+                    engine,
+                    read,
+                    write,
+                    outbox_signal: Arc::default(),
+                    _in_use: in_use,
+                    waiting: Arc::default(),
+                    writes: recent::Writes::default(),
+                    recent: Arc::default(),
+                })
             }
             Engine::Postgres => {
                 // The pool would retry silently until its acquire timeout and then say only that it timed out; one
@@ -249,6 +269,8 @@ impl Db {
                     outbox_signal: Arc::default(),
                     _in_use: None,
                     waiting: Arc::default(),
+                    writes: recent::Writes::default(),
+                    recent: Arc::default(),
                 })
             }
         }
@@ -304,7 +326,13 @@ impl Db {
             Engine::Postgres => self.write.begin().await?,
         };
         drop(waiting);
-        Ok(WriteTx { tx, engine: self.engine, outbox_signal: None, db_signal: self.outbox_signal.clone() })
+        Ok(WriteTx {
+            tx,
+            engine: self.engine,
+            outbox_signal: None,
+            db_signal: self.outbox_signal.clone(),
+            writes: self.writes.clone(),
+        })
     }
 
     /// Completes after a transaction of this process that recorded webhook events has committed (at once if one
@@ -333,6 +361,7 @@ pub struct WriteTx {
     /// Set once an event is recorded: the dispatcher is woken on commit.
     outbox_signal: Option<Arc<Notify>>,
     db_signal: Arc<Notify>,
+    writes: recent::Writes,
 }
 
 impl WriteTx {
@@ -352,7 +381,10 @@ impl WriteTx {
     }
 
     pub async fn commit(self) -> StoreResult<()> {
-        self.tx.commit().await?;
+        let committed = self.tx.commit().await;
+        // Even after an error: a commit whose answer was lost may have happened.
+        self.writes.committed();
+        committed?;
         if let Some(signal) = self.outbox_signal {
             signal.notify_one();
         }

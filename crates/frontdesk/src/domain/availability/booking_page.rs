@@ -82,7 +82,7 @@ pub async fn recheck(
     let stay =
         Stay { check_in: claims.i, check_out: claims.o, adults: claims.a, children: claims.c, infants: claims.n };
     let offers = match search(db, key, copies, hotel_id, &query_of(&stay)).await {
-        Ok(offers) => offers,
+        Ok(answer) => answer.offers.clone(),
         // The stay can no longer be searched (it began): nothing can be offered for it.
         Err(Error::Validation(_)) => Vec::new(),
         Err(err) => return Err(err),

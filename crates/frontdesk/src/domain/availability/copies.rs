@@ -8,15 +8,23 @@
 //! How a copy stays right: `hotels.availability_version` is bumped by database triggers in the same transaction
 //! as every change a search depends on (daily rates, rate plans, room types, rooms, rooms held by reservations;
 //! migration 0008), so no write path can forget it and several processes on one database see each other's changes.
-//! A search reads the version with the hotel (the one query it always makes) and uses the copy of that version;
+//! A search reads the version with the hotel (reused for a few milliseconds, see [`crate::store::recent`]) and uses
+//! the copy of that version;
 //! any other version is dropped and reloaded, page by page as searches need them. A copy is labelled with the
 //! version read *before* its data, so it may hold newer data than its label (then it is reloaded once more, for
 //! nothing) but never older.
 //!
+//! Whole answers are kept too, for [`ANSWER_MAX_AGE`]: a popular search (the same dates and party at one hotel)
+//! repeated within it is answered with the same offers, already rendered as JSON, as long as the hotel's version is
+//! the same. Offers carry the time they expire, so a reused answer's offers expire up to that much sooner.
+//!
 //! Bookings and approvals never read the copies: they recheck against the database under their locks.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
 
 use chrono::{Datelike, Days, NaiveDate};
 use tokio::sync::OnceCell;
@@ -25,18 +33,44 @@ use super::super::daily_rates::{NightRate, StayRates};
 use super::super::rate_plans::RatePlan;
 use super::super::room_types::RoomType;
 use super::super::Result;
-use super::{Stay, StayInputs};
-use crate::store;
+use super::{Offer, Stay, StayInputs};
+use crate::store::{self, Db};
 
 /// Days per page of daily rates and held rooms. A stay of up to 30 nights and its departure date span two pages.
 const PAGE_DAYS: i64 = 32;
 /// Most hotels with a copy in one process; past it, an arbitrary hotel's copy is dropped for the newcomer.
 const MAX_HOTELS: usize = 256;
+/// How long a whole answer is reused at most (while its hotel's version holds).
+pub const ANSWER_MAX_AGE: Duration = Duration::from_secs(1);
+/// Most bytes of offers (counted as their JSON) kept as answers; past it, all are dropped.
+const ANSWERS_MAX_BYTES: usize = 32 << 20;
 
 /// The copies of this process, shared by every request (cheap to clone).
 #[derive(Clone, Default)]
 pub struct AvailabilityCopies {
     hotels: Arc<Mutex<HashMap<String, Arc<HotelCopy>>>>,
+    answers: Arc<Mutex<Answers>>,
+}
+
+/// Recent whole answers, by hotel and stay.
+#[derive(Default)]
+struct Answers {
+    by_search: HashMap<(String, Stay), (i64, Arc<SearchAnswer>)>,
+    bytes: usize,
+}
+
+/// The offers a search found, cheapest first, and their JSON (rendered once however often the answer is reused).
+pub struct SearchAnswer {
+    pub offers: Vec<Offer>,
+    computed_at: Instant,
+    json: OnceLock<Bytes>,
+}
+
+impl SearchAnswer {
+    /// The offers as a JSON array.
+    pub fn json(&self) -> Bytes {
+        self.json.get_or_init(|| Bytes::from(serde_json::to_vec(&self.offers).unwrap_or_default())).clone()
+    }
 }
 
 struct HotelCopy {
@@ -99,6 +133,38 @@ impl AvailabilityCopies {
         self.len() == 0
     }
 
+    /// The answer of a search of `stay` at `hotel_id` computed from `version` less than [`ANSWER_MAX_AGE`] ago.
+    pub(super) fn recent_answer(&self, hotel_id: &str, version: i64, stay: &Stay) -> Option<Arc<SearchAnswer>> {
+        let answers = lock(&self.answers);
+        let (kept_version, answer) = answers.by_search.get(&(hotel_id.to_string(), *stay))?;
+        (*kept_version == version && answer.computed_at.elapsed() < ANSWER_MAX_AGE).then(|| answer.clone())
+    }
+
+    /// Keeps `offers` as the answer of `stay` at `hotel_id` of `version`, and answers it.
+    pub(super) fn keep_answer(
+        &self,
+        hotel_id: &str,
+        version: i64,
+        stay: Stay,
+        offers: Vec<Offer>,
+    ) -> Arc<SearchAnswer> {
+        let answer = Arc::new(SearchAnswer { offers, computed_at: Instant::now(), json: OnceLock::new() });
+        // Rendered now, outside the lock: every request that reuses the answer sends these bytes.
+        let size = answer.json().len();
+        let mut answers = lock(&self.answers);
+        if answers.bytes + size > ANSWERS_MAX_BYTES {
+            // Nothing here is older than a second: dropping all costs at most one recomputation per popular search.
+            answers.by_search.clear();
+            answers.bytes = 0;
+        }
+        let previous = answers.by_search.insert((hotel_id.to_string(), stay), (version, answer.clone()));
+        answers.bytes += size;
+        if let Some((_, previous)) = previous {
+            answers.bytes = answers.bytes.saturating_sub(previous.json().len());
+        }
+        answer
+    }
+
     /// The copy of `hotel_id` at `version`: the shared one, or a fresh one that replaces an older one.
     fn hotel(&self, hotel_id: &str, version: i64) -> Arc<HotelCopy> {
         let fresh = || Arc::new(HotelCopy { version, catalogue: OnceCell::new(), pages: Mutex::new(HashMap::new()) });
@@ -123,18 +189,17 @@ impl AvailabilityCopies {
         }
     }
 
-    /// What pricing `stay` at `hotel_id` reads, from the copy of `version` (loading what it lacks through `conn`).
+    /// What pricing `stay` at `hotel_id` reads, from the copy of `version` (loading what it lacks from `db`).
     pub(super) async fn stay_inputs(
         &self,
-        conn: &mut sqlx::AnyConnection,
+        db: &Db,
         organization_id: &str,
         hotel_id: &str,
         version: i64,
         stay: &Stay,
     ) -> Result<StayInputs> {
         let copy = self.hotel(hotel_id, version);
-        let catalogue =
-            copy.catalogue.get_or_try_init(|| load_catalogue(&mut *conn, organization_id, hotel_id)).await?;
+        let catalogue = copy.catalogue.get_or_try_init(|| load_catalogue(db, organization_id, hotel_id)).await?;
         let (room_types, rate_plans) = super::sellable(&catalogue.room_types, &catalogue.rate_plans, stay, None);
         if room_types.is_empty() || rate_plans.is_empty() {
             return Ok(StayInputs::default());
@@ -142,7 +207,7 @@ impl AvailabilityCopies {
         let mut pages = Vec::new();
         for number in page_number(stay.check_in)..=page_number(stay.check_out) {
             let cell = lock(&copy.pages).entry(number).or_default().clone();
-            cell.get_or_try_init(|| load_page(&mut *conn, catalogue, number)).await?;
+            cell.get_or_try_init(|| load_page(db, catalogue, number)).await?;
             pages.push(cell);
         }
         let page_of = |date: NaiveDate| {
@@ -203,8 +268,9 @@ impl AvailabilityCopies {
     }
 }
 
-async fn load_catalogue(conn: &mut sqlx::AnyConnection, organization_id: &str, hotel_id: &str) -> Result<Catalogue> {
+async fn load_catalogue(db: &Db, organization_id: &str, hotel_id: &str) -> Result<Catalogue> {
     crate::metrics::availability_loaded("catalogue");
+    let conn = &mut *db.read().await?;
     let room_types: Vec<Arc<RoomType>> =
         store::room_types::list(conn, organization_id, Some(hotel_id)).await?.into_iter().map(Arc::new).collect();
     let rate_plans: Vec<Arc<RatePlan>> = store::rate_plans::list(conn, organization_id, hotel_id, None)
@@ -218,8 +284,9 @@ async fn load_catalogue(conn: &mut sqlx::AnyConnection, organization_id: &str, h
     Ok(Catalogue { room_types, rate_plans, sellable_rooms })
 }
 
-async fn load_page(conn: &mut sqlx::AnyConnection, catalogue: &Catalogue, number: i64) -> Result<Page> {
+async fn load_page(db: &Db, catalogue: &Catalogue, number: i64) -> Result<Page> {
     crate::metrics::availability_loaded("page");
+    let conn = &mut *db.read().await?;
     let first = page_start(number).ok_or_else(|| super::super::Error::BadRequest("date out of range".into()))?;
     let end = first.checked_add_days(Days::new(PAGE_DAYS as u64)).unwrap_or(first);
     let last = end.pred_opt().unwrap_or(first);

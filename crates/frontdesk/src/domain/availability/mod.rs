@@ -27,7 +27,7 @@ use crate::store::{self, Db};
 
 pub mod booking_page;
 mod copies;
-pub use copies::AvailabilityCopies;
+pub use copies::{AvailabilityCopies, SearchAnswer};
 
 /// Longest stay the public endpoints offer.
 pub const MAX_STAY_NIGHTS: i64 = 30;
@@ -86,7 +86,7 @@ pub struct Offer {
 }
 
 /// A stay and party, validated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Stay {
     pub check_in: NaiveDate,
     pub check_out: NaiveDate,
@@ -206,10 +206,11 @@ impl OfferKey {
 /// The hotel behind a public request: 404 when unknown or not open to public booking.
 /// Answers (organization, hotel, availability version).
 async fn public_hotel(conn: &mut sqlx::AnyConnection, hotel_id: &str) -> Result<(String, Hotel, i64)> {
-    store::hotels::get_public(conn, hotel_id)
-        .await?
-        .filter(|(_, h, _)| h.public_booking)
-        .ok_or(Error::NotFound("hotel"))
+    open_to_public(store::hotels::get_public(conn, hotel_id).await?)
+}
+
+fn open_to_public(found: Option<(String, Hotel, i64)>) -> Result<(String, Hotel, i64)> {
+    found.filter(|(_, h, _)| h.public_booking).ok_or(Error::NotFound("hotel"))
 }
 
 /// What pricing a stay reads: the sellable room types and rate plans, and for the nights of the stay each plan's
@@ -338,22 +339,26 @@ fn price_one(
 }
 
 /// `GET /api/hotels/{hotelId}/availability`: priced from this process's copy of the hotel's rates and inventory
-/// (see [`copies`]), which one query per search keeps current.
+/// (see [`copies`]), of the availability version read at most [`store::recent::MAX_AGE`] ago and never before a
+/// write of this process. The same search of the same version within [`copies::ANSWER_MAX_AGE`] gets the same
+/// answer again (its offers then expire that much sooner). A busy hotel's searches thus cost no query and little
+/// work; bookings and approvals recheck against the database under their locks whatever a search showed.
 pub async fn search(
     db: &Db,
     key: &OfferKey,
     copies: &AvailabilityCopies,
     hotel_id: &str,
     query: &AvailabilityQuery,
-) -> Result<Vec<Offer>> {
+) -> Result<Arc<SearchAnswer>> {
     let stay = Stay::parse(query)?;
-    let mut conn = db.read().await?;
-    let (organization_id, hotel, version) = public_hotel(&mut conn, hotel_id).await?;
-    let inputs = copies.stay_inputs(&mut conn, &organization_id, &hotel.id, version, &stay).await?;
-    drop(conn);
+    let (organization_id, hotel, version) = open_to_public(store::hotels::get_public_recent(db, hotel_id).await?)?;
+    if let Some(answer) = copies.recent_answer(&hotel.id, version, &stay) {
+        return Ok(answer);
+    }
+    let inputs = copies.stay_inputs(db, &organization_id, &hotel.id, version, &stay).await?;
     let expires = (Utc::now() + OFFER_TTL).timestamp();
     let priced = offers(&inputs, &stay);
-    Ok(priced
+    let offers = priced
         .into_iter()
         .map(|p| {
             let claims = Claims {
@@ -383,7 +388,8 @@ pub async fn search(
                 available_units: p.units,
             }
         })
-        .collect())
+        .collect();
+    Ok(copies.keep_answer(&hotel.id, version, stay, offers))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -1,7 +1,8 @@
 //! The public endpoints: availability and booking requests. No credentials needed; an API key is accepted.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::domain::availability::{self, AvailabilityQuery, BookingIn, BookingOut, Offer};
@@ -39,9 +40,11 @@ async fn availability(
     MaybePrincipal(caller): MaybePrincipal,
     Path(hotel_id): Path<String>,
     Query(query): Query<AvailabilityQuery>,
-) -> Result<Json<Vec<Offer>>> {
+) -> Result<Response> {
     within_pin(caller.as_ref(), &hotel_id)?;
-    availability::search(&state.db, &state.offer_key, &state.availability, &hotel_id, &query).await.map(Json)
+    let answer = availability::search(&state.db, &state.offer_key, &state.availability, &hotel_id, &query).await?;
+    // The answer's JSON, rendered once however many searches it answers.
+    Ok(([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], answer.json()).into_response())
 }
 
 /// Revalidates the selected offer, then creates a REQUESTED reservation with one unassigned PENDING room for staff

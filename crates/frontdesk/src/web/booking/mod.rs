@@ -395,7 +395,8 @@ async fn run_search(
         return Ok((None, errors));
     }
     match availability::search(&state.db, &state.offer_key, &state.availability, &hotel.id, &query).await {
-        Ok(offers) => {
+        Ok(answer) => {
+            let offers = &answer.offers;
             let (adults, children) = (query.adults.unwrap_or(2), query.children.unwrap_or(0));
             let mut none = String::new();
             if offers.is_empty() {
@@ -419,7 +420,7 @@ async fn run_search(
                     None => none = "No room is free for all of these nights. Try other dates.".into(),
                 }
             }
-            Ok((Some(results(hotel, &query, &offers, none)), errors))
+            Ok((Some(results(hotel, &query, offers, none)), errors))
         }
         Err(err) => match guest_errors(err) {
             Ok(errors) => Ok((None, errors)),
