@@ -20,6 +20,7 @@ on_both_engines!(
     unlimited_lists_stream_every_match,
     reservations_are_invisible_across_organizations_and_pins,
     racing_writers_never_take_the_last_room_twice,
+    pages_agree_with_the_whole_list,
 );
 
 /// A hotel with a room type of `rooms` physical rooms: (hotel, room type, room ids).
@@ -529,4 +530,57 @@ async fn racing_writers_never_take_the_last_room_twice(s: TestServer) {
         .try_get("n")
         .unwrap();
     assert_eq!(held, 1, "one room is held, never more than the hotel has");
+}
+
+/// A page and its total are read in one statement, with the longest-stay bound inside it; the whole list (`limit=0`)
+/// is streamed after a count of its own. Both must agree for every window, hotel or none, sort, page size and skip,
+/// including long stays that start well before a window, and pages past the end.
+async fn pages_agree_with_the_whole_list(s: TestServer) {
+    let org = s.org("Acme").await;
+    let (hotel, room_type, _) = hotel_with_rooms(&s, &org, 40).await;
+    let (other_hotel, other_type, _) = hotel_with_rooms(&s, &org, 40).await;
+    // 30 stays of 1 to 4 nights, and two long ones: 20 nights at the hotel, 27 at the other one.
+    for n in 0..30u64 {
+        let (h, t) = if n % 3 == 0 { (&other_hotel, &other_type) } else { (&hotel, &room_type) };
+        s.post("/api/reservations", &org.auth(), reservation(h, t, 1 + n % 23, 2 + n % 23 + n % 4)).await.expect(200);
+    }
+    s.post("/api/reservations", &org.auth(), reservation(&hotel, &room_type, 2, 22)).await.expect(200);
+    s.post("/api/reservations", &org.auth(), reservation(&other_hotel, &other_type, 1, 28)).await.expect(200);
+    let get = |query: String| {
+        let (s, auth) = (&s, org.auth());
+        async move { s.get(&format!("/api/reservations?{query}"), &auth).await.expect(200) }
+    };
+    let ids_of = |answer: &common::Answer| -> Vec<String> {
+        answer.body.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect()
+    };
+    let mut compared = 0;
+    for scope in [format!("hotelId={hotel}&"), String::new()] {
+        for (from, to) in [(0, 40), (5, 6), (21, 24), (25, 26), (27, 30), (40, 50)] {
+            for sort in ["sortField=checkInDate", "sortField=id&sortDirection=DESC", "sortField=totalPrice"] {
+                let window = format!("{scope}stayDateFrom={}&stayDateTo={}&{sort}", day(from), day(to));
+                let whole = get(window.clone()).await;
+                let all = ids_of(&whole);
+                assert_eq!(whole.header("x-total-count"), Some(all.len().to_string().as_str()));
+                for (limit, skip) in [(1, 0), (2, 1), (5, 3), (50, 0), (3, 40)] {
+                    let page = get(format!("{window}&limit={limit}&skip={skip}")).await;
+                    let expected: Vec<String> = all.iter().skip(skip).take(limit).cloned().collect();
+                    assert_eq!(ids_of(&page), expected, "{window} limit={limit} skip={skip}");
+                    assert_eq!(page.header("x-total-count"), whole.header("x-total-count"), "{window}");
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(compared, 180);
+    // The long stays are found from windows that start long after they did.
+    let late = get(format!("hotelId={hotel}&stayDateFrom={}&stayDateTo={}&limit=10", day(21), day(21))).await;
+    assert!(ids_of(&late).len() == 1 && late.body[0]["checkInDate"] == json!(day(2)), "{:?}", late.body);
+    let late = get(format!("stayDateFrom={}&stayDateTo={}&limit=10", day(27), day(27))).await;
+    assert!(ids_of(&late).len() == 1 && late.body[0]["checkInDate"] == json!(day(1)), "{:?}", late.body);
+    // An empty page still tells an unknown hotel from a hotel with nothing in the window.
+    let other = s.org("Other").await;
+    let foreign = s.hotel(&other, "Elsewhere").await;
+    s.get(&format!("/api/reservations?hotelId={foreign}&limit=10"), &org.auth()).await.expect(404);
+    let empty = get(format!("hotelId={hotel}&stayDateFrom={}&limit=10", day(300))).await;
+    assert_eq!((empty.body.clone(), empty.header("x-total-count")), (json!([]), Some("0")));
 }

@@ -116,6 +116,42 @@ pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> S
         .transpose()
 }
 
+/// A reservation with its rooms and, in the same statement, its folio's id and currency (a single read's first
+/// statement; the folio's charges are the second, when it has a folio).
+pub async fn get_with_rooms(
+    conn: &mut AnyConnection,
+    organization_id: &str,
+    id: &str,
+) -> StoreResult<Option<(Reservation, Option<FolioHead>)>> {
+    let reservation_columns = COLUMNS.split(", ").map(|c| format!("r.{c}")).collect::<Vec<_>>().join(", ");
+    // Renamed, so that the reservation's columns keep their names; read by position.
+    let room_columns = ROOM_COLUMNS.split(", ").map(|c| format!("rr.{c} AS room_{c}")).collect::<Vec<_>>().join(", ");
+    // The reservation's columns, the folio's two, then the room's.
+    let sql = format!(
+        "SELECT {reservation_columns}, f.id AS folio_id, f.currency AS folio_currency, {room_columns} \
+         FROM reservations r LEFT JOIN folios f ON f.reservation_id = r.id \
+         LEFT JOIN reservation_rooms rr ON rr.reservation_id = r.id WHERE r.organization_id = $1 AND r.id = $2 \
+         ORDER BY rr.position"
+    );
+    let rows = sqlx::query(&sql).bind(organization_id).bind(id).fetch_all(conn).await?;
+    let Some(first) = rows.first() else { return Ok(None) };
+    let folio_at = COLUMNS.split(", ").count();
+    let head = match (first.try_get(folio_at)?, first.try_get(folio_at + 1)?) {
+        (Some(id), Some(currency)) => Some(FolioHead { id, currency }),
+        _ => None,
+    };
+    let mut r = reservation(first)?;
+    let mut rooms = Vec::with_capacity(rows.len());
+    for row in &rows {
+        // A reservation without rooms answers one row whose room columns are NULL.
+        if row.try_get::<Option<String>, _>(folio_at + 2)?.is_some() {
+            rooms.push(room_at(row, folio_at + 2)?);
+        }
+    }
+    r.rooms = Some(rooms);
+    Ok(Some((r, head)))
+}
+
 /// Deletes a reservation; its rooms, folio and charges go with it (ON DELETE CASCADE).
 pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<()> {
     sqlx::query("DELETE FROM reservations WHERE organization_id = $1 AND id = $2")
@@ -128,19 +164,25 @@ pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -
 
 const ROOM_COLUMNS: &str = "id, room_type_id, rate_plan_id, room_id, status, adults, children, infants, price";
 
-fn room(row: &AnyRow) -> StoreResult<ReservationRoom> {
-    let status: String = row.try_get("status")?;
+/// A reservation room from the [`ROOM_COLUMNS`] that start at column `first` of `row` (by position: a statement
+/// that joins rooms to their reservation has both tables' `id`, `status`, `adults`…).
+fn room_at(row: &AnyRow, first: usize) -> StoreResult<ReservationRoom> {
+    let status: String = row.try_get(first + 4)?;
     Ok(ReservationRoom {
-        id: row.try_get("id")?,
-        room_type_id: row.try_get("room_type_id")?,
-        rate_plan_id: row.try_get("rate_plan_id")?,
-        room_id: row.try_get("room_id")?,
+        id: row.try_get(first)?,
+        room_type_id: row.try_get(first + 1)?,
+        rate_plan_id: row.try_get(first + 2)?,
+        room_id: row.try_get(first + 3)?,
         status: RoomStatus::parse(&status).ok_or_else(|| decode_err("room status", &status))?,
-        adults: row.try_get("adults")?,
-        children: row.try_get("children")?,
-        infants: row.try_get("infants")?,
-        price: row.try_get("price")?,
+        adults: row.try_get(first + 5)?,
+        children: row.try_get(first + 6)?,
+        infants: row.try_get(first + 7)?,
+        price: row.try_get(first + 8)?,
     })
+}
+
+fn room(row: &AnyRow) -> StoreResult<ReservationRoom> {
+    room_at(row, 0)
 }
 
 pub async fn rooms(conn: &mut AnyConnection, reservation_id: &str) -> StoreResult<Vec<ReservationRoom>> {
@@ -171,7 +213,7 @@ pub async fn rooms_of(
         .fetch_all(conn)
         .await?
         .iter()
-        .map(|row| Ok((row.try_get("reservation_id")?, room(row)?)))
+        .map(|row| Ok((row.try_get("reservation_id")?, room_at(row, 1)?)))
         .collect()
 }
 
@@ -189,6 +231,9 @@ pub struct RackRow {
 /// The rooms of a hotel's stays that touch the nights `[from, to)`, except cancelled ones and no-shows. Stays
 /// checking in before `check_in_from` are not looked at: the caller bounds it by the longest stay on record, so the
 /// stay-window index starts near the window.
+/// Columns of a rack row before its room's.
+const RACK_COLUMNS_BEFORE_ROOM: usize = 6;
+
 pub async fn rack_rows(
     conn: &mut AnyConnection,
     organization_id: &str,
@@ -227,7 +272,7 @@ pub async fn rack_rows(
                 status: ReservationStatus::parse(&status).ok_or_else(|| decode_err("status", &status))?,
                 check_in_date: row.get_date("stay_in")?,
                 check_out_date: row.get_date("stay_out")?,
-                room: room(row)?,
+                room: room_at(row, RACK_COLUMNS_BEFORE_ROOM)?,
             })
         })
         .collect()
@@ -283,6 +328,12 @@ pub async fn save_rooms(conn: &mut AnyConnection, r: &Reservation, rooms: &[Rese
     Ok(())
 }
 
+/// What identifies a folio before its charges are read.
+pub struct FolioHead {
+    pub id: String,
+    pub currency: String,
+}
+
 pub async fn folio(conn: &mut AnyConnection, reservation_id: &str) -> StoreResult<Option<Folio>> {
     let Some(row) = sqlx::query("SELECT id, currency FROM folios WHERE reservation_id = $1")
         .bind(reservation_id)
@@ -291,7 +342,13 @@ pub async fn folio(conn: &mut AnyConnection, reservation_id: &str) -> StoreResul
     else {
         return Ok(None);
     };
-    let id: String = row.try_get("id")?;
+    let head = FolioHead { id: row.try_get("id")?, currency: row.try_get("currency")? };
+    folio_with_charges(conn, head).await.map(Some)
+}
+
+/// The folio `head` names, with its charges.
+pub async fn folio_with_charges(conn: &mut AnyConnection, head: FolioHead) -> StoreResult<Folio> {
+    let FolioHead { id, currency } = head;
     let charges = sqlx::query(
         "SELECT id, folio_id, date, description, amount, currency FROM folio_charges WHERE folio_id = $1 \
          ORDER BY position",
@@ -314,7 +371,7 @@ pub async fn folio(conn: &mut AnyConnection, reservation_id: &str) -> StoreResul
     // Stored charges are amounts whose sum is one (checked when written); records from before the bound were
     // checked by nothing, so their sum saturates rather than wraps.
     let total = charges.iter().fold(0_i64, |total, c| total.saturating_add(c.amount));
-    Ok(Some(Folio { id, currency: row.try_get("currency")?, total, charges }))
+    Ok(Folio { id, currency, total, charges })
 }
 
 /// Replaces the folio of a reservation (its charges included).
@@ -377,8 +434,38 @@ pub async fn longest_stay(conn: &mut AnyConnection, organization_id: &str, hotel
     Ok(row.try_get::<Option<i64>, _>("n")?.unwrap_or(0))
 }
 
+/// The longest stay that can touch a window starting on a date, as SQL: the bound is read in the statement that
+/// needs it from the `(hotel_id, nights)` index (one index descent), so it is always exact and costs no statement of
+/// its own. `?` stands for the window's first date, then the hotel or organization.
+fn check_in_bound(engine: Engine, by_hotel: bool) -> &'static str {
+    match (engine, by_hotel) {
+        (Engine::Sqlite, true) => {
+            "check_in_date >= date(?, '-' || (SELECT COALESCE(MAX(nights), 0) FROM reservations \
+             WHERE hotel_id = ?) || ' days')"
+        }
+        (Engine::Sqlite, false) => {
+            "check_in_date >= date(?, '-' || (SELECT COALESCE(MAX(nights), 0) FROM reservations \
+             WHERE organization_id = ?) || ' days')"
+        }
+        (Engine::Postgres, true) => {
+            "check_in_date >= to_char(CAST(? AS DATE) - CAST((SELECT COALESCE(MAX(nights), 0) FROM reservations \
+             WHERE hotel_id = ?) AS INTEGER), 'YYYY-MM-DD')"
+        }
+        (Engine::Postgres, false) => {
+            "check_in_date >= to_char(CAST(? AS DATE) - CAST((SELECT COALESCE(MAX(nights), 0) FROM reservations \
+             WHERE organization_id = ?) AS INTEGER), 'YYYY-MM-DD')"
+        }
+    }
+}
+
 fn conditions(engine: Engine, organization_id: &str, f: &StayFilter, page: &Page) -> Conditions<'static> {
     let mut c = Conditions::new(engine);
+    push_conditions(&mut c, organization_id, f, page);
+    c
+}
+
+fn push_conditions(c: &mut Conditions<'static>, organization_id: &str, f: &StayFilter, page: &Page) {
+    let engine = c.engine();
     // A few guests' stays are found through the guest index. SQLite's planner, which has no statistics, would rather
     // read the whole hotel in check-in order for the sake of the ORDER BY; `+column` keeps a term off any index.
     let (organization, hotel) = match (engine, &f.guest_ids) {
@@ -398,8 +485,18 @@ fn conditions(engine: Engine, organization_id: &str, f: &StayFilter, page: &Page
     if let Some(v) = f.end_time {
         c.push("start_time <= ?", format_ts(v));
     }
-    if let Some(v) = f.check_in_from {
-        c.push("check_in_date >= ?", format_date(v));
+    match (f.check_in_from, f.stay_date_from) {
+        (Some(v), _) => {
+            c.push("check_in_date >= ?", format_date(v));
+        }
+        (None, Some(from)) => {
+            let (by_hotel, scope) = match &f.hotel_id {
+                Some(hotel) => (true, hotel.clone()),
+                None => (false, organization_id.to_string()),
+            };
+            c.push_all(check_in_bound(engine, by_hotel), vec![format_date(from), scope]);
+        }
+        (None, None) => {}
     }
     if let Some(v) = f.stay_date_from {
         c.push("check_out_date > ?", format_date(v));
@@ -426,13 +523,41 @@ fn conditions(engine: Engine, organization_id: &str, f: &StayFilter, page: &Page
     if let Some(ids) = &page.ids {
         c.push_in("id", ids);
     }
-    c
 }
 
 pub async fn count(db: &Db, organization_id: &str, filter: &StayFilter, page: &Page) -> StoreResult<i64> {
     let c = conditions(db.engine(), organization_id, filter, page);
     let sql = format!("SELECT COUNT(*) AS n FROM reservations{}", c.where_clause());
     super::count(db, &sql, c.into_args()).await
+}
+
+/// Most rows of a page read in one statement with its total ([`page_with_total`]); larger pages are streamed.
+pub const PAGE_IN_ONE_STATEMENT: i64 = 1000;
+
+/// A page of the matches and how many match in all, in one statement (the count is a subquery). The total is
+/// `None` when the page is empty and skipped rows: no row carried it.
+pub async fn page_with_total(
+    conn: &mut AnyConnection,
+    engine: Engine,
+    organization_id: &str,
+    filter: &StayFilter,
+    page: &Page,
+) -> StoreResult<(Vec<Reservation>, Option<i64>)> {
+    let mut c = Conditions::new(engine);
+    // The count's values first: its subquery comes first in the statement.
+    push_conditions(&mut c, organization_id, filter, page);
+    let count_where = c.take_where_clause();
+    push_conditions(&mut c, organization_id, filter, page);
+    let page_where = c.take_where_clause();
+    let order = c.order_and_page(page);
+    let sql = format!(
+        "SELECT {COLUMNS}, (SELECT COUNT(*) FROM reservations{count_where}) AS total_count \
+         FROM reservations{page_where}{order}"
+    );
+    let rows = sqlx::query_with(&sql, c.into_args()).fetch_all(conn).await?;
+    let total = rows.first().map(|row| row.try_get::<i64, _>("total_count")).transpose()?;
+    let items = rows.iter().map(reservation).collect::<StoreResult<Vec<_>>>()?;
+    Ok((items, total.or((page.skip == 0).then_some(0))))
 }
 
 pub fn list(

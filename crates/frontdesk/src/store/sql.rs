@@ -18,6 +18,10 @@ impl<'a> Conditions<'a> {
         Conditions { clauses: Vec::new(), args: AnyArguments::default(), engine }
     }
 
+    pub fn engine(&self) -> Engine {
+        self.engine
+    }
+
     /// The placeholder of the value bound last. SQLite gets plain `?` (bound in order): it finds a numbered
     /// parameter by a linear search of the statement's names, which costs O(n²) on a statement with thousands of
     /// them, such as a 500-row upsert.
@@ -35,6 +39,23 @@ impl<'a> Conditions<'a> {
     {
         let placeholder = self.bind(value);
         self.clauses.push(fragment.replace('?', &placeholder));
+        self
+    }
+
+    /// Adds `fragment`, whose `?`s stand for `values` in order, e.g.
+    /// `push_all("a >= ? AND a < ?", vec![from, to])`.
+    pub fn push_all(&mut self, fragment: &'static str, values: Vec<String>) -> &mut Self {
+        let mut values = values.into_iter();
+        let mut clause = String::new();
+        let mut parts = fragment.split('?').peekable();
+        while let Some(part) = parts.next() {
+            clause.push_str(part);
+            if parts.peek().is_some() {
+                let value = values.next().unwrap_or_default();
+                clause.push_str(&self.bind(value));
+            }
+        }
+        self.clauses.push(clause);
         self
     }
 
@@ -93,6 +114,14 @@ impl<'a> Conditions<'a> {
         } else {
             format!(" WHERE {}", self.clauses.join(" AND "))
         }
+    }
+
+    /// ` WHERE …` of the conditions added so far, which are then forgotten (their values stay bound): for a statement
+    /// with two WHERE clauses, such as a page and its count in a subquery.
+    pub fn take_where_clause(&mut self) -> String {
+        let clause = self.where_clause();
+        self.clauses.clear();
+        clause
     }
 
     pub fn into_args(self) -> AnyArguments<'a> {

@@ -297,8 +297,9 @@ pub struct StayFilter {
     pub end_time: Option<DateTime<Utc>>,
     pub stay_date_from: Option<NaiveDate>,
     pub stay_date_to: Option<NaiveDate>,
-    /// A lower bound on check-in dates implied by `stay_date_from` and the longest stay on record; it lets the
-    /// stay-window index start near the window instead of at the beginning of time.
+    /// A lower bound on check-in dates. Without one, a `stay_date_from` is bounded by the longest stay on record in
+    /// the list's own statement, which lets the stay-window index start near the window instead of at the beginning
+    /// of time.
     pub check_in_from: Option<NaiveDate>,
     /// Only these statuses (empty: any). The dashboard's filters; the REST list has none of these.
     pub statuses: Vec<ReservationStatus>,
@@ -368,11 +369,20 @@ pub async fn full(conn: &mut sqlx::AnyConnection, mut r: Reservation) -> Result<
     Ok(r)
 }
 
+/// A single read: the reservation with its rooms and its folio's head in one statement, then the folio's charges if
+/// it has a folio.
 pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<Reservation> {
     actor.require_scope(Scope::ReservationsRead)?;
     let mut conn = db.read().await?;
-    let r = visible(&mut conn, actor, id).await?;
-    full(&mut conn, r).await
+    let (mut r, folio) = store::reservations::get_with_rooms(&mut conn, &actor.organization_id, id)
+        .await?
+        .filter(|(r, _)| actor.sees_hotel(Some(&r.hotel_id)))
+        .ok_or(Error::NotFound("reservation"))?;
+    r.folio = match folio {
+        Some(head) => Some(store::reservations::folio_with_charges(&mut conn, head).await?),
+        None => None,
+    };
+    Ok(r)
 }
 
 pub async fn list(
@@ -394,9 +404,10 @@ pub async fn list(
         c.instant("endTime", at);
     }
     c.finish()?;
-    let mut conn = db.read().await?;
-    let hotel_id = hotels::optional_filter(&mut conn, actor, filter.hotel_id.as_deref()).await?;
-    let mut stay = StayFilter {
+    let hotel_id = actor.resolve_hotel(filter.hotel_id.as_deref())?;
+    // A stay-window filter is bounded below by the longest stay on record, in the same statement (see
+    // `store::reservations`), so that the index range starts near the window.
+    let stay = StayFilter {
         hotel_id,
         guest_id: filter.guest_id,
         start_time: filter.start_time,
@@ -405,11 +416,24 @@ pub async fn list(
         stay_date_to: to,
         ..StayFilter::default()
     };
-    if let Some(from) = from {
-        let longest =
-            store::reservations::longest_stay(&mut conn, &actor.organization_id, stay.hotel_id.as_deref()).await?;
-        stay.check_in_from = from.checked_sub_days(chrono::Days::new(longest.max(0) as u64));
+    let mut conn = db.read().await?;
+    if page.limit.is_some_and(|limit| limit <= store::reservations::PAGE_IN_ONE_STATEMENT) {
+        // The common request (a page): the page and the total in one statement. Rows prove the hotel is the
+        // organization's; only an empty page asks.
+        let (items, total) =
+            store::reservations::page_with_total(&mut conn, db.engine(), &actor.organization_id, &stay, &page).await?;
+        if items.is_empty() {
+            hotels::optional_filter(&mut conn, actor, stay.hotel_id.as_deref()).await?;
+        }
+        drop(conn);
+        let total = match total {
+            Some(total) => total,
+            None => store::reservations::count(db, &actor.organization_id, &stay, &page).await?,
+        };
+        let items = futures::stream::iter(items.into_iter().map(Ok)).boxed();
+        return Ok(Listing { total, items, projection: page.projection });
     }
+    hotels::optional_filter(&mut conn, actor, stay.hotel_id.as_deref()).await?;
     drop(conn);
     let total = store::reservations::count(db, &actor.organization_id, &stay, &page).await?;
     let items = store::reservations::list(db, &actor.organization_id, &stay, &page).map_err(Error::from).boxed();
