@@ -17,6 +17,7 @@ on_both_engines!(
     units_count_every_night_and_the_plan_allotment,
     searches_see_every_change_at_once,
     searches_from_memory_match_the_database,
+    answers_are_reused_briefly_and_never_across_a_change,
 );
 
 /// A hotel with `rooms` double rooms and a rate plan priced for 60 nights: (hotel, room type, rate plan).
@@ -504,4 +505,40 @@ async fn searches_from_memory_match_the_database(s: TestServer) {
         }
     }
     assert!(compared > 100, "the stays compared had offers to compare: {compared}");
+}
+
+/// Searches are answered from reused reads and answers (the rules are unit-tested in `copies.rs` and `recent.rs`): a
+/// change made outside any write of the service (here by hand in SQL) is seen within `recent::MAX_AGE`, one made
+/// through the service at once, and an answer is not reused past `ANSWER_MAX_AGE`.
+async fn answers_are_reused_briefly_and_never_across_a_change(s: TestServer) {
+    use frontdesk::domain::availability::ANSWER_MAX_AGE;
+    use frontdesk::store::recent::MAX_AGE;
+    let org = s.org("Acme").await;
+    let (hotel, _, plan) = bookable(&s, &org, 2).await;
+    let find = || {
+        let (s, hotel) = (&s, hotel.clone());
+        async move { s.get(&search(&hotel, 10, 12, ""), &Auth::None).await.expect(200).body }
+    };
+    assert_eq!(find().await[0]["totalPrice"], json!(11000 + 11100));
+    // By hand: no write of the service tells the process; the version the triggers bumped does, once re-read.
+    let mut conn = s.db.read().await.unwrap();
+    sqlx::query("UPDATE daily_rates SET price = 7000 WHERE rate_plan_id = $1")
+        .bind(&plan)
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    drop(conn);
+    tokio::time::sleep(MAX_AGE).await;
+    let by_hand = find().await;
+    assert_eq!(by_hand[0]["totalPrice"], json!(14000), "a price changed by hand, seen within MAX_AGE");
+    // Through the service: at once.
+    let values = json!({"values": [{"ratePlanId": plan, "date": day(10), "price": 5000}]});
+    s.post("/api/dailyRates", &org.auth(), values).await.expect(200);
+    let changed = find().await;
+    assert_eq!(changed[0]["totalPrice"], json!(5000 + 7000), "a price set through the service, at once");
+    // Nothing changed, but the answer is older than ANSWER_MAX_AGE: computed again, with offers that expire later.
+    tokio::time::sleep(ANSWER_MAX_AGE + std::time::Duration::from_millis(100)).await;
+    let later = find().await;
+    assert_eq!(later[0]["totalPrice"], changed[0]["totalPrice"]);
+    assert_ne!(later[0]["offerId"], changed[0]["offerId"], "a fresh offer");
 }

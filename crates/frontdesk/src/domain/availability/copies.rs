@@ -314,3 +314,50 @@ async fn load_page(db: &Db, catalogue: &Catalogue, number: i64) -> Result<Page> 
         store::booking::held_by_plan(conn, &plan_ids, first, end, None).await?.into_iter().collect();
     Ok(Page { first, rates, held_by_room_type, held_by_rate_plan })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stay(adults: i64) -> Stay {
+        let check_in = NaiveDate::from_ymd_opt(2027, 3, 1).unwrap();
+        Stay { check_in, check_out: check_in + Days::new(2), adults, children: 0, infants: 0 }
+    }
+
+    #[test]
+    fn answers_are_reused_only_for_their_hotel_search_version_and_age() {
+        let copies = AvailabilityCopies::default();
+        let kept = copies.keep_answer("h", 7, stay(2), Vec::new());
+        let reused = copies.recent_answer("h", 7, &stay(2)).expect("reused");
+        assert!(Arc::ptr_eq(&reused, &kept));
+        assert!(copies.recent_answer("h", 8, &stay(2)).is_none(), "the hotel changed since");
+        assert!(copies.recent_answer("g", 7, &stay(2)).is_none(), "another hotel");
+        assert!(copies.recent_answer("h", 7, &stay(3)).is_none(), "another party");
+        std::thread::sleep(ANSWER_MAX_AGE);
+        assert!(copies.recent_answer("h", 7, &stay(2)).is_none(), "too old");
+    }
+
+    #[test]
+    fn kept_answers_are_bounded_in_bytes() {
+        let copies = AvailabilityCopies::default();
+        let offer = Offer {
+            offer_id: "x".repeat(1 << 20),
+            room_type_id: String::new(),
+            room_type_name: String::new(),
+            description: None,
+            max_occupancy: 2,
+            rate_plan_id: String::new(),
+            rate_plan_name: String::new(),
+            currency: "EUR".into(),
+            nights: 2,
+            nightly: Vec::new(),
+            total_price: 0,
+            available_units: 1,
+        };
+        for adults in 1..=50 {
+            copies.keep_answer("h", 1, stay(adults), vec![offer.clone()]);
+            assert!(lock(&copies.answers).bytes <= ANSWERS_MAX_BYTES);
+        }
+        assert!(copies.recent_answer("h", 1, &stay(50)).is_some(), "the newest is kept");
+    }
+}

@@ -27,7 +27,7 @@ use crate::store::{self, Db};
 
 pub mod booking_page;
 mod copies;
-pub use copies::{AvailabilityCopies, SearchAnswer};
+pub use copies::{AvailabilityCopies, SearchAnswer, ANSWER_MAX_AGE};
 
 /// Longest stay the public endpoints offer.
 pub const MAX_STAY_NIGHTS: i64 = 30;
