@@ -7,7 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::access::{Actor, Scope};
 use super::events::{self, EventKind};
-use super::listing::{ListParams, Listing, Shape, Vocabulary};
+use super::listing::{ListItems, ListParams, Listing, Shape, Vocabulary};
 use super::validate::{clean, Checks};
 use super::{hotels, new_id, not_null, now, nullable, Error, Result};
 use crate::store::{self, Db};
@@ -179,7 +179,7 @@ pub async fn list(db: &Db, actor: &Actor, mut filter: GuestFilter, params: ListP
     filter.hotel_id = hotels::optional_filter(&mut *db.read().await?, actor, filter.hotel_id.as_deref()).await?;
     let total = store::guests::count(db, &actor.organization_id, &filter, &page).await?;
     let items = store::guests::list(db, &actor.organization_id, &filter, &page).map_err(Error::from).boxed();
-    Ok(Listing { total, items, projection: page.projection })
+    Ok(Listing { total, items: ListItems::Streamed(items), projection: page.projection })
 }
 
 pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<Guest> {

@@ -109,10 +109,27 @@ impl ListParams {
     }
 }
 
-/// A list answer: how many records match in all, and the requested page of them as a stream (so that a list of
-/// every match is never held in memory at once).
+/// A list answer: how many records match in all, and the requested records.
 pub struct Listing<T> {
     pub total: i64,
-    pub items: BoxStream<'static, Result<T>>,
+    pub items: ListItems<T>,
     pub projection: Option<Vec<String>>,
+}
+
+/// The records of a list answer.
+pub enum ListItems<T> {
+    /// A page, read whole (with its total, in one statement): answered in one piece.
+    Page(Vec<T>),
+    /// Every match (or a large page), streamed, so that it is never held in memory at once.
+    Streamed(BoxStream<'static, Result<T>>),
+}
+
+impl<T: Send + 'static> ListItems<T> {
+    pub fn into_stream(self) -> BoxStream<'static, Result<T>> {
+        use futures::StreamExt;
+        match self {
+            ListItems::Page(items) => futures::stream::iter(items.into_iter().map(Ok)).boxed(),
+            ListItems::Streamed(stream) => stream,
+        }
+    }
 }

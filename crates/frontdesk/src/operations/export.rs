@@ -70,14 +70,18 @@ pub async fn export(db: &Db, organization_id: &str, out: &mut impl Write) -> any
         }
     }
 
-    let mut all_guests = guests::list(db, &actor, guests::GuestFilter::default(), ListParams::default()).await?.items;
+    let mut all_guests =
+        guests::list(db, &actor, guests::GuestFilter::default(), ListParams::default()).await?.items.into_stream();
     while let Some(guest) = all_guests.next().await {
         line(out, "guest", &guest?)?;
         counts.guests += 1;
     }
 
     let mut all_reservations =
-        reservations::list(db, &actor, reservations::ReservationFilter::default(), ListParams::default()).await?.items;
+        reservations::list(db, &actor, reservations::ReservationFilter::default(), ListParams::default())
+            .await?
+            .items
+            .into_stream();
     while let Some(reservation) = all_reservations.next().await {
         let mut conn = db.read().await?;
         let reservation = reservations::full(&mut conn, reservation?).await?;

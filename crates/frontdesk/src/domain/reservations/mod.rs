@@ -19,7 +19,7 @@ pub use status::{ReservationStatus, RoomStatus};
 
 use super::access::{Actor, Scope};
 use super::codes::CurrencyCode;
-use super::listing::{ListParams, Listing, Shape, Vocabulary};
+use super::listing::{ListItems, ListParams, Listing, Shape, Vocabulary};
 use super::validate::Checks;
 use super::{hotels, not_null, nullable, Error, Result};
 use crate::store::{self, Db};
@@ -430,12 +430,11 @@ pub async fn list(
             Some(total) => total,
             None => store::reservations::count(db, &actor.organization_id, &stay, &page).await?,
         };
-        let items = futures::stream::iter(items.into_iter().map(Ok)).boxed();
-        return Ok(Listing { total, items, projection: page.projection });
+        return Ok(Listing { total, items: ListItems::Page(items), projection: page.projection });
     }
     hotels::optional_filter(&mut conn, actor, stay.hotel_id.as_deref()).await?;
     drop(conn);
     let total = store::reservations::count(db, &actor.organization_id, &stay, &page).await?;
     let items = store::reservations::list(db, &actor.organization_id, &stay, &page).map_err(Error::from).boxed();
-    Ok(Listing { total, items, projection: page.projection })
+    Ok(Listing { total, items: ListItems::Streamed(items), projection: page.projection })
 }

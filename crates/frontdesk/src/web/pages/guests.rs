@@ -73,7 +73,7 @@ async fn list(State(state): State<AppState>, page: HotelPage, Query(search): Que
         let filter = GuestFilter { sort_field: Some("createdAt".into()), ..GuestFilter::default() };
         let params =
             ListParams { limit: Some(LIST_LIMIT), sort_direction: Some("DESC".into()), ..ListParams::default() };
-        guests::list(&state.db, actor, filter, params).await?.items.try_collect().await?
+        guests::list(&state.db, actor, filter, params).await?.items.into_stream().try_collect().await?
     } else {
         front_office::find_guests(&state.db, actor, &q, LIST_LIMIT).await?
     };
