@@ -828,12 +828,16 @@ async fn money_is_bounded_and_never_wraps(s: TestServer) {
     // Two nights at the maximum add up beyond it: not offered (and never a wrapped, negative total).
     assert_eq!(s.get(&search(1, 3), &Auth::None).await.expect(200).body, json!([]));
     // Prices stored before the bound existed are summed without wrapping too.
+    // Through a write transaction of the server's process, so that its next search is sure to see it (a change by
+    // hand outside the process would be seen within `store::recent::MAX_AGE`).
+    let mut tx = s.db.begin_write().await.unwrap();
     sqlx::query("UPDATE daily_rates SET price = $1 WHERE rate_plan_id = $2")
         .bind(i64::MAX)
         .bind(&f.plan)
-        .execute(&mut *s.db.read().await.unwrap())
+        .execute(tx.conn())
         .await
         .unwrap();
+    tx.commit().await.unwrap();
     assert_eq!(s.get(&search(3, 5), &Auth::None).await.expect(200).body, json!([]));
     let priced = json!({"hotelId": f.hotel, "checkInDate": day(3), "checkOutDate": day(5),
                         "rooms": [{"roomTypeId": f.room_type, "ratePlanId": f.plan}]});
