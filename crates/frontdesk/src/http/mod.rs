@@ -2,6 +2,7 @@
 
 pub mod auth;
 pub mod extract;
+pub mod head_limit;
 pub mod keep_alive;
 pub mod listing;
 pub mod mcp;
@@ -156,6 +157,7 @@ fn with_stack(router: Router, config: &Config) -> Router {
         .layer(CatchPanicLayer::custom(problem::panic_response))
         .layer(axum::middleware::from_fn(rate_limit::headers))
         .layer(map_response(problem::ensure_problem))
+        .layer(axum::middleware::from_fn(head_limit::refuse_large_heads))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
             let request_id = req.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or_default();
