@@ -13,39 +13,8 @@ use std::time::{Duration, Instant};
 use chrono::{Days, Utc};
 use frontdesk::domain::daily_rates::{self, DailyRateIn, DailyRatesIn};
 use frontdesk::store::Engine;
+use support::load::{closed_loop, repeat, Call};
 use support::{ms, BenchServer, Stats};
-
-/// Requests per second with `clients` concurrent clients for `duration`; client `c`'s `n`th request asks for
-/// `path(c + n)`.
-async fn throughput(
-    server: &Arc<BenchServer>,
-    path: Arc<dyn Fn(u64) -> String + Send + Sync>,
-    clients: usize,
-    duration: Duration,
-) -> f64 {
-    let deadline = Instant::now() + duration;
-    let mut tasks = Vec::new();
-    for client in 0..clients {
-        let (server, path) = (server.clone(), path.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut done = 0u64;
-            while Instant::now() < deadline {
-                let url = format!("{}{}", server.base, path(client as u64 + done));
-                let res = server.client.get(url).send().await.expect("request");
-                assert!(res.status().is_success());
-                let _ = res.bytes().await;
-                done += 1;
-            }
-            done
-        }));
-    }
-    let started = Instant::now();
-    let mut total = 0;
-    for task in tasks {
-        total += task.await.expect("client");
-    }
-    total as f64 / started.elapsed().as_secs_f64()
-}
 
 async fn run(engine: Engine) {
     let Some(server) = BenchServer::start(engine).await else { return };
@@ -76,10 +45,11 @@ async fn run(engine: Engine) {
     let latency = Stats::new(samples);
     let server = Arc::new(server);
     let window = Duration::from_secs(5);
-    let floor = throughput(&server, Arc::new(|_| "/healthz".to_string()), 32, window).await;
+    let floor = closed_loop(&server.base, 32, Duration::ZERO, window, repeat(Call::get("/healthz"))).await.per_second;
     // Every client searches other check-in dates (a week's stay starting any day of the next 300).
     let rotating = search.clone();
-    let searches = throughput(&server, Arc::new(move |n| rotating(10 + n % 300)), 32, window).await;
+    let searching = Arc::new(move |c: u64, n: u64| Call::get(rotating(10 + (c + n) % 300)));
+    let searches = closed_loop(&server.base, 32, Duration::ZERO, window, searching).await.per_second;
     // Searches are answered from a copy of the hotel's rates and inventory that any change replaces: the first
     // search after a change pays for reloading the catalogue and the pages it needs.
     let plan: String = {

@@ -11,8 +11,8 @@ mod support;
 use std::time::{Duration, Instant};
 
 use frontdesk::config::Config;
-use frontdesk::http::{self, AppState};
 use frontdesk::store::Db;
+use support::load::{closed_loop, repeat, Call};
 
 const CLIENTS: usize = 32;
 const ROUND: Duration = Duration::from_secs(3);
@@ -24,35 +24,13 @@ async fn serve(db: &Db, metrics: bool) -> String {
     if metrics {
         config.metrics_token = Some(TOKEN.into());
     }
-    let state = AppState::new(db.clone(), config).await.expect("state");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("listener");
-    let base = format!("http://{}", listener.local_addr().expect("address"));
-    tokio::spawn(http::serve(listener, state, std::future::pending()));
-    base
+    support::serve(db, config).await
 }
 
-async fn round(client: &reqwest::Client, url: &str, auth: &str) -> f64 {
-    let deadline = Instant::now() + ROUND;
-    let mut tasks = Vec::new();
-    for _ in 0..CLIENTS {
-        let (client, url, auth) = (client.clone(), url.to_string(), auth.to_string());
-        tasks.push(tokio::spawn(async move {
-            let mut done = 0u64;
-            while Instant::now() < deadline {
-                let res = client.get(&url).header("authorization", &auth).send().await.expect("request");
-                assert!(res.status().is_success(), "{}", res.status());
-                let _ = res.bytes().await;
-                done += 1;
-            }
-            done
-        }));
-    }
-    let started = Instant::now();
-    let mut total = 0;
-    for task in tasks {
-        total += task.await.expect("client");
-    }
-    total as f64 / started.elapsed().as_secs_f64()
+/// Requests per second of `CLIENTS` clients sending the GET of `path` with `auth` to `base` for a round.
+async fn round(base: &str, path: &str, auth: &str) -> f64 {
+    let call = Call::get(path).header("authorization", auth);
+    closed_loop(base, CLIENTS, Duration::ZERO, ROUND, repeat(call)).await.per_second
 }
 
 fn main() {
@@ -67,16 +45,16 @@ fn main() {
 
         let off = serve(&db, false).await;
         let on = serve(&db, true).await;
-        let client = reqwest::Client::builder().pool_max_idle_per_host(CLIENTS).build().expect("client");
+        let client = reqwest::Client::new();
         for (name, path) in [("/healthz", "/healthz".to_string()), ("/api/hotels/{id}", format!("/api/hotels/{hotel}"))]
         {
             for base in [&off, &on] {
-                round(&client, &format!("{base}{path}"), &auth).await;
+                round(base, &path, &auth).await;
             }
             let (mut a, mut b) = (Vec::new(), Vec::new());
             for _ in 0..ROUNDS {
-                a.push(round(&client, &format!("{off}{path}"), &auth).await);
-                b.push(round(&client, &format!("{on}{path}"), &auth).await);
+                a.push(round(&off, &path, &auth).await);
+                b.push(round(&on, &path, &auth).await);
             }
             let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
             let (a, b) = (mean(&a), mean(&b));

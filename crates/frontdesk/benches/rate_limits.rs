@@ -6,11 +6,11 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use frontdesk::config::Config;
-use frontdesk::http::{self, AppState};
 use frontdesk::store::Db;
+use support::load::{closed_loop, repeat, Call};
 
 const CLIENTS: usize = 32;
 const ROUND: Duration = Duration::from_secs(3);
@@ -19,35 +19,13 @@ const ROUNDS: usize = 3;
 async fn serve(db: &Db, configure: impl FnOnce(&mut Config)) -> String {
     let mut config = Config { rate_limit_per_minute: 1_000_000_000, ..Config::default() };
     configure(&mut config);
-    let state = AppState::new(db.clone(), config).await.expect("state");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("listener");
-    let base = format!("http://{}", listener.local_addr().expect("address"));
-    tokio::spawn(http::serve(listener, state, std::future::pending()));
-    base
+    support::serve(db, config).await
 }
 
-async fn round(client: &reqwest::Client, url: &str, auth: &str) -> f64 {
-    let deadline = Instant::now() + ROUND;
-    let mut tasks = Vec::new();
-    for _ in 0..CLIENTS {
-        let (client, url, auth) = (client.clone(), url.to_string(), auth.to_string());
-        tasks.push(tokio::spawn(async move {
-            let mut done = 0u64;
-            while Instant::now() < deadline {
-                let res = client.get(&url).header("authorization", &auth).send().await.expect("request");
-                assert!(res.status().is_success(), "{}", res.status());
-                let _ = res.bytes().await;
-                done += 1;
-            }
-            done
-        }));
-    }
-    let started = Instant::now();
-    let mut total = 0;
-    for task in tasks {
-        total += task.await.expect("client");
-    }
-    total as f64 / started.elapsed().as_secs_f64()
+/// Requests per second of `CLIENTS` clients sending the GET of `path` with `auth` to `base` for a round.
+async fn round(base: &str, path: &str, auth: &str) -> f64 {
+    let call = Call::get(path).header("authorization", auth);
+    closed_loop(base, CLIENTS, Duration::ZERO, ROUND, repeat(call)).await.per_second
 }
 
 fn main() {
@@ -64,17 +42,16 @@ fn main() {
         let off = serve(&db, |c| c.rate_limits = false).await;
         let memory = serve(&db, |_| {}).await;
         let with_redis = serve(&db, |c| c.redis_url = Some(redis.clone())).await;
-        let client = reqwest::Client::builder().pool_max_idle_per_host(CLIENTS).build().expect("client");
-        let url = |base: &str| format!("{base}/api/hotels/{hotel}");
+        let hotel_path = format!("/api/hotels/{hotel}");
         // Warm up every server.
         for base in [&off, &memory, &with_redis] {
-            round(&client, &url(base), &auth).await;
+            round(base, &hotel_path, &auth).await;
         }
         let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
-            a.push(round(&client, &url(&off), &auth).await);
-            b.push(round(&client, &url(&memory), &auth).await);
-            c.push(round(&client, &url(&with_redis), &auth).await);
+            a.push(round(&off, &hotel_path, &auth).await);
+            b.push(round(&memory, &hotel_path, &auth).await);
+            c.push(round(&with_redis, &hotel_path, &auth).await);
         }
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
         let (a, b, c) = (mean(&a), mean(&b), mean(&c));

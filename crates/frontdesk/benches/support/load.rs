@@ -43,6 +43,11 @@ impl Call {
     }
 }
 
+/// Every client sends `call` again and again.
+pub fn repeat(call: Call) -> Arc<dyn Fn(u64, u64) -> Call + Send + Sync> {
+    Arc::new(move |_, _| call.clone())
+}
+
 /// What `clients` clients achieved in the measured window.
 pub struct Outcome {
     pub requests: u64,

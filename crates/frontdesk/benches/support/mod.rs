@@ -54,6 +54,15 @@ pub async fn seed_tenant(db: &Db) -> (String, String, String) {
     (org.id, hotel.id, key.secret)
 }
 
+/// Serves `db` with `config` in this process on a free port of the loopback address: its `http://` base URL.
+pub async fn serve(db: &Db, config: Config) -> String {
+    let state = AppState::new(db.clone(), config).await.expect("state");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("listener");
+    let base = format!("http://{}", listener.local_addr().expect("address"));
+    tokio::spawn(http::serve(listener, state, std::future::pending()));
+    base
+}
+
 impl BenchServer {
     /// Starts a server on a fresh database with one organization, one hotel and a key with every scope.
     /// `None` when PostgreSQL is asked for and cannot be reached.
@@ -101,14 +110,9 @@ impl BenchServer {
             true => seed_tenant(&db).await,
             false => Default::default(),
         };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("listener");
-        let addr = listener.local_addr().expect("address");
-        let state = AppState::new(db.clone(), config).await.expect("state");
-        tokio::spawn(async move {
-            let _ = http::serve(listener, state, std::future::pending()).await;
-        });
+        let base = serve(&db, config).await;
         Some(BenchServer {
-            base: format!("http://{addr}"),
+            base,
             url,
             db,
             engine,
