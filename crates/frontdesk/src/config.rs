@@ -30,7 +30,8 @@ pub struct DatabaseSettings {
     /// `postgres://USER@HOST/DB`.
     #[arg(long, env = "FRONTDESK_DATABASE_URL", value_name = "URL", default_value = DatabaseSettings::DEFAULT_URL)]
     pub database_url: String,
-    /// Most database connections this process opens.
+    /// Most database connections this process opens (besides SQLite's one writer): half for the reservation
+    /// list's pages and single reservations, the rest for everything else.
     #[arg(long, env = "FRONTDESK_DATABASE_MAX_CONNECTIONS", value_name = "N", default_value_t = 16)]
     pub database_max_connections: u32,
 }

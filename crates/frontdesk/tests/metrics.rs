@@ -146,8 +146,8 @@ async fn a_scrape_shows_pools_outbox_copies_and_memory(engine: Engine) {
     assert!(events >= 1);
     let text = scrape(&s).await;
     let pools: &[&str] = match engine {
-        Engine::Sqlite => &["read", "write"],
-        Engine::Postgres => &["shared"],
+        Engine::Sqlite => &["read", "write", "hot_reads"],
+        Engine::Postgres => &["shared", "hot_reads"],
     };
     for pool in pools {
         for name in ["frontdesk_db_pool_connections_in_use", "frontdesk_db_pool_connections_idle"] {

@@ -106,7 +106,7 @@ pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -
     Ok(())
 }
 
-fn conditions(engine: Engine, organization_id: &str, filter: &GuestFilter, page: &Page) -> Conditions<'static> {
+fn conditions(engine: Engine, organization_id: &str, filter: &GuestFilter, page: &Page) -> Conditions {
     let mut c = Conditions::new(engine);
     c.push("organization_id = ?", organization_id.to_string());
     if let Some(hotel_id) = &filter.hotel_id {

@@ -11,6 +11,7 @@ use super::{Db, Engine, RowExt, StoreResult};
 pub struct Waiting {
     pub(super) read: Counter,
     pub(super) write: Counter,
+    pub(super) hot_reads: Counter,
 }
 
 #[derive(Debug, Default)]
@@ -39,7 +40,8 @@ impl Drop for WaitGuard<'_> {
 /// One connection pool's state at a moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolUse {
-    /// `read` and `write` on SQLite (one writer connection, a pool of readers); `shared` on PostgreSQL.
+    /// `read` and `write` on SQLite (one writer connection, a pool of readers); `shared` on PostgreSQL; and on both,
+    /// `hot_reads`: the reservation list's pages and single reservations, read through the engine's own driver.
     pub pool: &'static str,
     pub in_use: u32,
     pub idle: u32,
@@ -48,24 +50,29 @@ pub struct PoolUse {
     pub waiting: i64,
 }
 
-fn pool_use(pool: &'static str, handle: &sqlx::AnyPool, waiting: i64) -> PoolUse {
-    let size = handle.size();
-    let idle = u32::try_from(handle.num_idle()).unwrap_or(u32::MAX).min(size);
-    PoolUse { pool, in_use: size - idle, idle, max: handle.options().get_max_connections(), waiting }
+fn pool_use(pool: &'static str, (size, idle, max): (u32, usize, u32), waiting: i64) -> PoolUse {
+    let idle = u32::try_from(idle).unwrap_or(u32::MAX).min(size);
+    PoolUse { pool, in_use: size - idle, idle, max, waiting }
+}
+
+fn any_pool_size(pool: &sqlx::AnyPool) -> (u32, usize, u32) {
+    (pool.size(), pool.num_idle(), pool.options().get_max_connections())
 }
 
 impl Db {
     /// The pools of this process and their use (no query: the pools' own counters).
     pub fn pool_use(&self) -> Vec<PoolUse> {
-        match self.engine {
+        let mut pools = match self.engine {
             Engine::Sqlite => vec![
-                pool_use("read", &self.read, self.waiting.read.get()),
-                pool_use("write", &self.write, self.waiting.write.get()),
+                pool_use("read", any_pool_size(&self.read), self.waiting.read.get()),
+                pool_use("write", any_pool_size(&self.write), self.waiting.write.get()),
             ],
             Engine::Postgres => {
-                vec![pool_use("shared", &self.read, self.waiting.read.get() + self.waiting.write.get())]
+                vec![pool_use("shared", any_pool_size(&self.read), self.waiting.read.get() + self.waiting.write.get())]
             }
-        }
+        };
+        pools.push(pool_use("hot_reads", self.native.size(), self.waiting.hot_reads.get()));
+        pools
     }
 }
 

@@ -3,8 +3,10 @@
 //! # One body of SQL for SQLite and PostgreSQL
 //!
 //! Every query in this module runs unchanged on both engines through sqlx's `Any` driver. That keeps the business
-//! rules in [`crate::domain`] written once, and keeps the engines behaving identically. The price is a portable
-//! subset of SQL and of column types, which these rules keep:
+//! rules in [`crate::domain`] written once, and keeps the engines behaving identically. The two hottest reads (a
+//! reservation list's page and a single reservation) run the same SQL through the engine's own driver instead, to
+//! skip `Any`'s per-row conversion ([`native`]). The price is a portable subset of SQL and of column types, which
+//! these rules keep:
 //!
 //! * Placeholders are `$1, $2, …` (SQLite accepts them as numbered parameters).
 //! * Column types are only `TEXT` and `BIGINT`. Booleans are `BIGINT` 0/1 (read with [`RowExt::get_bool`]),
@@ -12,6 +14,9 @@
 //!   both sort and compare correctly as text on either engine, so range filters and ORDER BY stay in SQL.
 //! * Aggregates that PostgreSQL would widen to `NUMERIC` (`SUM`) are cast back with `CAST(... AS BIGINT)`.
 //! * Upserts use `INSERT … ON CONFLICT (…) DO UPDATE SET col = excluded.col`, which both engines implement.
+//! * Text compares as bytes, as SQLite compares it: on PostgreSQL, the identifiers, codes, dates and instants of
+//!   reservations, their rooms and folios are declared `COLLATE "C"` (migration 0013), whatever the database's
+//!   default collation.
 //! * Where the dialects must differ (row locks), the difference is a constant chosen by [`Engine`], never text
 //!   built from input.
 //!
@@ -33,6 +38,7 @@ pub mod hotels;
 pub mod identity;
 pub mod maintenance;
 pub mod metrics;
+pub mod native;
 pub mod oauth;
 pub mod outbox;
 pub mod rate_plans;
@@ -153,6 +159,8 @@ pub struct Db {
     /// Write transactions this process committed, and the recent answers that each of them makes stale.
     writes: recent::Writes,
     recent: Arc<RecentReads>,
+    /// The engine's own driver, for the hottest reads ([`native`]).
+    native: native::NativePool,
 }
 
 /// The answers of hot reads this process reuses for a few milliseconds (see [`recent`]).
@@ -197,6 +205,7 @@ impl Db {
             _ => url.to_string(),
         };
         let options = AnyConnectOptions::from_str(&url).context("parsing the database URL")?;
+        let (hot_reads, other_reads) = native::split_connections(max_connections);
         match engine {
             Engine::Sqlite => {
                 let pool_opts = || {
@@ -206,12 +215,7 @@ impl Db {
                             // makes a 100-row list of a million-row table 3x faster; the mapped pages are the OS
                             // page cache, shared and reclaimable, not the process's own memory. The 16 MB page cache
                             // (SQLite's default is 2 MB) holds the rest of the hot index pages.
-                            conn.execute(
-                                "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
-                                     PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000; \
-                                     PRAGMA cache_size = -16384; PRAGMA mmap_size = 1073741824;",
-                            )
-                            .await?;
+                            conn.execute(native::SQLITE_PRAGMAS).await?;
                             Ok(())
                         })
                     })
@@ -224,10 +228,11 @@ impl Db {
                     .await
                     .context("opening the SQLite database")?;
                 let read = pool_opts()
-                    .max_connections(max_connections.max(2))
+                    .max_connections(other_reads.max(2))
                     .connect_with(options)
                     .await
                     .context("opening the SQLite database")?;
+                let native = native::NativePool::sqlite(&url, hot_reads).context("opening the SQLite database")?;
                 let in_use = match sqlite_file(&url) {
                     Some(path) => Some(Arc::new(maintenance::mark_in_use(&path)?)),
                     None => None,
@@ -241,6 +246,7 @@ impl Db {
                     waiting: Arc::default(),
                     writes: recent::Writes::default(),
                     recent: Arc::default(),
+                    native,
                 })
             }
             Engine::Postgres => {
@@ -256,8 +262,9 @@ impl Db {
                         anyhow::bail!("cannot connect to {server}: no answer within {} s", CONNECT_TIMEOUT.as_secs())
                     }
                 }
+                let native = native::NativePool::postgres(&url, hot_reads).context("connecting to PostgreSQL")?;
                 let pool = AnyPoolOptions::new()
-                    .max_connections(max_connections)
+                    .max_connections(other_reads)
                     .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
                     .connect_with(options)
                     .await
@@ -271,6 +278,7 @@ impl Db {
                     waiting: Arc::default(),
                     writes: recent::Writes::default(),
                     recent: Arc::default(),
+                    native,
                 })
             }
         }
@@ -349,6 +357,7 @@ impl Db {
 
     pub async fn close(&self) {
         self.read.close().await;
+        self.native.close().await;
         self.write.close().await;
     }
 }
@@ -398,6 +407,9 @@ pub fn format_ts(ts: DateTime<Utc>) -> String {
 }
 
 pub fn parse_ts(s: &str) -> Result<DateTime<Utc>, sqlx::Error> {
+    if let Some(instant) = native::parse_instant(s) {
+        return Ok(instant);
+    }
     DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).map_err(|e| sqlx::Error::Decode(Box::new(e)))
 }
 
@@ -423,8 +435,7 @@ impl RowExt for AnyRow {
     }
 
     fn get_date(&self, col: &str) -> StoreResult<NaiveDate> {
-        let s: String = self.try_get(col)?;
-        NaiveDate::parse_from_str(&s, "%Y-%m-%d").map_err(|e| sqlx::Error::Decode(Box::new(e)))
+        native::parse_date(&self.try_get::<String, _>(col)?)
     }
 }
 

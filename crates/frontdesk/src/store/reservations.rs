@@ -5,6 +5,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::daily_rates::format_date;
+use super::native::{self, FromPortableRow, PortableRow};
 use super::sql::Conditions;
 use super::{bool_int, format_ts, Db, Engine, RowExt, StoreResult};
 use crate::domain::listing::Page;
@@ -21,32 +22,36 @@ fn decode_err(what: &str, value: &str) -> sqlx::Error {
     sqlx::Error::Decode(format!("unknown {what} {value}").into())
 }
 
-fn reservation(row: &AnyRow) -> StoreResult<Reservation> {
-    let status: String = row.try_get("status")?;
-    let source: String = row.try_get("source")?;
+/// A reservation from the [`COLUMNS`] that start a row, by position.
+fn reservation<R: PortableRow>(row: &R) -> StoreResult<Reservation> {
+    let status = row.text(3)?;
+    let source = row.text(13)?;
     Ok(Reservation {
-        id: row.try_get("id")?,
-        hotel_id: row.try_get("hotel_id")?,
-        guest_id: row.try_get("guest_id")?,
+        id: row.text(0)?,
+        hotel_id: row.text(1)?,
+        guest_id: row.optional_text(2)?,
         status: ReservationStatus::parse(&status).ok_or_else(|| decode_err("status", &status))?,
-        check_in_date: row.get_date("check_in_date")?,
-        check_out_date: row.get_date("check_out_date")?,
-        start_time: row.get_ts("start_time")?,
-        end_time: row.get_ts("end_time")?,
-        adults: row.try_get("adults")?,
-        children: row.try_get("children")?,
-        infants: row.try_get("infants")?,
-        total_price: row.try_get("total_price")?,
-        currency: row.try_get("currency")?,
+        check_in_date: row.date(4)?,
+        check_out_date: row.date(5)?,
+        start_time: row.instant(6)?,
+        end_time: row.instant(7)?,
+        adults: row.integer(8)?,
+        children: row.integer(9)?,
+        infants: row.integer(10)?,
+        total_price: row.integer(11)?,
+        currency: row.text(12)?,
         source: Source::parse(&source).ok_or_else(|| decode_err("source", &source))?,
-        channel_reference: row.try_get("channel_reference")?,
-        notes: row.try_get("notes")?,
-        created_at: row.get_ts("created_at")?,
-        updated_at: row.get_ts("updated_at")?,
+        channel_reference: row.optional_text(14)?,
+        notes: row.optional_text(15)?,
+        created_at: row.instant(16)?,
+        updated_at: row.instant(17)?,
         rooms: None,
         folio: None,
     })
 }
+
+/// How many of [`COLUMNS`] there are: what follows them in a row starts here.
+const AFTER_COLUMNS: usize = 18;
 
 pub async fn insert(conn: &mut AnyConnection, organization_id: &str, r: &Reservation) -> StoreResult<()> {
     sqlx::query(&format!(
@@ -116,40 +121,53 @@ pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> S
         .transpose()
 }
 
+/// One row of [`get_with_rooms`]: the reservation, its folio's head and one of its rooms (none when it has none).
+struct JoinedRow {
+    reservation: Reservation,
+    folio: Option<FolioHead>,
+    room: Option<ReservationRoom>,
+}
+
+impl FromPortableRow for JoinedRow {
+    fn from_row<R: PortableRow>(row: &R) -> StoreResult<Self> {
+        let folio = match (row.optional_text(AFTER_COLUMNS)?, row.optional_text(AFTER_COLUMNS + 1)?) {
+            (Some(id), Some(currency)) => Some(FolioHead { id, currency }),
+            _ => None,
+        };
+        let first_room = AFTER_COLUMNS + 2;
+        // A reservation without rooms answers one row whose room columns are NULL.
+        let room = match row.optional_text(first_room)? {
+            Some(_) => Some(room_at(row, first_room)?),
+            None => None,
+        };
+        Ok(JoinedRow { reservation: reservation(row)?, folio, room })
+    }
+}
+
 /// A reservation with its rooms and, in the same statement, its folio's id and currency (a single read's first
-/// statement; the folio's charges are the second, when it has a folio).
+/// statement; the folio's charges are the second, when it has a folio). Through the engine's own driver.
 pub async fn get_with_rooms(
-    conn: &mut AnyConnection,
+    db: &Db,
     organization_id: &str,
     id: &str,
 ) -> StoreResult<Option<(Reservation, Option<FolioHead>)>> {
     let reservation_columns = COLUMNS.split(", ").map(|c| format!("r.{c}")).collect::<Vec<_>>().join(", ");
-    // Renamed, so that the reservation's columns keep their names; read by position.
-    let room_columns = ROOM_COLUMNS.split(", ").map(|c| format!("rr.{c} AS room_{c}")).collect::<Vec<_>>().join(", ");
-    // The reservation's columns, the folio's two, then the room's.
+    let room_columns = ROOM_COLUMNS.split(", ").map(|c| format!("rr.{c}")).collect::<Vec<_>>().join(", ");
+    let mut c = Conditions::new(db.engine());
+    c.push("r.organization_id = ?", organization_id);
+    c.push("r.id = ?", id);
+    // The reservation's columns, the folio's two, then the room's: read by position.
     let sql = format!(
-        "SELECT {reservation_columns}, f.id AS folio_id, f.currency AS folio_currency, {room_columns} \
+        "SELECT {reservation_columns}, f.id, f.currency, {room_columns} \
          FROM reservations r LEFT JOIN folios f ON f.reservation_id = r.id \
-         LEFT JOIN reservation_rooms rr ON rr.reservation_id = r.id WHERE r.organization_id = $1 AND r.id = $2 \
-         ORDER BY rr.position"
+         LEFT JOIN reservation_rooms rr ON rr.reservation_id = r.id{} ORDER BY rr.position",
+        c.where_clause()
     );
-    let rows = sqlx::query(&sql).bind(organization_id).bind(id).fetch_all(conn).await?;
-    let Some(first) = rows.first() else { return Ok(None) };
-    let folio_at = COLUMNS.split(", ").count();
-    let head = match (first.try_get(folio_at)?, first.try_get(folio_at + 1)?) {
-        (Some(id), Some(currency)) => Some(FolioHead { id, currency }),
-        _ => None,
-    };
-    let mut r = reservation(first)?;
-    let mut rooms = Vec::with_capacity(rows.len());
-    for row in &rows {
-        // A reservation without rooms answers one row whose room columns are NULL.
-        if row.try_get::<Option<String>, _>(folio_at + 2)?.is_some() {
-            rooms.push(room_at(row, folio_at + 2)?);
-        }
-    }
-    r.rooms = Some(rooms);
-    Ok(Some((r, head)))
+    let mut rows = native::fetch_all::<JoinedRow>(db, &sql, c).await?.into_iter();
+    let Some(first) = rows.next() else { return Ok(None) };
+    let JoinedRow { reservation: mut r, folio, room } = first;
+    r.rooms = Some(room.into_iter().chain(rows.filter_map(|row| row.room)).collect());
+    Ok(Some((r, folio)))
 }
 
 /// Deletes a reservation; its rooms, folio and charges go with it (ON DELETE CASCADE).
@@ -166,18 +184,18 @@ const ROOM_COLUMNS: &str = "id, room_type_id, rate_plan_id, room_id, status, adu
 
 /// A reservation room from the [`ROOM_COLUMNS`] that start at column `first` of `row` (by position: a statement
 /// that joins rooms to their reservation has both tables' `id`, `status`, `adults`…).
-fn room_at(row: &AnyRow, first: usize) -> StoreResult<ReservationRoom> {
-    let status: String = row.try_get(first + 4)?;
+fn room_at<R: PortableRow>(row: &R, first: usize) -> StoreResult<ReservationRoom> {
+    let status = row.text(first + 4)?;
     Ok(ReservationRoom {
-        id: row.try_get(first)?,
-        room_type_id: row.try_get(first + 1)?,
-        rate_plan_id: row.try_get(first + 2)?,
-        room_id: row.try_get(first + 3)?,
+        id: row.text(first)?,
+        room_type_id: row.text(first + 1)?,
+        rate_plan_id: row.optional_text(first + 2)?,
+        room_id: row.optional_text(first + 3)?,
         status: RoomStatus::parse(&status).ok_or_else(|| decode_err("room status", &status))?,
-        adults: row.try_get(first + 5)?,
-        children: row.try_get(first + 6)?,
-        infants: row.try_get(first + 7)?,
-        price: row.try_get(first + 8)?,
+        adults: row.integer(first + 5)?,
+        children: row.integer(first + 6)?,
+        infants: row.integer(first + 7)?,
+        price: row.integer(first + 8)?,
     })
 }
 
@@ -346,32 +364,54 @@ pub async fn folio(conn: &mut AnyConnection, reservation_id: &str) -> StoreResul
     folio_with_charges(conn, head).await.map(Some)
 }
 
-/// The folio `head` names, with its charges.
-pub async fn folio_with_charges(conn: &mut AnyConnection, head: FolioHead) -> StoreResult<Folio> {
-    let FolioHead { id, currency } = head;
-    let charges = sqlx::query(
-        "SELECT id, folio_id, date, description, amount, currency FROM folio_charges WHERE folio_id = $1 \
-         ORDER BY position",
-    )
-    .bind(&id)
-    .fetch_all(conn)
-    .await?
-    .iter()
-    .map(|row| {
+/// The statement that reads a folio's charges, and its value.
+fn charges_of(engine: Engine, folio_id: &str) -> (String, Conditions) {
+    let mut c = Conditions::new(engine);
+    c.push("folio_id = ?", folio_id);
+    let sql = format!(
+        "SELECT id, folio_id, date, description, amount, currency FROM folio_charges{} ORDER BY position",
+        c.where_clause()
+    );
+    (sql, c)
+}
+
+impl FromPortableRow for FolioCharge {
+    fn from_row<R: PortableRow>(row: &R) -> StoreResult<Self> {
         Ok(FolioCharge {
-            id: row.try_get("id")?,
-            folio_id: row.try_get("folio_id")?,
-            date: row.get_date("date")?,
-            description: row.try_get("description")?,
-            amount: row.try_get("amount")?,
-            currency: row.try_get("currency")?,
+            id: row.text(0)?,
+            folio_id: row.text(1)?,
+            date: row.date(2)?,
+            description: row.text(3)?,
+            amount: row.integer(4)?,
+            currency: row.text(5)?,
         })
-    })
-    .collect::<StoreResult<Vec<_>>>()?;
+    }
+}
+
+/// The folio `head` names, with its charges, read in `conn` (inside a write, say).
+pub async fn folio_with_charges(conn: &mut AnyConnection, head: FolioHead) -> StoreResult<Folio> {
+    let (sql, c) = charges_of(Engine::of(conn), &head.id);
+    let charges = sqlx::query_with(&sql, c.into_args())
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(FolioCharge::from_row)
+        .collect::<StoreResult<Vec<_>>>()?;
+    Ok(folio_from(head, charges))
+}
+
+/// The folio `head` names, with its charges, through the engine's own driver (a single read).
+pub async fn folio_of(db: &Db, head: FolioHead) -> StoreResult<Folio> {
+    let (sql, c) = charges_of(db.engine(), &head.id);
+    let charges = native::fetch_all::<FolioCharge>(db, &sql, c).await?;
+    Ok(folio_from(head, charges))
+}
+
+fn folio_from(head: FolioHead, charges: Vec<FolioCharge>) -> Folio {
     // Stored charges are amounts whose sum is one (checked when written); records from before the bound were
     // checked by nothing, so their sum saturates rather than wraps.
     let total = charges.iter().fold(0_i64, |total, c| total.saturating_add(c.amount));
-    Ok(Folio { id, currency, total, charges })
+    Folio { id: head.id, currency: head.currency, total, charges }
 }
 
 /// Replaces the folio of a reservation (its charges included).
@@ -458,13 +498,13 @@ fn check_in_bound(engine: Engine, by_hotel: bool) -> &'static str {
     }
 }
 
-fn conditions(engine: Engine, organization_id: &str, f: &StayFilter, page: &Page) -> Conditions<'static> {
+fn conditions(engine: Engine, organization_id: &str, f: &StayFilter, page: &Page) -> Conditions {
     let mut c = Conditions::new(engine);
     push_conditions(&mut c, organization_id, f, page);
     c
 }
 
-fn push_conditions(c: &mut Conditions<'static>, organization_id: &str, f: &StayFilter, page: &Page) {
+fn push_conditions(c: &mut Conditions, organization_id: &str, f: &StayFilter, page: &Page) {
     let engine = c.engine();
     // A few guests' stays are found through the guest index. SQLite's planner, which has no statistics, would rather
     // read the whole hotel in check-in order for the sake of the ORDER BY; `+column` keeps a term off any index.
@@ -537,13 +577,12 @@ pub const PAGE_IN_ONE_STATEMENT: i64 = 1000;
 /// A page of the matches and how many match in all, in one statement (the count is a subquery). The total is
 /// `None` when the page is empty and skipped rows: no row carried it.
 pub async fn page_with_total(
-    conn: &mut AnyConnection,
-    engine: Engine,
+    db: &Db,
     organization_id: &str,
     filter: &StayFilter,
     page: &Page,
 ) -> StoreResult<(Vec<Reservation>, Option<i64>)> {
-    let mut c = Conditions::new(engine);
+    let mut c = Conditions::new(db.engine());
     // The count's values first: its subquery comes first in the statement.
     push_conditions(&mut c, organization_id, filter, page);
     let count_where = c.take_where_clause();
@@ -554,10 +593,22 @@ pub async fn page_with_total(
         "SELECT {COLUMNS}, (SELECT COUNT(*) FROM reservations{count_where}) AS total_count \
          FROM reservations{page_where}{order}"
     );
-    let rows = sqlx::query_with(&sql, c.into_args()).fetch_all(conn).await?;
-    let total = rows.first().map(|row| row.try_get::<i64, _>("total_count")).transpose()?;
-    let items = rows.iter().map(reservation).collect::<StoreResult<Vec<_>>>()?;
+    let rows = native::fetch_all::<PageRow>(db, &sql, c).await?;
+    let total = rows.first().map(|row| row.total);
+    let items = rows.into_iter().map(|row| row.reservation).collect();
     Ok((items, total.or((page.skip == 0).then_some(0))))
+}
+
+/// One row of [`page_with_total`]: a reservation and the total of the page's matches.
+struct PageRow {
+    reservation: Reservation,
+    total: i64,
+}
+
+impl FromPortableRow for PageRow {
+    fn from_row<R: PortableRow>(row: &R) -> StoreResult<Self> {
+        Ok(PageRow { reservation: reservation(row)?, total: row.integer(AFTER_COLUMNS)? })
+    }
 }
 
 pub fn list(

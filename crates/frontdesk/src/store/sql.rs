@@ -2,20 +2,60 @@
 //! fragments are concatenated; every value is a bound parameter.
 
 use sqlx::any::AnyArguments;
-use sqlx::{Any, Arguments, Encode, Type};
+use sqlx::postgres::PgArguments;
+use sqlx::sqlite::SqliteArguments;
+use sqlx::{Arguments, Encode, Type};
 
 use super::Engine;
 use crate::domain::listing::Page;
 
-pub struct Conditions<'a> {
+/// A bound value, of the portable column types ([`super`]): kept as such until the statement runs, so that the same
+/// conditions can run through the `Any` driver or an engine's own (see [`super::native`]).
+#[derive(Debug, Clone)]
+pub enum SqlValue {
+    Text(Option<String>),
+    Integer(Option<i64>),
+}
+
+impl From<String> for SqlValue {
+    fn from(value: String) -> Self {
+        SqlValue::Text(Some(value))
+    }
+}
+
+impl From<&str> for SqlValue {
+    fn from(value: &str) -> Self {
+        SqlValue::Text(Some(value.to_string()))
+    }
+}
+
+impl From<Option<String>> for SqlValue {
+    fn from(value: Option<String>) -> Self {
+        SqlValue::Text(value)
+    }
+}
+
+impl From<i64> for SqlValue {
+    fn from(value: i64) -> Self {
+        SqlValue::Integer(Some(value))
+    }
+}
+
+impl From<Option<i64>> for SqlValue {
+    fn from(value: Option<i64>) -> Self {
+        SqlValue::Integer(value)
+    }
+}
+
+pub struct Conditions {
     clauses: Vec<String>,
-    args: AnyArguments<'a>,
+    values: Vec<SqlValue>,
     engine: Engine,
 }
 
-impl<'a> Conditions<'a> {
+impl Conditions {
     pub fn new(engine: Engine) -> Self {
-        Conditions { clauses: Vec::new(), args: AnyArguments::default(), engine }
+        Conditions { clauses: Vec::new(), values: Vec::new(), engine }
     }
 
     pub fn engine(&self) -> Engine {
@@ -28,15 +68,12 @@ impl<'a> Conditions<'a> {
     fn placeholder(&self) -> String {
         match self.engine {
             Engine::Sqlite => "?".to_string(),
-            Engine::Postgres => format!("${}", self.args.len()),
+            Engine::Postgres => format!("${}", self.values.len()),
         }
     }
 
     /// Adds `fragment`, whose `?` stands for `value`, e.g. `push("hotel_id = ?", id)`.
-    pub fn push<T>(&mut self, fragment: &'static str, value: T) -> &mut Self
-    where
-        T: 'a + Encode<'a, Any> + Type<Any>,
-    {
+    pub fn push(&mut self, fragment: &'static str, value: impl Into<SqlValue>) -> &mut Self {
         let placeholder = self.bind(value);
         self.clauses.push(fragment.replace('?', &placeholder));
         self
@@ -61,12 +98,8 @@ impl<'a> Conditions<'a> {
 
     /// Binds a value and answers its placeholder. Values must be bound in the order their placeholders appear in the
     /// statement.
-    pub fn bind<T>(&mut self, value: T) -> String
-    where
-        T: 'a + Encode<'a, Any> + Type<Any>,
-    {
-        // Encoding the portable types (text, integers) cannot fail.
-        let _ = self.args.add(value);
+    pub fn bind(&mut self, value: impl Into<SqlValue>) -> String {
+        self.values.push(value.into());
         self.placeholder()
     }
 
@@ -124,7 +157,35 @@ impl<'a> Conditions<'a> {
         clause
     }
 
-    pub fn into_args(self) -> AnyArguments<'a> {
-        self.args
+    /// The values for the `Any` driver.
+    pub fn into_args(self) -> AnyArguments<'static> {
+        self.into_arguments()
+    }
+
+    /// The values for PostgreSQL's own driver.
+    pub fn into_postgres_args(self) -> PgArguments {
+        self.into_arguments()
+    }
+
+    /// The values for SQLite's own driver.
+    pub fn into_sqlite_args(self) -> SqliteArguments<'static> {
+        self.into_arguments()
+    }
+
+    fn into_arguments<A>(self) -> A
+    where
+        A: Arguments<'static>,
+        Option<String>: Encode<'static, A::Database> + Type<A::Database>,
+        Option<i64>: Encode<'static, A::Database> + Type<A::Database>,
+    {
+        let mut args = A::default();
+        // Encoding the portable types (text, integers) cannot fail.
+        for value in self.values {
+            let _ = match value {
+                SqlValue::Text(text) => args.add(text),
+                SqlValue::Integer(integer) => args.add(integer),
+            };
+        }
+        args
     }
 }

@@ -373,13 +373,12 @@ pub async fn full(conn: &mut sqlx::AnyConnection, mut r: Reservation) -> Result<
 /// it has a folio.
 pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<Reservation> {
     actor.require_scope(Scope::ReservationsRead)?;
-    let mut conn = db.read().await?;
-    let (mut r, folio) = store::reservations::get_with_rooms(&mut conn, &actor.organization_id, id)
+    let (mut r, folio) = store::reservations::get_with_rooms(db, &actor.organization_id, id)
         .await?
         .filter(|(r, _)| actor.sees_hotel(Some(&r.hotel_id)))
         .ok_or(Error::NotFound("reservation"))?;
     r.folio = match folio {
-        Some(head) => Some(store::reservations::folio_with_charges(&mut conn, head).await?),
+        Some(head) => Some(store::reservations::folio_of(db, head).await?),
         None => None,
     };
     Ok(r)
@@ -416,24 +415,20 @@ pub async fn list(
         stay_date_to: to,
         ..StayFilter::default()
     };
-    let mut conn = db.read().await?;
     if page.limit.is_some_and(|limit| limit <= store::reservations::PAGE_IN_ONE_STATEMENT) {
         // The common request (a page): the page and the total in one statement. Rows prove the hotel is the
         // organization's; only an empty page asks.
-        let (items, total) =
-            store::reservations::page_with_total(&mut conn, db.engine(), &actor.organization_id, &stay, &page).await?;
+        let (items, total) = store::reservations::page_with_total(db, &actor.organization_id, &stay, &page).await?;
         if items.is_empty() {
-            hotels::optional_filter(&mut conn, actor, stay.hotel_id.as_deref()).await?;
+            hotels::optional_filter(&mut *db.read().await?, actor, stay.hotel_id.as_deref()).await?;
         }
-        drop(conn);
         let total = match total {
             Some(total) => total,
             None => store::reservations::count(db, &actor.organization_id, &stay, &page).await?,
         };
         return Ok(Listing { total, items: ListItems::Page(items), projection: page.projection });
     }
-    hotels::optional_filter(&mut conn, actor, stay.hotel_id.as_deref()).await?;
-    drop(conn);
+    hotels::optional_filter(&mut *db.read().await?, actor, stay.hotel_id.as_deref()).await?;
     let total = store::reservations::count(db, &actor.organization_id, &stay, &page).await?;
     let items = store::reservations::list(db, &actor.organization_id, &stay, &page).map_err(Error::from).boxed();
     Ok(Listing { total, items: ListItems::Streamed(items), projection: page.projection })

@@ -1,0 +1,221 @@
+//! The engines' own drivers, for the reads hot enough that the `Any` driver's cost shows: the reservation list's page
+//! and the single reservation.
+//!
+//! `Any` turns every row into an `AnyRow` before it is read: each value copied into an owned enum, each column's
+//! name and type rebuilt per row. Reading a 50-row page that way was a tenth of the service's CPU under load. These
+//! reads run the same SQL, built by the same [`Conditions`], through `PgPool` or `SqlitePool` instead, and are decoded
+//! once by code written for both (a [`PortableRow`] reader).
+//!
+//! The native pool is a second pool on the same database, opened with the same settings (SQLite's pragmas, the
+//! PostgreSQL acquire timeout), connecting when first used. `database_max_connections` is shared between the two
+//! ([`split_connections`]), so a process still opens at most that many (plus SQLite's writer; at least 2).
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use sqlx::any::AnyRow;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteRow};
+use sqlx::{Executor, PgPool, Row, SqlitePool};
+
+use super::sql::Conditions;
+use super::{parse_ts, Db, StoreResult, POSTGRES_ACQUIRE_TIMEOUT};
+
+/// A pool of the engine's own driver.
+#[derive(Debug, Clone)]
+pub(super) enum NativePool {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// SQLite's settings for every connection, whichever driver opens it (see [`Db::open`]).
+pub(super) const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+     PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000; \
+     PRAGMA cache_size = -16384; PRAGMA mmap_size = 1073741824;";
+
+/// How `max_connections` is shared: (the native pool's, the `Any` pool's). Half go to the hot reads: a PostgreSQL
+/// server on a few cores runs only so many statements at once (on 2 cores, 32 clients got as many list pages a
+/// second from 8 hot connections as from 16, in separate runs). Each pool has at least one, so 1 opens 2.
+pub(super) fn split_connections(max_connections: u32) -> (u32, u32) {
+    let hot = (max_connections / 2).max(1);
+    (hot, max_connections.saturating_sub(hot).max(1))
+}
+
+impl NativePool {
+    /// A pool on the SQLite database at `url` (already carrying its `mode=`), connecting lazily.
+    pub(super) fn sqlite(url: &str, max_connections: u32) -> StoreResult<NativePool> {
+        let options = SqliteConnectOptions::from_str(url)?;
+        let pool = SqlitePoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(Duration::from_secs(30))
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    conn.execute(SQLITE_PRAGMAS).await?;
+                    Ok(())
+                })
+            })
+            .connect_lazy_with(options);
+        Ok(NativePool::Sqlite(pool))
+    }
+
+    /// A pool on the PostgreSQL database at `url`, connecting lazily.
+    pub(super) fn postgres(url: &str, max_connections: u32) -> StoreResult<NativePool> {
+        let options = PgConnectOptions::from_str(url)?;
+        let pool = PgPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
+            .connect_lazy_with(options);
+        Ok(NativePool::Postgres(pool))
+    }
+
+    /// (connections open, idle, most).
+    pub(super) fn size(&self) -> (u32, usize, u32) {
+        match self {
+            NativePool::Sqlite(pool) => (pool.size(), pool.num_idle(), pool.options().get_max_connections()),
+            NativePool::Postgres(pool) => (pool.size(), pool.num_idle(), pool.options().get_max_connections()),
+        }
+    }
+
+    pub(super) async fn close(&self) {
+        match self {
+            NativePool::Sqlite(pool) => pool.close().await,
+            NativePool::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+/// A record read from a row of any driver, by column position.
+pub trait FromPortableRow: Sized {
+    fn from_row<R: PortableRow>(row: &R) -> StoreResult<Self>;
+}
+
+/// The rows of a read statement, through the engine's own driver, each decoded by `T`.
+pub async fn fetch_all<T: FromPortableRow>(db: &Db, sql: &str, conditions: Conditions) -> StoreResult<Vec<T>> {
+    let waiting = db.waiting.hot_reads.wait();
+    match &db.native {
+        NativePool::Postgres(pool) => {
+            let mut conn = pool.acquire().await?;
+            drop(waiting);
+            let rows = sqlx::query_with(sql, conditions.into_postgres_args()).fetch_all(&mut *conn).await?;
+            rows.iter().map(T::from_row).collect()
+        }
+        NativePool::Sqlite(pool) => {
+            let mut conn = pool.acquire().await?;
+            drop(waiting);
+            let rows = sqlx::query_with(sql, conditions.into_sqlite_args()).fetch_all(&mut *conn).await?;
+            rows.iter().map(T::from_row).collect()
+        }
+    }
+}
+
+/// Reading the portable column types ([`super`]) by position, from a row of the `Any` driver or of an engine's own.
+pub trait PortableRow {
+    fn text(&self, index: usize) -> StoreResult<String>;
+    fn optional_text(&self, index: usize) -> StoreResult<Option<String>>;
+    fn integer(&self, index: usize) -> StoreResult<i64>;
+    fn optional_integer(&self, index: usize) -> StoreResult<Option<i64>>;
+
+    fn date(&self, index: usize) -> StoreResult<NaiveDate> {
+        parse_date(&self.text(index)?)
+    }
+
+    fn instant(&self, index: usize) -> StoreResult<DateTime<Utc>> {
+        parse_ts(&self.text(index)?)
+    }
+}
+
+macro_rules! portable_row {
+    ($($row:ty),*) => {$(
+        impl PortableRow for $row {
+            fn text(&self, index: usize) -> StoreResult<String> {
+                self.try_get(index)
+            }
+
+            fn optional_text(&self, index: usize) -> StoreResult<Option<String>> {
+                self.try_get(index)
+            }
+
+            fn integer(&self, index: usize) -> StoreResult<i64> {
+                self.try_get(index)
+            }
+
+            fn optional_integer(&self, index: usize) -> StoreResult<Option<i64>> {
+                self.try_get(index)
+            }
+        }
+    )*};
+}
+
+portable_row!(AnyRow, PgRow, SqliteRow);
+
+/// The number written by the ASCII digits of `s[range]`, if they are all digits.
+fn digits(s: &[u8], range: std::ops::Range<usize>) -> Option<u32> {
+    s.get(range)?.iter().try_fold(0_u32, |n, b| b.is_ascii_digit().then(|| n * 10 + u32::from(b - b'0')))
+}
+
+/// A stored calendar date (`YYYY-MM-DD`).
+pub fn parse_date(s: &str) -> StoreResult<NaiveDate> {
+    // The stored form is fixed-width: read directly, as strftime-style parsing showed in profiles of lists.
+    let b = s.as_bytes();
+    if b.len() == 10 && b[4] == b'-' && b[7] == b'-' {
+        if let (Some(year), Some(month), Some(day)) = (digits(b, 0..4), digits(b, 5..7), digits(b, 8..10)) {
+            if let Some(date) = NaiveDate::from_ymd_opt(year as i32, month, day) {
+                return Ok(date);
+            }
+        }
+    }
+    NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|e| sqlx::Error::Decode(Box::new(e)))
+}
+
+/// A stored instant: the fixed-width form of [`super::format_ts`] read directly, anything else as RFC 3339.
+pub fn parse_instant(s: &str) -> Option<DateTime<Utc>> {
+    let b = s.as_bytes();
+    if b.len() != 27 || b[10] != b'T' || b[13] != b':' || b[16] != b':' || b[19] != b'.' || b[26] != b'Z' {
+        return None;
+    }
+    let date = parse_date(s.get(0..10)?).ok()?;
+    let (hour, minute, second) = (digits(b, 11..13)?, digits(b, 14..16)?, digits(b, 17..19)?);
+    let time = chrono::NaiveTime::from_hms_micro_opt(hour, minute, second, digits(b, 20..26)?)?;
+    Some(date.and_time(time).and_utc())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_parse_as_strftime_would() {
+        let inputs = [
+            "2026-01-01",
+            "2000-02-29",
+            "9999-12-31",
+            "0001-01-01",
+            "2026-02-30",
+            "2026-13-01",
+            "2026-1-01",
+            "20260101",
+            "2026-01-01x",
+            "+026-01-01",
+            "abcd-ef-gh",
+            "",
+        ];
+        for s in inputs {
+            assert_eq!(parse_date(s).ok(), NaiveDate::parse_from_str(s, "%Y-%m-%d").ok(), "{s}");
+        }
+        assert!(parse_date("2026-02-30").is_err());
+    }
+
+    #[test]
+    fn stored_instants_parse_as_rfc3339_would() {
+        let rfc3339 = |s: &str| DateTime::parse_from_rfc3339(s).ok().map(|t| t.with_timezone(&Utc));
+        for s in ["2026-01-01T15:00:00.000000Z", "2026-11-23T22:41:07.123456Z", "2000-02-29T23:59:59.999999Z"] {
+            assert_eq!(parse_instant(s), rfc3339(s), "{s}");
+            assert_eq!(super::super::format_ts(parse_instant(s).expect(s)), s);
+        }
+        // Not the stored form: left to the RFC 3339 parser (`None` here).
+        for s in ["2026-01-01T15:00:00Z", "2026-01-01T15:00:00.000000+01:00", "2026-01-01T25:00:00.000000Z", ""] {
+            assert_eq!(parse_instant(s), None, "{s}");
+        }
+    }
+}
