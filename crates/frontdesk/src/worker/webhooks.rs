@@ -269,7 +269,10 @@ pub const FAILING_LANE_CAPACITY: usize = 2;
 struct Job {
     event: Prepared,
     target: Arc<Target>,
-    /// When the subscription was read as active; a lane that turned it off later drops the job.
+    /// Taken before the subscription was read as active. A lane that turns the subscription off notes the moment
+    /// after that change committed, and drops every job loaded before it: such a job may have been claimed before
+    /// the change (which dropped its queue row), whatever order the two tasks then ran in. Taking it after the
+    /// claim committed let a job claimed just before the turn-off through (a 21st attempt, seen on PostgreSQL).
     loaded_at: Instant,
 }
 
@@ -398,6 +401,9 @@ async fn hand_out(
     direct: bool,
 ) -> anyhow::Result<usize> {
     let until = format_ts(Utc::now() + TimeDelta::from_std(options.lease)?);
+    // Taken before the subscriptions are read: a lane that turns one off records the moment after its change
+    // committed, so any job read before that change is older than it and is dropped (see `Job::loaded_at`).
+    let loaded_at = Instant::now();
     let mut tx = shared.db.begin_write().await?;
     let events = outbox::take_new(tx.conn(), options.batch_size).await?;
     let taken = events.len();
@@ -451,7 +457,6 @@ async fn hand_out(
     outbox::enqueue(tx.conn(), &queued, None).await?;
     outbox::remove(tx.conn(), &unwanted).await?;
     tx.commit().await?;
-    let loaded_at = Instant::now();
     for (target, event) in claimed {
         shared.in_flight.lock().insert((target.id.clone(), event.id.clone()));
         give_event(shared, lanes, registry, target.clone(), event, loaded_at);
@@ -486,6 +491,8 @@ async fn claim(
     if ids.as_ref().is_some_and(|ids| ids.is_empty()) {
         return Ok(full);
     }
+    // Before the subscriptions are read, as in `hand_out`.
+    let loaded_at = Instant::now();
     let targets = {
         let mut conn = shared.db.read().await?;
         store::webhooks::active_targets_among(&mut conn, ids.as_deref()).await?
@@ -516,7 +523,6 @@ async fn claim(
         }
         tx.commit().await?;
     }
-    let loaded_at = Instant::now();
     for (target, events) in claimed {
         // An event this process is still delivering comes back when its claim ran out; claiming it again extended
         // the claim, and it must not be sent twice.
