@@ -5,7 +5,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::daily_rates::format_date;
-use super::native::{self, FromPortableRow, PortableRow};
+use super::native::{self, FromPortableRow, HotRead, PortableRow};
 use super::sql::Conditions;
 use super::{bool_int, format_ts, Db, Engine, RowExt, StoreResult};
 use crate::domain::listing::Page;
@@ -121,7 +121,7 @@ pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> S
         .transpose()
 }
 
-/// One row of [`get_with_rooms`]: the reservation, its folio's head and one of its rooms (none when it has none).
+/// One row of [`get_full`]: the reservation, its folio's head and one of its rooms (none when it has none).
 struct JoinedRow {
     reservation: Reservation,
     folio: Option<FolioHead>,
@@ -144,13 +144,10 @@ impl FromPortableRow for JoinedRow {
     }
 }
 
-/// A reservation with its rooms and, in the same statement, its folio's id and currency (a single read's first
-/// statement; the folio's charges are the second, when it has a folio). Through the engine's own driver.
-pub async fn get_with_rooms(
-    db: &Db,
-    organization_id: &str,
-    id: &str,
-) -> StoreResult<Option<(Reservation, Option<FolioHead>)>> {
+/// A reservation with its rooms and folio, as a single read answers it: the reservation, its rooms and its folio's
+/// id and currency in one statement, then the folio's charges when it has a folio, both on one connection of the
+/// engine's own driver.
+pub async fn get_full(db: &Db, organization_id: &str, id: &str) -> StoreResult<Option<Reservation>> {
     let reservation_columns = COLUMNS.split(", ").map(|c| format!("r.{c}")).collect::<Vec<_>>().join(", ");
     let room_columns = ROOM_COLUMNS.split(", ").map(|c| format!("rr.{c}")).collect::<Vec<_>>().join(", ");
     let mut c = Conditions::new(db.engine());
@@ -163,11 +160,17 @@ pub async fn get_with_rooms(
          LEFT JOIN reservation_rooms rr ON rr.reservation_id = r.id{} ORDER BY rr.position",
         c.where_clause()
     );
-    let mut rows = native::fetch_all::<JoinedRow>(db, &sql, c).await?.into_iter();
+    let mut conn = HotRead::acquire(db).await?;
+    let mut rows = conn.fetch_all::<JoinedRow>(&sql, c).await?.into_iter();
     let Some(first) = rows.next() else { return Ok(None) };
     let JoinedRow { reservation: mut r, folio, room } = first;
     r.rooms = Some(room.into_iter().chain(rows.filter_map(|row| row.room)).collect());
-    Ok(Some((r, folio)))
+    if let Some(head) = folio {
+        let (sql, c) = charges_of(db.engine(), &head.id);
+        let charges = conn.fetch_all::<FolioCharge>(&sql, c).await?;
+        r.folio = Some(folio_from(head, charges));
+    }
+    Ok(Some(r))
 }
 
 /// Deletes a reservation; its rooms, folio and charges go with it (ON DELETE CASCADE).
@@ -397,13 +400,6 @@ pub async fn folio_with_charges(conn: &mut AnyConnection, head: FolioHead) -> St
         .iter()
         .map(FolioCharge::from_row)
         .collect::<StoreResult<Vec<_>>>()?;
-    Ok(folio_from(head, charges))
-}
-
-/// The folio `head` names, with its charges, through the engine's own driver (a single read).
-pub async fn folio_of(db: &Db, head: FolioHead) -> StoreResult<Folio> {
-    let (sql, c) = charges_of(db.engine(), &head.id);
-    let charges = native::fetch_all::<FolioCharge>(db, &sql, c).await?;
     Ok(folio_from(head, charges))
 }
 

@@ -369,19 +369,13 @@ pub async fn full(conn: &mut sqlx::AnyConnection, mut r: Reservation) -> Result<
     Ok(r)
 }
 
-/// A single read: the reservation with its rooms and its folio's head in one statement, then the folio's charges if
-/// it has a folio.
+/// A single read: the reservation with its rooms and folio (see [`store::reservations::get_full`]).
 pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<Reservation> {
     actor.require_scope(Scope::ReservationsRead)?;
-    let (mut r, folio) = store::reservations::get_with_rooms(db, &actor.organization_id, id)
+    store::reservations::get_full(db, &actor.organization_id, id)
         .await?
-        .filter(|(r, _)| actor.sees_hotel(Some(&r.hotel_id)))
-        .ok_or(Error::NotFound("reservation"))?;
-    r.folio = match folio {
-        Some(head) => Some(store::reservations::folio_of(db, head).await?),
-        None => None,
-    };
-    Ok(r)
+        .filter(|r| actor.sees_hotel(Some(&r.hotel_id)))
+        .ok_or(Error::NotFound("reservation"))
 }
 
 pub async fn list(
