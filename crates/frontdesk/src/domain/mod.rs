@@ -15,6 +15,7 @@ pub mod front_office;
 pub mod guests;
 pub mod hotels;
 pub mod identity;
+pub mod json_time;
 pub mod listing;
 pub mod money;
 pub mod oauth;

@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::any::AnyRow;
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteRow};
-use sqlx::pool::PoolConnection;
 use sqlx::{Executor, PgPool, Postgres, Row, Sqlite, SqlitePool};
 
 use super::sql::Conditions;

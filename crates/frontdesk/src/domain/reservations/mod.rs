@@ -21,7 +21,7 @@ use super::access::{Actor, Scope};
 use super::codes::CurrencyCode;
 use super::listing::{ListItems, ListParams, Listing, Shape, Vocabulary};
 use super::validate::Checks;
-use super::{hotels, not_null, nullable, Error, Result};
+use super::{hotels, json_time, not_null, nullable, Error, Result};
 use crate::store::{self, Db};
 
 /// Longest stay one reservation may span.
@@ -75,6 +75,7 @@ pub struct ReservationRoom {
 pub struct FolioCharge {
     pub id: String,
     pub folio_id: String,
+    #[serde(serialize_with = "json_time::date")]
     pub date: NaiveDate,
     pub description: String,
     pub amount: i64,
@@ -101,11 +102,15 @@ pub struct Reservation {
     pub hotel_id: String,
     pub guest_id: Option<String>,
     pub status: ReservationStatus,
+    #[serde(serialize_with = "json_time::date")]
     pub check_in_date: NaiveDate,
+    #[serde(serialize_with = "json_time::date")]
     pub check_out_date: NaiveDate,
     /// Legacy: the instant of check-in (the check-in date at the hotel's check-in time, in its time zone).
+    #[serde(serialize_with = "json_time::instant")]
     pub start_time: DateTime<Utc>,
     /// Legacy: the instant of check-out.
+    #[serde(serialize_with = "json_time::instant")]
     pub end_time: DateTime<Utc>,
     pub adults: i64,
     pub children: i64,
@@ -118,7 +123,9 @@ pub struct Reservation {
     /// The booking's reference at the channel that sent it.
     pub channel_reference: Option<String>,
     pub notes: Option<String>,
+    #[serde(serialize_with = "json_time::instant")]
     pub created_at: DateTime<Utc>,
+    #[serde(serialize_with = "json_time::instant")]
     pub updated_at: DateTime<Utc>,
     /// The rooms (single reads only).
     #[serde(skip_serializing_if = "Option::is_none")]
