@@ -56,8 +56,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use chrono::{DateTime, NaiveDate, Utc};
-use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
-use sqlx::pool::PoolConnection;
+use sqlx::any::{AnyConnectOptions, AnyRow};
+use sqlx::pool::{PoolConnection, PoolOptions};
 use sqlx::{Any, AnyConnection, AnyPool, Executor, Row};
 use tokio::sync::Notify;
 
@@ -68,6 +68,25 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// the request is answered 503 after this long instead of hanging for the whole request timeout; under load, waits
 /// for a connection are milliseconds.
 pub const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A pooled connection idle at least this long is checked with a round trip before it is handed out.
+pub const CHECK_AFTER_IDLE: Duration = Duration::from_secs(1);
+
+/// The settings every pool starts from. sqlx's default checks each connection it hands out with a round trip to the
+/// database, and it makes another when the connection comes back: on a one-statement read that is three round trips
+/// for one answer. A connection that came back moments ago has just answered (the check on return proves it), so only
+/// one idle for [`CHECK_AFTER_IDLE`] or more (the server may have restarted or dropped it since) is checked; one that
+/// fails its check is closed and another taken, as with sqlx's default.
+pub(crate) fn pool_options<DB: sqlx::Database>() -> PoolOptions<DB> {
+    PoolOptions::new().test_before_acquire(false).before_acquire(|conn, meta| {
+        Box::pin(async move {
+            if meta.idle_for >= CHECK_AFTER_IDLE {
+                sqlx::Connection::ping(conn).await?;
+            }
+            Ok(true)
+        })
+    })
+}
 
 /// Whether opening a database may create it. Only SQLite creates (its file); a PostgreSQL database must exist.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,7 +228,7 @@ impl Db {
         match engine {
             Engine::Sqlite => {
                 let pool_opts = || {
-                    AnyPoolOptions::new().acquire_timeout(Duration::from_secs(30)).after_connect(|conn, _| {
+                    pool_options::<Any>().acquire_timeout(Duration::from_secs(30)).after_connect(|conn, _| {
                         Box::pin(async move {
                             // Reads through a memory map (up to 1 GB of the file) skip a system call per page, which
                             // makes a 100-row list of a million-row table 3x faster; the mapped pages are the OS
@@ -263,7 +282,7 @@ impl Db {
                     }
                 }
                 let native = native::NativePool::postgres(&url, hot_reads).context("connecting to PostgreSQL")?;
-                let pool = AnyPoolOptions::new()
+                let pool = pool_options::<Any>()
                     .max_connections(other_reads)
                     .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
                     .connect_with(options)
@@ -357,7 +376,7 @@ impl Db {
 
     pub async fn close(&self) {
         self.read.close().await;
-        self.native.close().await;
+        self.native.close();
         self.write.close().await;
     }
 }

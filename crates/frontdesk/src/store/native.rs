@@ -3,31 +3,39 @@
 //!
 //! `Any` turns every row into an `AnyRow` before it is read: each value copied into an owned enum, each column's
 //! name and type rebuilt per row. Reading a 50-row page that way was a tenth of the service's CPU under load. These
-//! reads run the same SQL, built by the same [`Conditions`], through `PgPool` or `SqlitePool` instead, and are decoded
-//! once by code written for both (a [`PortableRow`] reader).
+//! reads run the same SQL, built by the same [`Conditions`], on a `PgConnection` or `SqliteConnection` instead, and
+//! are decoded once by code written for both (a [`PortableRow`] reader).
 //!
-//! The native pool is a second pool on the same database, opened with the same settings (SQLite's pragmas, the
-//! PostgreSQL acquire timeout), connecting when first used. `database_max_connections` is shared between the two
+//! The native pool is a second pool on the same database (see [`Connector`] for why it is not sqlx's), opened with
+//! the same settings (SQLite's pragmas, the PostgreSQL acquire timeout), connecting when first used. `database_max_connections` is shared between the two
 //! ([`split_connections`]), so a process still opens at most that many (plus SQLite's writer; at least 2).
 
 use std::str::FromStr;
 use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, Utc};
+use deadpool::managed::{Manager, Metrics, Object, Pool, PoolError, RecycleError, RecycleResult};
+use deadpool::Runtime;
 use sqlx::any::AnyRow;
-use sqlx::pool::PoolConnection;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgRow};
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePoolOptions, SqliteRow};
-use sqlx::{Executor, PgPool, Postgres, Row, Sqlite, SqlitePool};
+use sqlx::postgres::{PgConnectOptions, PgRow};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteRow};
+use sqlx::{ConnectOptions, Connection, Database, Executor, Postgres, Row, Sqlite};
 
 use super::sql::Conditions;
 use super::{parse_ts, Db, StoreResult, POSTGRES_ACQUIRE_TIMEOUT};
 
-/// A pool of the engine's own driver.
-#[derive(Debug, Clone)]
+/// A pool of the engine's own connections (see [`Connector`]).
+#[derive(Clone)]
 pub(super) enum NativePool {
-    Sqlite(SqlitePool),
-    Postgres(PgPool),
+    Sqlite(Pool<Connector<Sqlite>>),
+    Postgres(Pool<Connector<Postgres>>),
+}
+
+impl std::fmt::Debug for NativePool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (open, idle, most) = self.size();
+        f.debug_struct("NativePool").field("open", &open).field("idle", &idle).field("most", &most).finish()
+    }
 }
 
 /// SQLite's settings for every connection, whichever driver opens it (see [`Db::open`]).
@@ -43,45 +51,108 @@ pub(super) fn split_connections(max_connections: u32) -> (u32, u32) {
     (hot, max_connections.saturating_sub(hot).max(1))
 }
 
+/// A connection of the hot pool older than this is replaced the next time it would be handed out (sqlx's pools
+/// replace theirs after 30 minutes too), so that a PostgreSQL backend's caches do not grow for the life of the process.
+const MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
+
+/// Opens and rechecks the hot pool's connections.
+///
+/// The hot pool is a deadpool pool rather than sqlx's: sqlx's pool makes a round trip to the database every time a
+/// connection comes back (and, by default, another before it hands one out), so a one-statement read cost three
+/// round trips, and the database's share of the single reservation GET was mostly those wake-ups. Here a connection
+/// is checked only when it was idle for [`super::CHECK_AFTER_IDLE`] (the server may have restarted since); one left
+/// mid-statement by a cancelled request is safe to reuse, because sqlx's connections finish reading what is pending
+/// before they run the next statement.
+pub(super) struct Connector<DB: Database> {
+    options: <DB::Connection as Connection>::Options,
+    /// Run on each new connection ("" for none).
+    after_connect: &'static str,
+}
+
+impl<DB: Database> Manager for Connector<DB>
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+{
+    type Type = DB::Connection;
+    type Error = sqlx::Error;
+
+    async fn create(&self) -> Result<DB::Connection, sqlx::Error> {
+        let mut conn = self.options.connect().await?;
+        if !self.after_connect.is_empty() {
+            conn.execute(self.after_connect).await?;
+        }
+        Ok(conn)
+    }
+
+    async fn recycle(&self, conn: &mut DB::Connection, metrics: &Metrics) -> RecycleResult<sqlx::Error> {
+        if metrics.age() >= MAX_LIFETIME {
+            return Err(RecycleError::message("past its lifetime"));
+        }
+        if metrics.last_used() >= super::CHECK_AFTER_IDLE {
+            conn.ping().await?;
+        }
+        Ok(())
+    }
+}
+
+fn pool<DB: Database>(
+    options: <DB::Connection as Connection>::Options,
+    after_connect: &'static str,
+    max_connections: u32,
+    wait: Duration,
+) -> StoreResult<Pool<Connector<DB>>>
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+{
+    Pool::builder(Connector { options, after_connect })
+        .max_size(max_connections as usize)
+        .runtime(Runtime::Tokio1)
+        .wait_timeout(Some(wait))
+        .create_timeout(Some(wait))
+        .build()
+        .map_err(|e| sqlx::Error::Configuration(e.into()))
+}
+
 impl NativePool {
     /// A pool on the SQLite database at `url` (already carrying its `mode=`), connecting lazily.
     pub(super) fn sqlite(url: &str, max_connections: u32) -> StoreResult<NativePool> {
         let options = SqliteConnectOptions::from_str(url)?;
-        let pool = SqlitePoolOptions::new()
-            .max_connections(max_connections)
-            .acquire_timeout(Duration::from_secs(30))
-            .after_connect(|conn, _| {
-                Box::pin(async move {
-                    conn.execute(SQLITE_PRAGMAS).await?;
-                    Ok(())
-                })
-            })
-            .connect_lazy_with(options);
-        Ok(NativePool::Sqlite(pool))
+        Ok(NativePool::Sqlite(pool(options, SQLITE_PRAGMAS, max_connections, Duration::from_secs(30))?))
     }
 
     /// A pool on the PostgreSQL database at `url`, connecting lazily.
     pub(super) fn postgres(url: &str, max_connections: u32) -> StoreResult<NativePool> {
         let options = PgConnectOptions::from_str(url)?;
-        let pool = PgPoolOptions::new()
-            .max_connections(max_connections)
-            .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
-            .connect_lazy_with(options);
-        Ok(NativePool::Postgres(pool))
+        Ok(NativePool::Postgres(pool(options, "", max_connections, POSTGRES_ACQUIRE_TIMEOUT)?))
     }
 
     /// (connections open, idle, most).
     pub(super) fn size(&self) -> (u32, usize, u32) {
-        match self {
-            NativePool::Sqlite(pool) => (pool.size(), pool.num_idle(), pool.options().get_max_connections()),
-            NativePool::Postgres(pool) => (pool.size(), pool.num_idle(), pool.options().get_max_connections()),
-        }
+        let status = match self {
+            NativePool::Sqlite(pool) => pool.status(),
+            NativePool::Postgres(pool) => pool.status(),
+        };
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        (count(status.size), status.available, count(status.max_size))
     }
 
-    pub(super) async fn close(&self) {
+    /// Closes the pool: connections in use are closed when they come back.
+    pub(super) fn close(&self) {
         match self {
-            NativePool::Sqlite(pool) => pool.close().await,
-            NativePool::Postgres(pool) => pool.close().await,
+            NativePool::Sqlite(pool) => pool.close(),
+            NativePool::Postgres(pool) => pool.close(),
+        }
+    }
+}
+
+/// What waiting for a hot connection failed with, as sqlx's pool would say it.
+fn pool_error(err: PoolError<sqlx::Error>) -> sqlx::Error {
+    match err {
+        PoolError::Backend(err) => err,
+        PoolError::Timeout(_) => sqlx::Error::PoolTimedOut,
+        PoolError::Closed => sqlx::Error::PoolClosed,
+        err @ (PoolError::NoRuntimeSpecified | PoolError::PostCreateHook(_)) => {
+            sqlx::Error::Configuration(err.to_string().into())
         }
     }
 }
@@ -98,35 +169,54 @@ pub async fn fetch_all<T: FromPortableRow>(db: &Db, sql: &str, conditions: Condi
 
 /// A connection of the native pool, for reads of several statements: taking it once is one pool hand-off fewer per
 /// statement after the first. Statements run one by one, each seeing what was committed when it started.
-pub struct HotRead(HotConnection);
+pub struct HotRead(Option<HotConnection>);
 
 enum HotConnection {
-    Postgres(PoolConnection<Postgres>),
-    Sqlite(PoolConnection<Sqlite>),
+    Postgres(Object<Connector<Postgres>>),
+    Sqlite(Object<Connector<Sqlite>>),
 }
 
 impl HotRead {
     pub async fn acquire(db: &Db) -> StoreResult<HotRead> {
         let waiting = db.waiting.hot_reads.wait();
         let conn = match &db.native {
-            NativePool::Postgres(pool) => HotConnection::Postgres(pool.acquire().await?),
-            NativePool::Sqlite(pool) => HotConnection::Sqlite(pool.acquire().await?),
+            NativePool::Postgres(pool) => HotConnection::Postgres(pool.get().await.map_err(pool_error)?),
+            NativePool::Sqlite(pool) => HotConnection::Sqlite(pool.get().await.map_err(pool_error)?),
         };
         drop(waiting);
-        Ok(HotRead(conn))
+        Ok(HotRead(Some(conn)))
     }
 
     /// The rows of a read statement, each decoded by `T`.
     pub async fn fetch_all<T: FromPortableRow>(&mut self, sql: &str, conditions: Conditions) -> StoreResult<Vec<T>> {
-        match &mut self.0 {
+        // Only a connection that failed before (and was let go) is missing.
+        let conn = self.0.as_mut().ok_or(sqlx::Error::PoolClosed)?;
+        let rows = match conn {
             HotConnection::Postgres(conn) => {
-                let rows = sqlx::query_with(sql, conditions.into_postgres_args()).fetch_all(&mut **conn).await?;
-                rows.iter().map(T::from_row).collect()
+                let rows = sqlx::query_with(sql, conditions.into_postgres_args()).fetch_all(&mut **conn).await;
+                rows.map(|rows| rows.iter().map(T::from_row).collect())
             }
             HotConnection::Sqlite(conn) => {
-                let rows = sqlx::query_with(sql, conditions.into_sqlite_args()).fetch_all(&mut **conn).await?;
-                rows.iter().map(T::from_row).collect()
+                let rows = sqlx::query_with(sql, conditions.into_sqlite_args()).fetch_all(&mut **conn).await;
+                rows.map(|rows| rows.iter().map(T::from_row).collect())
             }
+        };
+        rows.inspect_err(|err| {
+            // A statement the database refused leaves its connection usable; anything else (the socket closed, the
+            // server restarting, a protocol error) may not, and the pool checks only connections that sat idle: this
+            // one is closed instead of going back.
+            if !matches!(err, sqlx::Error::Database(_)) || super::is_unavailable(err) {
+                self.let_go();
+            }
+        })?
+    }
+
+    /// Takes the connection out of its pool and closes it.
+    fn let_go(&mut self) {
+        match self.0.take() {
+            Some(HotConnection::Postgres(conn)) => drop(Object::take(conn)),
+            Some(HotConnection::Sqlite(conn)) => drop(Object::take(conn)),
+            None => {}
         }
     }
 }
