@@ -7,8 +7,9 @@
 //! are decoded once by code written for both (a [`PortableRow`] reader).
 //!
 //! The native pool is a second pool on the same database (see [`Connector`] for why it is not sqlx's), opened with
-//! the same settings (SQLite's pragmas, the PostgreSQL acquire timeout), connecting when first used. `database_max_connections` is shared between the two
-//! ([`split_connections`]), so a process still opens at most that many (plus SQLite's writer; at least 2).
+//! the same settings (SQLite's pragmas, the PostgreSQL acquire timeout), connecting when first used.
+//! `database_max_connections` is shared between the two ([`split_connections`]), so a process still opens at most
+//! that many (plus SQLite's writer; at least 2).
 
 use std::str::FromStr;
 use std::time::Duration;
