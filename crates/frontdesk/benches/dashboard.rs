@@ -266,10 +266,11 @@ async fn insert(server: &BenchServer, hotels: &[String], types: &[String], room_
             r.bind(10000 * s.nights as i64),
             r.bind(created.clone()),
             r.bind(created),
+            r.bind(support::next_reference()),
         ];
         reservation_rows.push(format!(
-            "({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 2, 0, 0, {}, 'EUR', 'CHANNEL', NULL, NULL, {}, {})",
-            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]
+            "({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, 2, 0, 0, {}, 'EUR', 'CHANNEL', NULL, NULL, {}, {}, {})",
+            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13]
         ));
         let w = [
             rr.bind(uuid::Uuid::now_v7().to_string()),
@@ -290,7 +291,7 @@ async fn insert(server: &BenchServer, hotels: &[String], types: &[String], room_
     let sql = format!(
         "INSERT INTO reservations (id, guest_id, organization_id, hotel_id, status, check_in_date, check_out_date, \
          nights, start_time, end_time, adults, children, infants, total_price, currency, source, channel_reference, \
-         notes, created_at, updated_at) VALUES {}",
+         notes, created_at, updated_at, reference) VALUES {}",
         reservation_rows.join(", ")
     );
     sqlx::query_with(&sql, r.into_args()).execute(tx.conn()).await.expect("reservations");

@@ -6,7 +6,7 @@ use crate::domain::hotels::{self, HotelIn};
 use crate::domain::rate_plans::{self, RatePlanIn};
 use crate::domain::room_types::{self, RoomTypeIn};
 use crate::domain::rooms::{self, HousekeepingStatus, RoomIn};
-use crate::domain::{identity, Actor, Scope};
+use crate::domain::{as_of, identity, Actor, Scope};
 use crate::store::Db;
 
 pub const DEMO_ORGANIZATION: &str = "Demo Hotels";
@@ -222,7 +222,8 @@ async fn seed_stays(db: &Db, system: &Actor, hotel_id: &str) -> anyhow::Result<(
     };
 
     let mut rng = rand::rngs::StdRng::seed_from_u64(20261123);
-    let today = chrono::Utc::now().date_naive();
+    let hotel = hotels::get(db, system, hotel_id).await?;
+    let today = hotel.today();
     let mut guest_ids = Vec::new();
     for (first, last, country) in GUESTS {
         let email = format!("{}.{}@example.com", first.to_lowercase(), last.to_lowercase().replace([' ', '\''], ""));
@@ -259,6 +260,8 @@ async fn seed_stays(db: &Db, system: &Actor, hotel_id: &str) -> anyhow::Result<(
         let nightly = CATALOGUE.iter().find(|c| plan.name.ends_with(c.0)).map(|c| c.4).unwrap_or(12000);
         // Walk the room's calendar from a month ago to a month ahead: a stay, a gap, a stay…
         let mut start: i64 = -30 - rng.gen_range(0..4);
+        // Whether a guest due to leave today is still in the room: today's arrival cannot be checked in to it yet.
+        let mut departure_in_room = false;
         while start < 30 {
             let mut nights: i64 = rng.gen_range(1..=5);
             // Some stays that span today end today instead: the desk has departures to check out.
@@ -312,14 +315,30 @@ async fn seed_stays(db: &Db, system: &Actor, hotel_id: &str) -> anyhow::Result<(
                 moves.push(ReservationStatus::CheckedIn);
                 if rng.gen_bool(0.3) {
                     moves.push(ReservationStatus::CheckedOut);
+                } else {
+                    departure_in_room = true;
                 }
-            } else if start < 0 || (start == 0 && rng.gen_bool(0.3) && index % 3 != 0) {
+            } else if start < 0 || (start == 0 && !departure_in_room && rng.gen_bool(0.3) && index % 3 != 0) {
                 // In house (arrived earlier, or already today).
                 moves.push(ReservationStatus::CheckedIn);
             }
             for to in moves {
+                // The desk's rules read the clock (a stay is checked in on its dates): history is recorded as it
+                // happened, checked in on the day of arrival and out on the day of departure.
+                let at = match to {
+                    ReservationStatus::CheckedIn if start < 0 => {
+                        Some(write::instant(&hotel, day(start), &hotel.check_in_time))
+                    }
+                    ReservationStatus::CheckedOut if end < 0 => {
+                        Some(write::instant(&hotel, day(end), &hotel.check_out_time))
+                    }
+                    _ => None,
+                };
                 let patch = ReservationPatch { status: Some(to), ..ReservationPatch::default() };
-                write::update(db, system, &r.id, patch).await?;
+                match at {
+                    Some(at) => as_of(at, write::update(db, system, &r.id, patch)).await?,
+                    None => write::update(db, system, &r.id, patch).await?,
+                };
             }
             start = end + rng.gen_range(0..3);
         }

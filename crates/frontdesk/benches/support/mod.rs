@@ -240,6 +240,20 @@ pub struct Stay {
     pub nights: u64,
 }
 
+/// A reservation reference no other row loaded by this process has: a counter written with the references' own
+/// alphabet (the service draws them at random; a loader of a million rows cannot afford to check each draw).
+pub fn next_reference() -> String {
+    use frontdesk::domain::reservations::reference::{ALPHABET, LENGTH};
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut code = vec![ALPHABET[0]; LENGTH];
+    for place in code.iter_mut().rev() {
+        *place = ALPHABET[(n % ALPHABET.len() as u64) as usize];
+        n /= ALPHABET.len() as u64;
+    }
+    String::from_utf8(code).expect("ASCII")
+}
+
 /// Inserts confirmed one-room reservations straight into the tables (at most [`ROWS_PER_INSERT`] per call), for
 /// loading benchmark data quickly; answers their ids.
 pub async fn insert_stays(server: &BenchServer, stays: &[Stay]) -> Vec<String> {
@@ -269,10 +283,11 @@ pub async fn insert_stays(server: &BenchServer, stays: &[Stay]) -> Vec<String> {
             reservations.bind(10000 * stay.nights as i64),
             reservations.bind("2026-01-01T00:00:00.000000Z".to_string()),
             reservations.bind("2026-01-01T00:00:00.000000Z".to_string()),
+            reservations.bind(next_reference()),
         ];
         reservation_rows.push(format!(
-            "({}, NULL, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0, {}, 'EUR', 'API', NULL, NULL, {}, {})",
-            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]
+            "({}, NULL, {}, {}, {}, {}, {}, {}, {}, {}, {}, 0, 0, {}, 'EUR', 'API', NULL, NULL, {}, {}, {})",
+            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13]
         ));
         let r = [
             rooms.bind(uuid::Uuid::now_v7().to_string()),
@@ -292,7 +307,7 @@ pub async fn insert_stays(server: &BenchServer, stays: &[Stay]) -> Vec<String> {
     let sql = format!(
         "INSERT INTO reservations (id, guest_id, organization_id, hotel_id, status, check_in_date, check_out_date, \
          nights, start_time, end_time, adults, children, infants, total_price, currency, source, channel_reference, \
-         notes, created_at, updated_at) VALUES {}",
+         notes, created_at, updated_at, reference) VALUES {}",
         reservation_rows.join(", ")
     );
     sqlx::query_with(&sql, reservations.into_args()).execute(tx.conn()).await.expect("reservations");

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{Days, NaiveDate, Utc};
+use chrono::{Days, NaiveDate};
 use serde::{Serialize, Serializer};
 
 use super::availability::{self, AvailabilityCopies, AvailabilityQuery, OfferKey};
@@ -98,14 +98,6 @@ pub struct RatePlanSummary {
     pub highest_price_next_30_nights: Option<i64>,
 }
 
-/// Today in the hotel's time zone (UTC when the zone is unknown).
-fn hotel_today(timezone: &str) -> NaiveDate {
-    match timezone.parse::<chrono_tz::Tz>() {
-        Ok(tz) => Utc::now().with_timezone(&tz).date_naive(),
-        Err(_) => Utc::now().date_naive(),
-    }
-}
-
 pub async fn rate_plans(
     db: &Db,
     actor: &Actor,
@@ -118,7 +110,7 @@ pub async fn rate_plans(
             return Err(Error::NotFound("room type of this hotel"));
         }
     }
-    let today = hotel_today(&hotel.timezone);
+    let today = hotel.today();
     let last = today.checked_add_days(Days::new(CATALOGUE_NIGHTS - 1)).unwrap_or(today);
     let plans = rate_plans::list(db, actor, Some(&hotel.id), room_type_id).await?;
     let mut out = Vec::with_capacity(plans.len());

@@ -9,27 +9,22 @@
 
 use std::collections::HashMap;
 
-use chrono::{Days, NaiveDate, Utc};
+use chrono::{Days, NaiveDate};
 use futures::TryStreamExt;
 
 use super::access::{Actor, Scope};
 use super::guests::{self, Guest, GuestIn};
-use super::hotels::{self, Hotel};
+use super::hotels;
 use super::listing::Page;
 use super::reservations::{
-    self, inventory, write, Reservation, ReservationIn, ReservationRoom, ReservationStatus, Source, StayFilter,
+    self, inventory, reference, write, Reservation, ReservationIn, ReservationRoom, ReservationStatus, Source,
+    StayFilter,
 };
 use super::room_types::RoomType;
 use super::rooms::{HousekeepingStatus, Room};
 use super::validate::Checks;
 use super::{rate_plans, Error, Result};
 use crate::store::{self, guests::GuestSearch, Db};
-
-/// The calendar date it is now at the hotel.
-pub fn hotel_today(hotel: &Hotel) -> NaiveDate {
-    let tz: chrono_tz::Tz = hotel.timezone.parse().unwrap_or(chrono_tz::UTC);
-    Utc::now().with_timezone(&tz).date_naive()
-}
 
 /// A reservation as the front desk lists it: with its guest and rooms.
 #[derive(Debug, Clone)]
@@ -59,7 +54,7 @@ async fn check_in_bound(
 }
 
 /// Reservations matching `filter` with their guests and rooms, in `page`'s order.
-async fn lines(db: &Db, actor: &Actor, filter: &StayFilter, page: &Page) -> Result<Vec<StayLine>> {
+pub(crate) async fn lines(db: &Db, actor: &Actor, filter: &StayFilter, page: &Page) -> Result<Vec<StayLine>> {
     let found: Vec<Reservation> =
         store::reservations::list(db, &actor.organization_id, filter, page).try_collect().await?;
     decorate(db, actor, found).await
@@ -137,7 +132,7 @@ const TODAY_LIMIT: i64 = 200;
 pub async fn today(db: &Db, actor: &Actor, hotel_id: &str) -> Result<TodayBoard> {
     actor.require_scope(Scope::ReservationsRead)?;
     let hotel = hotels::get(db, actor, hotel_id).await?;
-    let date = hotel_today(&hotel);
+    let date = hotel.today();
     let base = StayFilter { hotel_id: Some(hotel.id.clone()), ..StayFilter::default() };
     let page = by_check_in(TODAY_LIMIT);
     let arrivals = StayFilter {
@@ -378,8 +373,24 @@ pub async fn search(db: &Db, actor: &Actor, hotel_id: &str, query: &StaySearch) 
         filter.check_in_from = Some(check_in_bound(&mut *db.read().await?, actor, &hotel.id, from).await?);
     }
     if let Some(text) = query.guest.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
-        let found = find_guests(db, actor, text, GUEST_MATCHES).await?;
-        filter.guest_ids = Some(found.into_iter().map(|g| g.id).collect());
+        // A reservation's reference finds that reservation; anything else (a name such as "Schwartz" can be
+        // written with a reference's characters) finds guests.
+        let reference = match reference::parse(text) {
+            Some(reference)
+                if store::reservations::reference_taken(&mut *db.read().await?, &actor.organization_id, &reference)
+                    .await? =>
+            {
+                Some(reference)
+            }
+            _ => None,
+        };
+        match reference {
+            Some(reference) => filter.reference = Some(reference),
+            None => {
+                let found = find_guests(db, actor, text, GUEST_MATCHES).await?;
+                filter.guest_ids = Some(found.into_iter().map(|g| g.id).collect());
+            }
+        }
     }
     let page = Page {
         limit: Some(SEARCH_PAGE_SIZE + 1),
@@ -395,12 +406,26 @@ pub async fn search(db: &Db, actor: &Actor, hotel_id: &str, query: &StaySearch) 
     Ok(StayPage { lines, has_more })
 }
 
-/// Guests whose e-mail is `text` (when it has an `@`), or whose names start with its words ("ana", "silva",
-/// "ana sil"): each word must begin the first or the last name.
+/// Fewest digits a search must type to be taken for the end of a phone number.
+pub const PHONE_SEARCH_DIGITS: usize = 4;
+
+/// Whether the desk typed a phone number (or its end): at least [`PHONE_SEARCH_DIGITS`] digits, and besides them
+/// only the characters people write numbers with.
+fn looks_like_phone(text: &str) -> bool {
+    text.chars().filter(char::is_ascii_digit).count() >= PHONE_SEARCH_DIGITS
+        && text.chars().all(|c| c.is_ascii_digit() || " +-()./".contains(c))
+}
+
+/// Guests whose e-mail is `text` (when it has an `@`), whose phone number ends with its digits (when it looks like a
+/// phone number), or whose names start with its words ("ana", "silva", "ana sil"): each word must begin the first or
+/// the last name.
 pub async fn find_guests(db: &Db, actor: &Actor, text: &str, limit: i64) -> Result<Vec<Guest>> {
     actor.require_scope(Scope::GuestsRead)?;
     let text = text.trim();
-    let found = if text.contains('@') {
+    let found = if looks_like_phone(text) {
+        let search = GuestSearch::PhoneEnd(text.into());
+        store::guests::search(&mut *db.read().await?, &actor.organization_id, &search, limit).await?
+    } else if text.contains('@') {
         store::guests::search(&mut *db.read().await?, &actor.organization_id, &GuestSearch::Email(text.into()), limit)
             .await?
     } else {

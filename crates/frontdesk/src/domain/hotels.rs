@@ -1,7 +1,7 @@
 //! Hotels: created and changed by operators, readable by any credential of the organization (a pinned key sees
 //! its own hotel only).
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -48,6 +48,23 @@ pub struct Hotel {
     pub booking_embed_origins: Vec<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+impl Hotel {
+    /// The hotel's time zone (UTC if the stored name is unknown, which validation prevents).
+    pub fn time_zone(&self) -> chrono_tz::Tz {
+        self.timezone.parse().unwrap_or(chrono_tz::UTC)
+    }
+
+    /// The calendar date it is now at the hotel: the front desk's "today".
+    pub fn today(&self) -> NaiveDate {
+        self.local_date(now())
+    }
+
+    /// The hotel's calendar date at `at`.
+    pub fn local_date(&self, at: DateTime<Utc>) -> NaiveDate {
+        at.with_timezone(&self.time_zone()).date_naive()
+    }
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

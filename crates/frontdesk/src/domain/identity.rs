@@ -250,3 +250,19 @@ async fn touch_api_key(db: &Db, id: &str, at: DateTime<Utc>) -> Result<()> {
     tx.commit().await?;
     Ok(())
 }
+
+/// Who an actor is, as people read it in a record's history: the operator's name, `API key <name>`, or
+/// `Frontdesk` for the service itself (the command line, the demo).
+pub async fn who(conn: &mut sqlx::AnyConnection, actor: &Actor) -> Result<String> {
+    Ok(match &actor.credential {
+        Credential::Operator { operator_id, .. } => match store::identity::get_operator(conn, operator_id).await? {
+            Some(operator) => operator.name,
+            None => "an operator".to_string(),
+        },
+        Credential::ApiKey { key_id, .. } => match store::api_keys::get(conn, &actor.organization_id, key_id).await? {
+            Some(key) => format!("API key {}", key.name),
+            None => "an API key".to_string(),
+        },
+        Credential::System => "Frontdesk".to_string(),
+    })
+}

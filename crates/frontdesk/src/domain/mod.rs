@@ -14,6 +14,7 @@ pub mod events;
 pub mod front_office;
 pub mod guests;
 pub mod hotels;
+pub mod housekeeping;
 pub mod identity;
 pub mod json_time;
 pub mod listing;
@@ -108,11 +109,23 @@ pub fn new_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
-/// The current instant, truncated to the microsecond precision that is stored.
+tokio::task_local! {
+    /// The instant the writes of a task happen at, when it is not now: see [`as_of`].
+    static AS_OF: chrono::DateTime<chrono::Utc>;
+}
+
+/// The current instant, truncated to the microsecond precision that is stored. Inside [`as_of`], that instant.
 pub fn now() -> chrono::DateTime<chrono::Utc> {
     use chrono::{DurationRound, TimeDelta};
-    let now = chrono::Utc::now();
+    let now = AS_OF.try_with(|at| *at).unwrap_or_else(|_| chrono::Utc::now());
     now.duration_trunc(TimeDelta::microseconds(1)).unwrap_or(now)
+}
+
+/// Runs `work` as if it were `at`: every rule that reads the clock (the front desk's "today", the stamps written)
+/// sees `at`. For recording history as it happened (the demo's past stays are checked in on their arrival day and
+/// out on their departure day, through the same rules as the desk); requests never run under it.
+pub async fn as_of<F: std::future::Future>(at: chrono::DateTime<chrono::Utc>, work: F) -> F::Output {
+    AS_OF.scope(at, work).await
 }
 
 /// Deserializes a field of a partial update that may be set to `null`: left out is `None`, `null` is

@@ -9,8 +9,8 @@ use utoipa::ToSchema;
 use super::access::{Actor, Scope};
 use super::reservations::inventory;
 use super::validate::{clean, Checks};
-use super::{hotels, new_id, not_null, now, nullable, room_types, store_conflict, Error, Result};
-use crate::store::{self, Db};
+use super::{hotels, identity, new_id, not_null, now, nullable, room_types, store_conflict, Error, Result};
+use crate::store::{self, Db, WriteTx};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -53,6 +53,10 @@ pub struct Room {
     pub name: String,
     pub floor: Option<i64>,
     pub housekeeping_status: HousekeepingStatus,
+    /// When the housekeeping status last changed (`null` if it never has since the room was created).
+    pub housekeeping_changed_at: Option<DateTime<Utc>>,
+    /// Who changed it last: an operator's name, `API key <name>`, `check-out of <reference>`, or `Frontdesk`.
+    pub housekeeping_changed_by: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -150,6 +154,8 @@ pub async fn create(db: &Db, actor: &Actor, input: RoomIn) -> Result<Room> {
         name: clean(&input.name),
         floor: input.floor,
         housekeeping_status: input.housekeeping_status.unwrap_or(HousekeepingStatus::Clean),
+        housekeeping_changed_at: None,
+        housekeeping_changed_by: None,
         created_at: at,
         updated_at: at,
     };
@@ -190,7 +196,8 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomPatch) -> Resul
         room.floor = floor;
     }
     if let Some(status) = patch.housekeeping_status {
-        room.housekeeping_status = status;
+        let by = identity::who(tx.conn(), actor).await?;
+        set_status(&mut tx, actor, &mut room, status, &by).await?;
     }
     room.updated_at = now();
     validate(&room)?;
@@ -214,4 +221,57 @@ pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Room> {
         .map_err(|e| super::in_use(e, "reservations are assigned to this room; unassign them first"))?;
     tx.commit().await?;
     Ok(room)
+}
+
+/// Sets a room's housekeeping status as `by` (who did it, as people read it), keeping the change in the room's
+/// history. The caller writes the room; a status that does not change records nothing. Taking a room out of order
+/// must first pass [`inventory::release_room`] (as [`update`] does).
+pub(crate) async fn set_status(
+    tx: &mut WriteTx,
+    actor: &Actor,
+    room: &mut Room,
+    status: HousekeepingStatus,
+    by: &str,
+) -> Result<()> {
+    if room.housekeeping_status == status {
+        return Ok(());
+    }
+    room.housekeeping_status = status;
+    room.housekeeping_changed_at = Some(now());
+    room.housekeeping_changed_by = Some(by.to_string());
+    store::rooms::record_status_change(tx.conn(), &actor.organization_id, room, &new_id()).await?;
+    Ok(())
+}
+
+/// A room's housekeeping changes, newest first (at most 20): status, when, by whom.
+pub async fn status_history(
+    db: &Db,
+    actor: &Actor,
+    id: &str,
+) -> Result<Vec<(HousekeepingStatus, DateTime<Utc>, String)>> {
+    actor.require_scope(Scope::RoomsRead)?;
+    let mut conn = db.read().await?;
+    let room = visible(&mut conn, actor, id).await?;
+    Ok(store::rooms::status_changes(&mut conn, &room.id, 20).await?)
+}
+
+/// Sets the housekeeping status of room `room_id` inside a write under way (check-out marks its rooms DIRTY), as
+/// `by`. A room out of order stays so: only an explicit change ([`update`]) brings it back.
+pub(crate) async fn mark(
+    tx: &mut WriteTx,
+    actor: &Actor,
+    room_id: &str,
+    status: HousekeepingStatus,
+    by: &str,
+) -> Result<()> {
+    let Some(mut room) = store::rooms::get(tx.conn(), &actor.organization_id, room_id).await? else {
+        return Ok(());
+    };
+    if !room.housekeeping_status.sellable() || room.housekeeping_status == status {
+        return Ok(());
+    }
+    set_status(tx, actor, &mut room, status, by).await?;
+    room.updated_at = now();
+    store::rooms::update(tx.conn(), &actor.organization_id, &room).await?;
+    Ok(())
 }

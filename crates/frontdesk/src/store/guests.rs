@@ -30,7 +30,8 @@ fn guest(row: &AnyRow) -> StoreResult<Guest> {
 pub async fn insert(conn: &mut AnyConnection, organization_id: &str, g: &Guest) -> StoreResult<()> {
     sqlx::query(
         "INSERT INTO guests (id, organization_id, hotel_id, first_name, last_name, email, email_normalized, phone, \
-         country, language, notes, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+         country, language, notes, created_at, updated_at, phone_digits_reversed) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
     )
     .bind(&g.id)
     .bind(organization_id)
@@ -45,6 +46,7 @@ pub async fn insert(conn: &mut AnyConnection, organization_id: &str, g: &Guest) 
     .bind(&g.notes)
     .bind(format_ts(g.created_at))
     .bind(format_ts(g.updated_at))
+    .bind(phone_key(g.phone.as_deref()))
     .execute(conn)
     .await?;
     Ok(())
@@ -53,7 +55,8 @@ pub async fn insert(conn: &mut AnyConnection, organization_id: &str, g: &Guest) 
 pub async fn update(conn: &mut AnyConnection, organization_id: &str, g: &Guest) -> StoreResult<()> {
     sqlx::query(
         "UPDATE guests SET hotel_id = $1, first_name = $2, last_name = $3, email = $4, email_normalized = $5, \
-         phone = $6, country = $7, language = $8, notes = $9, updated_at = $10 WHERE organization_id = $11 AND id = $12",
+         phone = $6, country = $7, language = $8, notes = $9, updated_at = $10, phone_digits_reversed = $11 \
+         WHERE organization_id = $12 AND id = $13",
     )
     .bind(&g.hotel_id)
     .bind(&g.first_name)
@@ -65,6 +68,7 @@ pub async fn update(conn: &mut AnyConnection, organization_id: &str, g: &Guest) 
     .bind(&g.language)
     .bind(&g.notes)
     .bind(format_ts(g.updated_at))
+    .bind(phone_key(g.phone.as_deref()))
     .bind(organization_id)
     .bind(&g.id)
     .execute(conn)
@@ -151,8 +155,17 @@ pub async fn by_ids(conn: &mut AnyConnection, organization_id: &str, ids: &[Stri
     sqlx::query_with(&sql, c.into_args()).fetch_all(conn).await?.iter().map(guest).collect()
 }
 
+/// The search key of a phone number: its digits in reverse order, so that the end of a number (what people type,
+/// often without the country code) is a prefix of the key. `None` without a number.
+pub fn phone_key(phone: Option<&str>) -> Option<String> {
+    phone.map(|p| p.chars().rev().filter(char::is_ascii_digit).collect())
+}
+
 /// What the front desk types to find a guest.
 pub enum GuestSearch {
+    /// The last digits of a phone number, whatever its spacing: a prefix of the indexed reversed digits. (The
+    /// caller asks with enough digits to be selective.)
+    PhoneEnd(String),
     /// An e-mail address: an exact, case-insensitive match (indexed).
     Email(String),
     /// The start of a first or last name, lower-cased (indexed: `lower(first_name)`, `lower(last_name)`). SQLite's
@@ -169,6 +182,18 @@ pub async fn search(
     limit: i64,
 ) -> StoreResult<Vec<Guest>> {
     match search {
+        GuestSearch::PhoneEnd(typed) => {
+            let key = phone_key(Some(typed)).unwrap_or_default();
+            let sql = format!(
+                "SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND phone_digits_reversed >= $2 \
+                 AND phone_digits_reversed < $3 ORDER BY phone_digits_reversed, id LIMIT $4"
+            );
+            let upper = prefix_upper_bound(&key);
+            let rows = sqlx::query(&sql).bind(organization_id).bind(key.as_str()).bind(upper.as_str()).bind(limit);
+            let mut found: Vec<Guest> = rows.fetch_all(conn).await?.iter().map(guest).collect::<StoreResult<_>>()?;
+            found.sort_by(|a, b| (&a.last_name, &a.first_name, &a.id).cmp(&(&b.last_name, &b.first_name, &b.id)));
+            Ok(found)
+        }
         GuestSearch::Email(email) => {
             let sql = format!(
                 "SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND email_normalized = $2 \

@@ -99,6 +99,62 @@ pub async fn verify_sqlite_file(path: &Path) -> anyhow::Result<FileSummary> {
     Ok(summary)
 }
 
+/// Fills what a migration added but SQL alone cannot compute for rows written before it: each reservation's short
+/// reference (drawn by `draw_reference`, unique in its organization) and each guest's phone search key. Runs after the
+/// migrations, in batches of its own transactions; a database with nothing to fill costs two indexed reads.
+pub async fn backfill(db: &Db, draw_reference: fn() -> String) -> anyhow::Result<()> {
+    const BATCH: i64 = 500;
+    loop {
+        let mut tx = db.begin_write().await?;
+        let rows = sqlx::query("SELECT id, organization_id FROM reservations WHERE reference IS NULL LIMIT $1")
+            .bind(BATCH)
+            .fetch_all(tx.conn())
+            .await?;
+        if rows.is_empty() {
+            break;
+        }
+        for row in &rows {
+            let (id, organization_id): (String, String) = (row.try_get("id")?, row.try_get("organization_id")?);
+            let reference = loop {
+                let drawn = draw_reference();
+                if !super::reservations::reference_taken(tx.conn(), &organization_id, &drawn).await? {
+                    break drawn;
+                }
+            };
+            sqlx::query("UPDATE reservations SET reference = $1 WHERE id = $2")
+                .bind(reference)
+                .bind(id)
+                .execute(tx.conn())
+                .await?;
+        }
+        tx.commit().await?;
+    }
+    loop {
+        let mut tx = db.begin_write().await?;
+        let rows = sqlx::query(
+            "SELECT id, phone FROM guests WHERE phone IS NOT NULL AND phone_digits_reversed IS NULL LIMIT $1",
+        )
+        .bind(BATCH)
+        .fetch_all(tx.conn())
+        .await?;
+        if rows.is_empty() {
+            break;
+        }
+        for row in &rows {
+            let (id, phone): (String, String) = (row.try_get("id")?, row.try_get("phone")?);
+            // A number without digits gets an empty key, so that it is not read again.
+            let key = super::guests::phone_key(Some(&phone)).unwrap_or_default();
+            sqlx::query("UPDATE guests SET phone_digits_reversed = $1 WHERE id = $2")
+                .bind(key)
+                .bind(id)
+                .execute(tx.conn())
+                .await?;
+        }
+        tx.commit().await?;
+    }
+    Ok(())
+}
+
 /// Migrations this binary knows and how many of them the database has applied.
 pub struct MigrationStatus {
     pub known: usize,

@@ -328,6 +328,9 @@ impl Db {
     /// Applies the migrations of this engine that are not applied yet.
     pub async fn migrate(&self) -> anyhow::Result<()> {
         self.migrator().run(&self.write).await.context("applying database migrations")?;
+        maintenance::backfill(self, crate::domain::reservations::reference::draw)
+            .await
+            .context("filling what the migrations added")?;
         Ok(())
     }
 

@@ -16,7 +16,7 @@ use crate::domain::reservations::{
 use crate::domain::rooms::HousekeepingStatus;
 
 const COLUMNS: &str = "id, hotel_id, guest_id, status, check_in_date, check_out_date, start_time, end_time, adults, \
-     children, infants, total_price, currency, source, channel_reference, notes, created_at, updated_at";
+     children, infants, total_price, currency, source, channel_reference, notes, created_at, updated_at, reference";
 
 fn decode_err(what: &str, value: &str) -> sqlx::Error {
     sqlx::Error::Decode(format!("unknown {what} {value}").into())
@@ -45,18 +45,19 @@ fn reservation<R: PortableRow>(row: &R) -> StoreResult<Reservation> {
         notes: row.optional_text(15)?,
         created_at: row.instant(16)?,
         updated_at: row.instant(17)?,
+        reference: row.text(18)?,
         rooms: None,
         folio: None,
     })
 }
 
 /// How many of [`COLUMNS`] there are: what follows them in a row starts here.
-const AFTER_COLUMNS: usize = 18;
+const AFTER_COLUMNS: usize = 19;
 
 pub async fn insert(conn: &mut AnyConnection, organization_id: &str, r: &Reservation) -> StoreResult<()> {
     sqlx::query(&format!(
         "INSERT INTO reservations ({COLUMNS}, organization_id, nights) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
-         $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)"
+         $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)"
     ))
     .bind(&r.id)
     .bind(&r.hotel_id)
@@ -76,6 +77,7 @@ pub async fn insert(conn: &mut AnyConnection, organization_id: &str, r: &Reserva
     .bind(&r.notes)
     .bind(format_ts(r.created_at))
     .bind(format_ts(r.updated_at))
+    .bind(&r.reference)
     .bind(organization_id)
     .bind(r.nights())
     .execute(conn)
@@ -515,6 +517,9 @@ fn push_conditions(c: &mut Conditions, organization_id: &str, f: &StayFilter, pa
     if let Some(v) = &f.guest_id {
         c.push("guest_id = ?", v.clone());
     }
+    if let Some(v) = &f.reference {
+        c.push("reference = ?", v.clone());
+    }
     if let Some(v) = f.start_time {
         c.push("end_time > ?", format_ts(v));
     }
@@ -784,4 +789,97 @@ pub async fn held_stays(conn: &mut AnyConnection, room_type_id: &str) -> StoreRe
     .iter()
     .map(|row| Ok((row.get_date("check_in_date")?, row.get_date("check_out_date")?)))
     .collect()
+}
+
+/// Whether the organization has a reservation with this reference.
+pub async fn reference_taken(conn: &mut AnyConnection, organization_id: &str, reference: &str) -> StoreResult<bool> {
+    let row = sqlx::query("SELECT COUNT(*) AS n FROM reservations WHERE organization_id = $1 AND reference = $2")
+        .bind(organization_id)
+        .bind(reference)
+        .fetch_one(conn)
+        .await?;
+    Ok(row.try_get::<i64, _>("n")? > 0)
+}
+
+/// A stay in the house: a checked-in reservation that has a physical room assigned.
+#[derive(Debug, Clone)]
+pub struct Occupant {
+    pub reservation_id: String,
+    pub reference: String,
+    pub check_out_date: NaiveDate,
+}
+
+/// The checked-in stay, other than `except_reservation`, that has `room_id` assigned, whatever its dates (a guest
+/// who stays past the departure date is still in the room).
+pub async fn occupant(
+    conn: &mut AnyConnection,
+    room_id: &str,
+    except_reservation: &str,
+) -> StoreResult<Option<Occupant>> {
+    let row = sqlx::query(
+        "SELECT r.id, r.reference, r.check_out_date FROM reservation_rooms rr \
+         JOIN reservations r ON r.id = rr.reservation_id \
+         WHERE rr.room_id = $1 AND rr.status = $2 AND r.status = $3 AND r.id <> $4 \
+         ORDER BY r.check_in_date LIMIT 1",
+    )
+    .bind(room_id)
+    .bind(RoomStatus::Confirmed.as_str())
+    .bind(ReservationStatus::CheckedIn.as_str())
+    .bind(except_reservation)
+    .fetch_optional(conn)
+    .await?;
+    row.map(|row| {
+        Ok(Occupant {
+            reservation_id: row.try_get("id")?,
+            reference: row.try_get("reference")?,
+            check_out_date: row.get_date("check_out_date")?,
+        })
+    })
+    .transpose()
+}
+
+/// A stay's check-out as recorded: when, and what an early departure shortened (to restore on an undo).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckOut {
+    pub checked_out_at: chrono::DateTime<chrono::Utc>,
+    /// The departure date and instant that were booked, when the stay ended before them.
+    pub booked: Option<(NaiveDate, chrono::DateTime<chrono::Utc>)>,
+}
+
+pub async fn save_check_out(conn: &mut AnyConnection, reservation_id: &str, c: &CheckOut) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO check_outs (reservation_id, checked_out_at, booked_check_out_date, booked_end_time) \
+         VALUES ($1, $2, $3, $4) ON CONFLICT (reservation_id) DO UPDATE SET checked_out_at = excluded.checked_out_at, \
+         booked_check_out_date = excluded.booked_check_out_date, booked_end_time = excluded.booked_end_time",
+    )
+    .bind(reservation_id)
+    .bind(format_ts(c.checked_out_at))
+    .bind(c.booked.map(|(date, _)| format_date(date)))
+    .bind(c.booked.map(|(_, at)| format_ts(at)))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn check_out(conn: &mut AnyConnection, reservation_id: &str) -> StoreResult<Option<CheckOut>> {
+    let row = sqlx::query(
+        "SELECT checked_out_at, booked_check_out_date, booked_end_time FROM check_outs WHERE reservation_id = $1",
+    )
+    .bind(reservation_id)
+    .fetch_optional(conn)
+    .await?;
+    row.map(|row| {
+        let date: Option<String> = row.try_get("booked_check_out_date")?;
+        let booked = match (date, row.get_opt_ts("booked_end_time")?) {
+            (Some(date), Some(at)) => Some((native::parse_date(&date)?, at)),
+            _ => None,
+        };
+        Ok(CheckOut { checked_out_at: row.get_ts("checked_out_at")?, booked })
+    })
+    .transpose()
+}
+
+pub async fn delete_check_out(conn: &mut AnyConnection, reservation_id: &str) -> StoreResult<()> {
+    sqlx::query("DELETE FROM check_outs WHERE reservation_id = $1").bind(reservation_id).execute(conn).await?;
+    Ok(())
 }

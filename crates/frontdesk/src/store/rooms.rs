@@ -7,7 +7,8 @@ use super::sql::Conditions;
 use super::{format_ts, Engine, RowExt, StoreResult};
 use crate::domain::rooms::{HousekeepingStatus, Room};
 
-const COLUMNS: &str = "id, hotel_id, room_type_id, name, floor, housekeeping_status, created_at, updated_at";
+const COLUMNS: &str = "id, hotel_id, room_type_id, name, floor, housekeeping_status, housekeeping_changed_at, \
+     housekeeping_changed_by, created_at, updated_at";
 
 fn room(row: &AnyRow) -> StoreResult<Room> {
     let status: String = row.try_get("housekeeping_status")?;
@@ -19,6 +20,8 @@ fn room(row: &AnyRow) -> StoreResult<Room> {
         floor: row.try_get("floor")?,
         housekeeping_status: HousekeepingStatus::parse(&status)
             .ok_or_else(|| sqlx::Error::Decode(format!("unknown housekeeping status {status}").into()))?,
+        housekeeping_changed_at: row.get_opt_ts("housekeeping_changed_at")?,
+        housekeeping_changed_by: row.try_get("housekeeping_changed_by")?,
         created_at: row.get_ts("created_at")?,
         updated_at: row.get_ts("updated_at")?,
     })
@@ -27,7 +30,8 @@ fn room(row: &AnyRow) -> StoreResult<Room> {
 pub async fn insert(conn: &mut AnyConnection, organization_id: &str, r: &Room) -> StoreResult<()> {
     sqlx::query(
         "INSERT INTO rooms (id, organization_id, hotel_id, room_type_id, name, floor, housekeeping_status, \
-         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+         housekeeping_changed_at, housekeeping_changed_by, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(&r.id)
     .bind(organization_id)
@@ -36,6 +40,8 @@ pub async fn insert(conn: &mut AnyConnection, organization_id: &str, r: &Room) -
     .bind(&r.name)
     .bind(r.floor)
     .bind(r.housekeeping_status.as_str())
+    .bind(r.housekeeping_changed_at.map(format_ts))
+    .bind(&r.housekeeping_changed_by)
     .bind(format_ts(r.created_at))
     .bind(format_ts(r.updated_at))
     .execute(conn)
@@ -45,13 +51,16 @@ pub async fn insert(conn: &mut AnyConnection, organization_id: &str, r: &Room) -
 
 pub async fn update(conn: &mut AnyConnection, organization_id: &str, r: &Room) -> StoreResult<()> {
     sqlx::query(
-        "UPDATE rooms SET room_type_id = $1, name = $2, floor = $3, housekeeping_status = $4, updated_at = $5 \
-         WHERE organization_id = $6 AND id = $7",
+        "UPDATE rooms SET room_type_id = $1, name = $2, floor = $3, housekeeping_status = $4, \
+         housekeeping_changed_at = $5, housekeeping_changed_by = $6, updated_at = $7 \
+         WHERE organization_id = $8 AND id = $9",
     )
     .bind(&r.room_type_id)
     .bind(&r.name)
     .bind(r.floor)
     .bind(r.housekeeping_status.as_str())
+    .bind(r.housekeeping_changed_at.map(format_ts))
+    .bind(&r.housekeeping_changed_by)
     .bind(format_ts(r.updated_at))
     .bind(organization_id)
     .bind(&r.id)
@@ -96,4 +105,50 @@ pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -
         .execute(conn)
         .await?;
     Ok(())
+}
+
+/// Keeps one change of a room's housekeeping status (the room itself carries the latest).
+pub async fn record_status_change(
+    conn: &mut AnyConnection,
+    organization_id: &str,
+    room: &Room,
+    change_id: &str,
+) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO room_status_changes (id, organization_id, room_id, status, changed_at, changed_by) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(change_id)
+    .bind(organization_id)
+    .bind(&room.id)
+    .bind(room.housekeeping_status.as_str())
+    .bind(room.housekeeping_changed_at.map(format_ts))
+    .bind(&room.housekeeping_changed_by)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The housekeeping changes of a room, newest first (at most `limit`): (status, when, by whom).
+pub async fn status_changes(
+    conn: &mut AnyConnection,
+    room_id: &str,
+    limit: i64,
+) -> StoreResult<Vec<(HousekeepingStatus, chrono::DateTime<chrono::Utc>, String)>> {
+    let rows = sqlx::query(
+        "SELECT status, changed_at, changed_by FROM room_status_changes WHERE room_id = $1 \
+         ORDER BY changed_at DESC, id DESC LIMIT $2",
+    )
+    .bind(room_id)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?;
+    rows.iter()
+        .map(|row| {
+            let status: String = row.try_get("status")?;
+            let status = HousekeepingStatus::parse(&status)
+                .ok_or_else(|| sqlx::Error::Decode(format!("unknown housekeeping status {status}").into()))?;
+            Ok((status, row.get_ts("changed_at")?, row.try_get("changed_by")?))
+        })
+        .collect()
 }

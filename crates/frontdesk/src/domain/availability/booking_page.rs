@@ -176,7 +176,7 @@ pub async fn receipt(db: &Db, key: &OfferKey, hotel_id: &str, reservation_id: &s
         Some(id) => store::guests::get(&mut *db.read().await?, &organization_id, id).await?,
         None => None,
     };
-    let tz: chrono_tz::Tz = hotel.timezone.parse().unwrap_or(chrono_tz::UTC);
+    let tz = hotel.time_zone();
     let arrival = r.start_time.with_timezone(&tz).format("%H:%M").to_string();
     Ok(Receipt {
         reference: r.id.clone(),

@@ -56,6 +56,7 @@ pub async fn free_rooms(
 /// fits every night of `[from, to)`. 409 naming the first night that is full.
 pub async fn take(
     tx: &mut WriteTx,
+    organization_id: &str,
     room_types: &[String],
     from: NaiveDate,
     to: NaiveDate,
@@ -74,40 +75,101 @@ pub async fn take(
         let want = needed[id];
         if let Some(night) = free.get(id).and_then(|nights| nights.iter().position(|free| *free < want)) {
             let date = from.checked_add_days(Days::new(night as u64)).unwrap_or(from);
-            return Err(Error::Conflict(format!("not enough rooms of room type {id} are free on {date}")));
+            let name = match store::room_types::get(tx.conn(), organization_id, id).await? {
+                Some(room_type) => room_type.name,
+                None => "of this type".to_string(),
+            };
+            return Err(Error::Conflict(format!("not enough {name} rooms are free on the night of {date}")));
         }
     }
     Ok(())
 }
 
-/// Checks, under the room's lock, that `room_id` can be assigned to a room of `room_type_id` of reservation
-/// `reservation_id` for the nights `[from, to)`: it is still of that type and sellable (it may have changed since the
-/// request was validated), and no other stay that holds inventory has it on one of those nights. (Within one
+/// The stay a physical room is assigned to: its reservation, its nights `[from, to)`, and the hotel's today.
+#[derive(Debug, Clone, Copy)]
+pub struct Stay<'a> {
+    pub reservation_id: &'a str,
+    pub nights: (NaiveDate, NaiveDate),
+    pub today: NaiveDate,
+}
+
+impl Stay<'_> {
+    /// Whether tonight is one of the stay's nights.
+    pub fn includes_tonight(&self) -> bool {
+        self.nights.0 <= self.today && self.today < self.nights.1
+    }
+}
+
+/// Checks, under the room's lock, that `room_id` can be assigned to a room of `room_type_id` of `stay`: it is still
+/// of that type and sellable (it may have changed since the request was validated), no other stay that holds
+/// inventory has it on one of those nights, and, when the stay includes tonight, no guest who stayed past the
+/// departure date is still in it. (A guest due to leave today may still be in the room: the desk assigns tonight's
+/// arrival to it in the morning, and the check-in waits for the check-out: see [`room_free_now`].) (Within one
 /// reservation, whose rooms share every night, a room is assigned once: the request's validation sees to that.)
 pub async fn assign(
     tx: &mut WriteTx,
     organization_id: &str,
     room_id: &str,
     room_type_id: &str,
-    reservation_id: &str,
-    (from, to): (NaiveDate, NaiveDate),
+    stay: &Stay<'_>,
 ) -> Result<()> {
+    let room = locked_sellable_room(tx, organization_id, room_id).await?;
+    if stay.includes_tonight() {
+        let occupant = store::reservations::occupant(tx.conn(), room_id, stay.reservation_id).await?;
+        if let Some(occupant) = occupant.filter(|o| o.check_out_date < stay.today) {
+            return Err(occupied(&room, &occupant));
+        }
+    }
+    if room.room_type_id != room_type_id {
+        return Err(Error::Conflict(format!("room {} is no longer of the reserved room type", room.name)));
+    }
+    let (from, to) = stay.nights;
+    if store::reservations::room_taken(tx.conn(), room_id, from, to, stay.reservation_id).await? {
+        return Err(Error::Conflict(format!(
+            "room {} is already assigned to another stay on some of the nights from {from} to {to}",
+            room.name
+        )));
+    }
+    Ok(())
+}
+
+/// The room, locked (PostgreSQL; SQLite's write transactions are exclusive) and read again: 409 when it no longer
+/// exists or is out of order.
+async fn locked_sellable_room(tx: &mut WriteTx, organization_id: &str, room_id: &str) -> Result<Room> {
     let engine = tx.engine();
     store::reservations::lock_room(tx.conn(), engine, room_id).await?;
     match store::rooms::get(tx.conn(), organization_id, room_id).await? {
-        None => return Err(Error::Conflict(format!("room {room_id} no longer exists"))),
-        Some(room) if room.room_type_id != room_type_id => {
-            return Err(Error::Conflict(format!("room {room_id} is no longer of the reserved room type")))
-        }
+        None => Err(Error::Conflict("a room assigned to this stay no longer exists".into())),
         Some(room) if !room.housekeeping_status.sellable() => {
-            return Err(Error::Conflict(format!("room {room_id} is out of order")))
+            Err(Error::Conflict(format!("room {} is out of order", room.name)))
         }
-        Some(_) => {}
+        Some(room) => Ok(room),
     }
-    if store::reservations::room_taken(tx.conn(), room_id, from, to, reservation_id).await? {
-        return Err(Error::Conflict(format!("room {room_id} is already assigned to another stay on those nights")));
+}
+
+/// A room holds one stay at a time: checks, under the room's lock, that `room_id` is in order and that no checked-in
+/// stay other than `reservation_id` is in it, whatever that stay's dates (a guest who stays past the departure date
+/// is still in the room until checked out). 409 naming the stay otherwise. Two writers racing for one room take
+/// turns on the lock, and the second sees the first's check-in.
+pub async fn room_free_now(
+    tx: &mut WriteTx,
+    organization_id: &str,
+    room_id: &str,
+    reservation_id: &str,
+) -> Result<Room> {
+    let room = locked_sellable_room(tx, organization_id, room_id).await?;
+    if let Some(occupant) = store::reservations::occupant(tx.conn(), room_id, reservation_id).await? {
+        return Err(occupied(&room, &occupant));
     }
-    Ok(())
+    Ok(room)
+}
+
+fn occupied(room: &Room, occupant: &store::reservations::Occupant) -> Error {
+    Error::Conflict(format!(
+        "room {} is occupied: the guest of reservation {} is checked in there (departure booked for {}); check them \
+         out first or choose another room",
+        room.name, occupant.reference, occupant.check_out_date
+    ))
 }
 
 /// The room `room_id` of the organization, read again under the lock of its room type and its own lock, for a
@@ -191,20 +253,37 @@ pub async fn take_allotments(
         for n in 0..nights {
             let date = from.checked_add_days(Days::new(n as u64)).unwrap_or(from);
             let Some(rate) = rates.iter().find(|r| r.rate_plan_id == *plan && r.date == date) else {
-                return Err(Error::Conflict(format!("rate plan {plan} no longer sells the night of {date}")));
+                return Err(Error::Conflict(format!(
+                    "{} no longer sells the night of {date}",
+                    plan_name(tx, organization_id, plan).await?
+                )));
             };
             if rate.stop_sell {
-                return Err(Error::Conflict(format!("rate plan {plan} stopped selling the night of {date}")));
+                return Err(Error::Conflict(format!(
+                    "{} stopped selling the night of {date}",
+                    plan_name(tx, organization_id, plan).await?
+                )));
             }
             if let Some(cap) = rate.availability {
                 let sold = held.get(plan).and_then(|nights| nights.get(n as usize)).copied().unwrap_or(0);
                 if sold + want > cap {
-                    return Err(Error::Conflict(format!("rate plan {plan} has no allotment left on {date}")));
+                    return Err(Error::Conflict(format!(
+                        "{} has no allotment left on {date}",
+                        plan_name(tx, organization_id, plan).await?
+                    )));
                 }
             }
         }
     }
     Ok(())
+}
+
+/// "rate plan <name>", for messages (people know plans by name, not by id).
+async fn plan_name(tx: &mut WriteTx, organization_id: &str, plan_id: &str) -> Result<String> {
+    Ok(match store::rate_plans::get(tx.conn(), organization_id, plan_id).await? {
+        Some(plan) => format!("rate plan {}", plan.name),
+        None => "the rate plan".to_string(),
+    })
 }
 
 #[cfg(test)]

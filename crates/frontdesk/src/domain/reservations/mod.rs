@@ -2,12 +2,17 @@
 //!
 //! * [`status`]: the state machine (which moves exist, what each does to rooms and inventory).
 //! * [`inventory`]: what a confirmed room takes, checked under a lock so that racing writers never oversell.
+//! * [`stay`]: the front desk's rules for a stay in the house: check-in on the stay's dates into a free room,
+//!   check-out (early departures release their nights), and undoing a check-out.
+//! * [`reference`]: the short reference of each reservation.
 //! * [`write`]: create, update (moves, dates, assignments), approve and delete, each in one transaction that also
 //!   records its webhook event.
 //! * this module: the records, their inputs, and the reads.
 
 pub mod inventory;
+pub mod reference;
 pub mod status;
+pub mod stay;
 pub mod write;
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -99,6 +104,9 @@ pub struct Folio {
 #[serde(rename_all = "camelCase")]
 pub struct Reservation {
     pub id: String,
+    /// A short code for people (8 characters, unique in the organization, no look-alike characters), e.g.
+    /// `K7QM3XHD`: shown on the dashboard and the booking page's receipt, searchable, filterable.
+    pub reference: String,
     pub hotel_id: String,
     pub guest_id: Option<String>,
     pub status: ReservationStatus,
@@ -273,6 +281,9 @@ pub struct ReservationPatch {
 pub struct ReservationFilter {
     pub hotel_id: Option<String>,
     pub guest_id: Option<String>,
+    /// The reservation with this short reference (case, spaces and hyphens are ignored). An extension of the
+    /// contract.
+    pub reference: Option<String>,
     /// Legacy window: reservations that end after this instant (RFC 3339).
     pub start_time: Option<DateTime<Utc>>,
     /// Legacy window: reservations that start at or before this instant (RFC 3339).
@@ -300,6 +311,8 @@ pub struct ReservationFilter {
 pub struct StayFilter {
     pub hotel_id: Option<String>,
     pub guest_id: Option<String>,
+    /// A normalised reference ([`reference::parse`]).
+    pub reference: Option<String>,
     pub start_time: Option<DateTime<Utc>>,
     pub end_time: Option<DateTime<Utc>>,
     pub stay_date_from: Option<NaiveDate>,
@@ -403,6 +416,13 @@ pub async fn list(
     if let Some(at) = filter.end_time {
         c.instant("endTime", at);
     }
+    let reference = filter.reference.as_deref().and_then(|typed| {
+        let parsed = reference::parse(typed);
+        if parsed.is_none() {
+            c.fail("reference", "must be a reservation reference: 8 letters and digits, e.g. K7QM3XHD");
+        }
+        parsed
+    });
     c.finish()?;
     let hotel_id = actor.resolve_hotel(filter.hotel_id.as_deref())?;
     // A stay-window filter is bounded below by the longest stay on record, in the same statement (see
@@ -410,6 +430,7 @@ pub async fn list(
     let stay = StayFilter {
         hotel_id,
         guest_id: filter.guest_id,
+        reference,
         start_time: filter.start_time,
         end_time: filter.end_time,
         stay_date_from: from,

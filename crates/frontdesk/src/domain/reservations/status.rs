@@ -41,7 +41,9 @@ impl ReservationStatus {
         Self::ALL.into_iter().find(|v| v.as_str() == s)
     }
 
-    /// The moves that exist: approve or decline a request; cancel, no-show or check in a confirmed stay; check out.
+    /// The moves that exist: approve or decline a request; cancel, no-show or check in a confirmed stay; check out;
+    /// undo a check-out made by mistake (the same day only: see [`super::stay`], which also holds the rules of
+    /// check-in and check-out).
     pub fn can_move_to(self, to: ReservationStatus) -> bool {
         use ReservationStatus::*;
         matches!(
@@ -52,6 +54,7 @@ impl ReservationStatus {
                 | (Confirmed, NoShow)
                 | (Confirmed, CheckedIn)
                 | (CheckedIn, CheckedOut)
+                | (CheckedOut, CheckedIn)
         )
     }
 
@@ -104,6 +107,7 @@ mod tests {
             (Confirmed, NoShow),
             (Confirmed, CheckedIn),
             (CheckedIn, CheckedOut),
+            (CheckedOut, CheckedIn),
         ];
         for from in ReservationStatus::ALL {
             for to in ReservationStatus::ALL {

@@ -3,11 +3,11 @@
 
 use chrono::{DateTime, Days, NaiveDate, NaiveTime, TimeZone, Utc};
 
-use super::inventory;
 use super::{
     full, visible, Folio, FolioCharge, Reservation, ReservationIn, ReservationPatch, ReservationRoom,
-    ReservationStatus, RoomStatus, Source, MAX_NIGHTS, MAX_ROOMS,
+    ReservationStatus, RoomAssignmentIn, RoomStatus, Source, MAX_NIGHTS, MAX_ROOMS,
 };
+use super::{inventory, reference, stay};
 use crate::domain::access::{Actor, Scope};
 use crate::domain::events::{self, EventKind};
 use crate::domain::hotels::{self, Hotel};
@@ -19,7 +19,7 @@ use crate::store::{self, Db, WriteTx};
 pub(crate) fn instant(hotel: &Hotel, date: NaiveDate, time: &str) -> DateTime<Utc> {
     let time = NaiveTime::parse_from_str(time, "%H:%M").unwrap_or_default();
     let local = date.and_time(time);
-    let tz: chrono_tz::Tz = hotel.timezone.parse().unwrap_or(chrono_tz::UTC);
+    let tz = hotel.time_zone();
     // A local time that a DST change skips is taken an hour later.
     tz.from_local_datetime(&local)
         .earliest()
@@ -53,7 +53,7 @@ fn room_error(index: usize, field: &str, message: impl Into<String>) -> FieldErr
 
 /// One room charge per room and night: each room's price spread evenly over the nights (the remainder on the
 /// first nights, so the charges add up to the price exactly).
-fn folio_for(r: &Reservation, rooms: &[ReservationRoom]) -> Folio {
+pub(super) fn folio_for(r: &Reservation, rooms: &[ReservationRoom]) -> Folio {
     let folio_id = new_id();
     let nights = r.nights().max(1);
     let mut charges = Vec::new();
@@ -78,16 +78,25 @@ fn folio_for(r: &Reservation, rooms: &[ReservationRoom]) -> Folio {
     Folio { id: folio_id, currency: r.currency.clone(), total, charges }
 }
 
-/// Takes inventory for the rooms of `r` that hold it and checks their assignments.
-async fn hold(tx: &mut WriteTx, organization_id: &str, r: &Reservation, rooms: &[ReservationRoom]) -> Result<()> {
+/// Takes inventory for the rooms of `r` that hold it and checks their assignments (`today` is the hotel's: a room
+/// given to a stay that includes tonight must be free now).
+async fn hold(
+    tx: &mut WriteTx,
+    organization_id: &str,
+    r: &Reservation,
+    rooms: &[ReservationRoom],
+    today: NaiveDate,
+) -> Result<()> {
     let held: Vec<&ReservationRoom> = rooms.iter().filter(|room| inventory::holds(r.status, room.status)).collect();
     let types: Vec<String> = held.iter().map(|room| room.room_type_id.clone()).collect();
-    inventory::take(tx, &types, r.check_in_date, r.check_out_date, &r.id).await?;
-    for room in held {
-        if let Some(room_id) = &room.room_id {
-            let nights = (r.check_in_date, r.check_out_date);
-            inventory::assign(tx, organization_id, room_id, &room.room_type_id, &r.id, nights).await?;
-        }
+    inventory::take(tx, organization_id, &types, r.check_in_date, r.check_out_date, &r.id).await?;
+    let mut assigned: Vec<(&String, &String)> =
+        held.iter().filter_map(|room| room.room_id.as_ref().map(|id| (id, &room.room_type_id))).collect();
+    // Rooms are locked in one order by every writer, so that two writers never wait on each other in a cycle.
+    assigned.sort();
+    for (room_id, room_type_id) in assigned {
+        let stay = inventory::Stay { reservation_id: &r.id, nights: (r.check_in_date, r.check_out_date), today };
+        inventory::assign(tx, organization_id, room_id, room_type_id, &stay).await?;
     }
     Ok(())
 }
@@ -105,7 +114,9 @@ async fn check_room(
         None => Some("no such room".into()),
         Some(room) if room.hotel_id != hotel_id => Some("must be a room of the reservation's hotel".into()),
         Some(room) if room.room_type_id != room_type_id => Some("must be a room of the reserved room type".into()),
-        Some(room) if !room.housekeeping_status.sellable() => Some("the room is out of order".into()),
+        Some(room) if !room.housekeeping_status.sellable() => {
+            return Err(Error::Conflict(format!("room {} is out of order and cannot be assigned", room.name)))
+        }
         Some(_) => None,
     })
 }
@@ -252,6 +263,7 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
     let at = now();
     let mut r = Reservation {
         id: new_id(),
+        reference: String::new(),
         hotel_id: hotel.id.clone(),
         guest_id: input.guest_id,
         status,
@@ -273,8 +285,9 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
         folio: None,
     };
     check_counts(&r)?;
+    r.reference = new_reference(tx, &actor.organization_id).await?;
     if status.holds_inventory() {
-        hold(tx, &actor.organization_id, &r, &rooms).await?;
+        hold(tx, &actor.organization_id, &r, &rooms, hotel.today()).await?;
     }
     store::reservations::insert(tx.conn(), &actor.organization_id, &r).await?;
     store::reservations::save_rooms(tx.conn(), &r, &rooms).await?;
@@ -286,6 +299,18 @@ pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Re
     r.rooms = Some(rooms);
     events::record(tx, &actor.organization_id, Some(&r.hotel_id), EventKind::ReservationCreated, &r).await?;
     Ok(r)
+}
+
+/// A reference no reservation of the organization has yet. (A draw is taken about once in 650,000 at a million
+/// reservations; ten in a row would mean the random source is broken.)
+async fn new_reference(tx: &mut WriteTx, organization_id: &str) -> Result<String> {
+    for _ in 0..10 {
+        let drawn = reference::draw();
+        if !store::reservations::reference_taken(tx.conn(), organization_id, &drawn).await? {
+            return Ok(drawn);
+        }
+    }
+    Err(Error::Internal(anyhow::anyhow!("ten reservation references drawn in a row were all taken")))
 }
 
 fn check_counts(r: &Reservation) -> Result<()> {
@@ -324,16 +349,83 @@ pub async fn approve(db: &Db, actor: &Actor, id: &str) -> Result<Reservation> {
     Ok(r)
 }
 
-/// Applies a patch inside `tx`: the one place where a reservation's state, dates, rooms and folio change.
+/// Applies a patch inside `tx`: the one place where a reservation's state, dates, rooms and folio change. In steps:
+/// the fields, the room assignments, the status move with the front desk's rules ([`stay`]), inventory, then the
+/// writes and the event.
 async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: ReservationPatch) -> Result<Reservation> {
     if patch.hotel_id.as_deref().is_some_and(|h| h != r.hotel_id) {
         return Err(Error::Conflict("a reservation cannot move to another hotel".into()));
     }
     let hotel = hotels::require_named(tx.conn(), &Actor::system(&actor.organization_id), Some(&r.hotel_id)).await?;
+    let today = hotel.today();
     let mut rooms = store::reservations::rooms(tx.conn(), &r.id).await?;
     let before = r.status;
-    let mut c = Checks::new();
+    let mut dates_changed = apply_fields(tx, actor, &hotel, &mut r, &patch).await?;
+    let reassigned = apply_assignments(tx, actor, &r, &mut rooms, patch.rooms.as_deref().unwrap_or_default()).await?;
 
+    // A folio to write in place of the stored one, when this change alters the bill.
+    let mut new_folio: Option<Folio> = None;
+    if let Some(to) = patch.status.filter(|to| *to != before) {
+        if !before.can_move_to(to) {
+            return Err(Error::Conflict(format!("a {} reservation cannot become {}", before.as_str(), to.as_str())));
+        }
+        r.status = to;
+        for room in &mut rooms {
+            room.status = room.status.after(to);
+        }
+        match (before, to) {
+            (ReservationStatus::Confirmed, ReservationStatus::CheckedIn) => {
+                stay::check_in(tx, &actor.organization_id, &r, &rooms, today).await?;
+            }
+            (ReservationStatus::CheckedIn, ReservationStatus::CheckedOut) => {
+                new_folio = stay::check_out(tx, actor, &hotel, &mut r, &rooms).await?;
+            }
+            (ReservationStatus::CheckedOut, ReservationStatus::CheckedIn) => {
+                new_folio = stay::undo_check_out(tx, &actor.organization_id, &hotel, &mut r, &rooms).await?;
+                dates_changed |= new_folio.is_some();
+            }
+            _ => {}
+        }
+    }
+
+    let newly_held = r.status.holds_inventory() && !before.holds_inventory();
+    if r.status.holds_inventory() && (newly_held || dates_changed || reassigned) {
+        hold(tx, &actor.organization_id, &r, &rooms, today).await?;
+    }
+    if before == ReservationStatus::Requested && r.status == ReservationStatus::Confirmed {
+        // Approving a booking request: the offer's rate plan must still sell those nights.
+        let planned: Vec<(String, NaiveDate, NaiveDate)> = rooms
+            .iter()
+            .filter(|room| room.status == RoomStatus::Confirmed)
+            .filter_map(|room| room.rate_plan_id.clone().map(|plan| (plan, r.check_in_date, r.check_out_date)))
+            .collect();
+        inventory::take_allotments(tx, &actor.organization_id, &planned, &r.id).await?;
+        new_folio = Some(folio_for(&r, &rooms));
+    } else if dates_changed && new_folio.is_none() && store::reservations::folio(tx.conn(), &r.id).await?.is_some() {
+        new_folio = Some(folio_for(&r, &rooms));
+    }
+    let at = now();
+    r.updated_at = at;
+    store::reservations::update(tx.conn(), &actor.organization_id, &r).await?;
+    store::reservations::save_rooms(tx.conn(), &r, &rooms).await?;
+    if let Some(folio) = &new_folio {
+        store::reservations::save_folio(tx.conn(), &r.id, folio, at).await?;
+    }
+    let r = full(tx.conn(), r).await?;
+    events::record(tx, &actor.organization_id, Some(&r.hotel_id), EventKind::ReservationUpdated, &r).await?;
+    Ok(r)
+}
+
+/// Applies the patch's plain fields (dates, times, guest, party, price, texts) to `r`, validated. Answers whether
+/// the stay dates changed.
+async fn apply_fields(
+    tx: &mut WriteTx,
+    actor: &Actor,
+    hotel: &Hotel,
+    r: &mut Reservation,
+    patch: &ReservationPatch,
+) -> Result<bool> {
+    let mut c = Checks::new();
     let mut dates_changed = false;
     if patch.check_in_date.is_some() || patch.check_out_date.is_some() {
         let check_in = patch.check_in_date.clone().unwrap_or_else(|| r.check_in_date.to_string());
@@ -353,21 +445,20 @@ async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: Rese
         c.instant("endTime", at);
     }
     c.finish()?;
-    if dates_changed && !matches!(before, ReservationStatus::Requested | ReservationStatus::Confirmed) {
-        return Err(Error::Conflict(format!("the dates of a {} reservation cannot change", before.as_str())));
+    if dates_changed && !matches!(r.status, ReservationStatus::Requested | ReservationStatus::Confirmed) {
+        return Err(Error::Conflict(format!("the dates of a {} reservation cannot change", r.status.as_str())));
     }
     if dates_changed || patch.start_time.is_some() {
-        r.start_time = patch.start_time.unwrap_or_else(|| instant(&hotel, r.check_in_date, &hotel.check_in_time));
+        r.start_time = patch.start_time.unwrap_or_else(|| instant(hotel, r.check_in_date, &hotel.check_in_time));
     }
     if dates_changed || patch.end_time.is_some() {
-        r.end_time = patch.end_time.unwrap_or_else(|| instant(&hotel, r.check_out_date, &hotel.check_out_time));
+        r.end_time = patch.end_time.unwrap_or_else(|| instant(hotel, r.check_out_date, &hotel.check_out_time));
     }
-
-    if let Some(guest_id) = patch.guest_id {
-        if let Some(guest_id) = &guest_id {
+    if let Some(guest_id) = &patch.guest_id {
+        if let Some(guest_id) = guest_id {
             guests::visible(tx.conn(), actor, guest_id).await?;
         }
-        r.guest_id = guest_id;
+        r.guest_id = guest_id.clone();
     }
     if let Some(v) = patch.adults {
         r.adults = v;
@@ -381,17 +472,28 @@ async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: Rese
     if let Some(v) = patch.total_price {
         r.total_price = v;
     }
-    if let Some(v) = patch.channel_reference {
-        r.channel_reference = v;
+    if let Some(v) = &patch.channel_reference {
+        r.channel_reference = v.clone();
     }
-    if let Some(v) = patch.notes {
-        r.notes = v;
+    if let Some(v) = &patch.notes {
+        r.notes = v.clone();
     }
-    check_counts(&r)?;
+    check_counts(r)?;
+    Ok(dates_changed)
+}
 
+/// Applies room assignments to `rooms` (validated: a room of the hotel and of the reserved type, one per stay room).
+/// Answers whether an assignment changed; inventory and the rooms' occupancy are checked later, under lock.
+async fn apply_assignments(
+    tx: &mut WriteTx,
+    actor: &Actor,
+    r: &Reservation,
+    rooms: &mut [ReservationRoom],
+    assignments: &[RoomAssignmentIn],
+) -> Result<bool> {
     let mut errors = Vec::new();
     let mut reassigned = false;
-    for (i, assignment) in patch.rooms.iter().flatten().enumerate() {
+    for (i, assignment) in assignments.iter().enumerate() {
         let Some(room) = rooms.iter_mut().find(|room| room.id == assignment.id) else {
             errors.push(room_error(i, "id", "no such room in this reservation"));
             continue;
@@ -406,58 +508,18 @@ async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: Rese
             room.room_id = room_id.clone();
         }
     }
-    for (i, assignment) in patch.rooms.iter().flatten().enumerate() {
+    for (i, assignment) in assignments.iter().enumerate() {
         let Some(Some(room_id)) = &assignment.room_id else { continue };
         let holders = rooms.iter().filter(|r| r.status != RoomStatus::Cancelled && r.room_id.as_ref() == Some(room_id));
         if holders.count() > 1 {
             errors.push(room_error(i, "roomId", SHARED_ROOM));
         }
     }
-    if !errors.is_empty() {
-        return Err(Error::Validation(errors));
+    if errors.is_empty() {
+        Ok(reassigned)
+    } else {
+        Err(Error::Validation(errors))
     }
-
-    if let Some(to) = patch.status.filter(|to| *to != before) {
-        if !before.can_move_to(to) {
-            return Err(Error::Conflict(format!("a {} reservation cannot become {}", before.as_str(), to.as_str())));
-        }
-        if to == ReservationStatus::CheckedIn
-            && rooms.iter().any(|room| room.status != RoomStatus::Cancelled && room.room_id.is_none())
-        {
-            return Err(Error::Conflict("every room must be assigned a physical room before check-in".into()));
-        }
-        r.status = to;
-        for room in &mut rooms {
-            room.status = room.status.after(to);
-        }
-    }
-
-    let newly_held = r.status.holds_inventory() && !before.holds_inventory();
-    if r.status.holds_inventory() && (newly_held || dates_changed || reassigned) {
-        hold(tx, &actor.organization_id, &r, &rooms).await?;
-    }
-    if before == ReservationStatus::Requested && r.status == ReservationStatus::Confirmed {
-        // Approving a booking request: the offer's rate plan must still sell those nights.
-        let planned: Vec<(String, NaiveDate, NaiveDate)> = rooms
-            .iter()
-            .filter(|room| room.status == RoomStatus::Confirmed)
-            .filter_map(|room| room.rate_plan_id.clone().map(|plan| (plan, r.check_in_date, r.check_out_date)))
-            .collect();
-        inventory::take_allotments(tx, &actor.organization_id, &planned, &r.id).await?;
-    }
-    let at = now();
-    r.updated_at = at;
-    store::reservations::update(tx.conn(), &actor.organization_id, &r).await?;
-    store::reservations::save_rooms(tx.conn(), &r, &rooms).await?;
-    let has_folio = store::reservations::folio(tx.conn(), &r.id).await?.is_some();
-    if (r.status == ReservationStatus::Confirmed && before == ReservationStatus::Requested)
-        || (dates_changed && has_folio)
-    {
-        store::reservations::save_folio(tx.conn(), &r.id, &folio_for(&r, &rooms), at).await?;
-    }
-    let r = full(tx.conn(), r).await?;
-    events::record(tx, &actor.organization_id, Some(&r.hotel_id), EventKind::ReservationUpdated, &r).await?;
-    Ok(r)
 }
 
 /// Deletes a reservation with its rooms, folio and charges; answers it as it was.

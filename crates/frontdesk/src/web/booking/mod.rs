@@ -35,7 +35,7 @@ use crate::domain::availability::booking_page::{self, Rechecked, Stale};
 use crate::domain::availability::{self, AvailabilityQuery, BookingGuestIn, BookingIn, Offer, MAX_STAY_NIGHTS};
 use crate::domain::hotels::Hotel;
 use crate::domain::reservations::ReservationStatus;
-use crate::domain::{front_office, money, secrets, Error};
+use crate::domain::{money, secrets, Error};
 use crate::http::auth::{client_address, limit};
 use crate::http::AppState;
 use choices::Choice;
@@ -254,7 +254,7 @@ impl SearchForm {
     /// The form of a query string, and whether it asks for a search (names dates). Unset fields take the
     /// defaults: tonight at the hotel for one night, two adults.
     fn from_query(raw: &str, hotel: &Hotel) -> (SearchForm, bool) {
-        let today = front_office::hotel_today(hotel);
+        let today = hotel.today();
         let mut form = SearchForm {
             check_in: today.to_string(),
             check_out: (today + Days::new(1)).to_string(),
@@ -486,7 +486,7 @@ fn search_answer(
         frame: Frame::new(hotel, title),
         form,
         errors,
-        min_date: front_office::hotel_today(hotel).to_string(),
+        min_date: hotel.today().to_string(),
         step: if results.is_some() { 2 } else { 1 },
         longest: MAX_STAY_NIGHTS,
         results,

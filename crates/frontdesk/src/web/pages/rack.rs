@@ -90,7 +90,7 @@ struct UnassignedView {
 }
 
 async fn rack(State(state): State<AppState>, page: HotelPage, Query(q): Query<RackQuery>) -> WebResult {
-    let today = front_office::hotel_today(&page.hotel);
+    let today = page.hotel.today();
     let mut errors = FormErrors::default();
     let from = errors.date("from", &q.from, false).unwrap_or(today);
     let nights = q.days.filter(|d| RACK_NIGHTS.contains(d)).unwrap_or(RACK_NIGHTS[0]);

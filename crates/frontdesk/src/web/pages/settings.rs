@@ -10,7 +10,6 @@ use chrono::Days;
 use serde::Deserialize;
 
 use super::HotelPage;
-use crate::domain::front_office;
 use crate::domain::hotels::{self, HotelPatch, MAX_EMBED_ORIGINS};
 use crate::http::AppState;
 use crate::web::form::FormErrors;
@@ -52,7 +51,7 @@ fn template(
 ) -> SettingsTemplate {
     let hotel = &chrome.hotel;
     let booking_url = format!("{}/book/{}", state.config.public_base(), hotel.id);
-    let from = front_office::hotel_today(hotel) + Days::new(30);
+    let from = hotel.today() + Days::new(30);
     let search_example = format!("{booking_url}?checkInDate={from}&checkOutDate={}&adults=2", from + Days::new(2));
     let title = hotel.name.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;");
     let snippet = format!(
