@@ -5,7 +5,7 @@ use crate::domain::daily_rates::{self, DailyRateIn, DailyRatesIn};
 use crate::domain::hotels::{self, HotelIn};
 use crate::domain::rate_plans::{self, RatePlanIn};
 use crate::domain::room_types::{self, RoomTypeIn};
-use crate::domain::rooms::{self, HousekeepingStatus, RoomIn};
+use crate::domain::rooms::{self, HousekeepingStatus, RoomIn, RoomPatch};
 use crate::domain::{as_of, identity, Actor, Scope};
 use crate::store::Db;
 
@@ -339,6 +339,18 @@ async fn seed_stays(db: &Db, system: &Actor, hotel_id: &str) -> anyhow::Result<(
                     Some(at) => as_of(at, write::update(db, system, &r.id, patch)).await?,
                     None => write::update(db, system, &r.id, patch).await?,
                 };
+                // Housekeeping cleaned the room a few hours after each departure of the past.
+                if let (ReservationStatus::CheckedOut, Some(at)) = (to, at) {
+                    let cleaned = RoomPatch {
+                        housekeeping_status: Some(if rng.gen_bool(0.5) {
+                            HousekeepingStatus::Inspected
+                        } else {
+                            HousekeepingStatus::Clean
+                        }),
+                        ..RoomPatch::default()
+                    };
+                    as_of(at + chrono::TimeDelta::hours(3), rooms::update(db, system, &room.id, cleaned)).await?;
+                }
             }
             start = end + rng.gen_range(0..3);
         }

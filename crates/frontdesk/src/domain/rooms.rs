@@ -76,7 +76,7 @@ pub struct RoomIn {
 }
 
 /// Changes to a room; fields left out keep their value. The hotel cannot change.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RoomPatch {
     /// Another room type of the same hotel.

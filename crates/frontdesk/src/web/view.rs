@@ -8,7 +8,7 @@ use chrono::{Datelike, NaiveDate};
 use crate::domain::front_office::{self, StayLine};
 use crate::domain::reservations::{ReservationStatus, Source};
 use crate::domain::rooms::HousekeepingStatus;
-use crate::domain::{money, rate_plans, room_types, rooms, Actor, Result};
+use crate::domain::{hotels, money, rate_plans, room_types, rooms, Actor, Result};
 use crate::store::Db;
 
 /// `Mon 23 Nov`.
@@ -107,19 +107,52 @@ pub fn is_weekend(d: NaiveDate) -> bool {
 pub struct Catalog {
     pub room_types: HashMap<String, String>,
     pub rooms: HashMap<String, String>,
+    /// Each room's housekeeping status, shown next to it where the desk picks or checks in.
+    pub room_status: HashMap<String, HousekeepingStatus>,
     pub rate_plans: HashMap<String, String>,
+    /// The hotel's time zone, for the times of day a page shows.
+    pub time_zone: chrono_tz::Tz,
+    /// Rooms a checked-in stay is in (room id to reservation id), when the page knows them: an arrival's room that
+    /// another stay still occupies says so.
+    pub occupied_by: HashMap<String, String>,
 }
 
 impl Catalog {
     pub async fn load(db: &Db, actor: &Actor, hotel_id: &str) -> Result<Catalog> {
+        let hotel = hotels::get(db, actor, hotel_id).await?;
         let types = room_types::list(db, actor, Some(hotel_id)).await?;
         let rooms = rooms::list(db, actor, Some(hotel_id), None).await?;
         let plans = rate_plans::list(db, actor, Some(hotel_id), None).await?;
         Ok(Catalog {
             room_types: types.into_iter().map(|t| (t.id, t.name)).collect(),
+            room_status: rooms.iter().map(|r| (r.id.clone(), r.housekeeping_status)).collect(),
             rooms: rooms.into_iter().map(|r| (r.id, r.name)).collect(),
             rate_plans: plans.into_iter().map(|p| (p.id, p.name)).collect(),
+            time_zone: hotel.time_zone(),
+            occupied_by: HashMap::new(),
         })
+    }
+
+    /// Notes the rooms that the checked-in stays among `lines` are in.
+    pub fn note_occupants(&mut self, lines: &[StayLine]) {
+        for line in lines.iter().filter(|l| l.reservation.status == ReservationStatus::CheckedIn) {
+            for room in line.rooms.iter().filter_map(|r| r.room_id.clone()) {
+                self.occupied_by.insert(room, line.reservation.id.clone());
+            }
+        }
+    }
+
+    /// "101 (dirty)", or "101 (dirty, guest still in)" when another stay occupies it: a room as the desk needs to
+    /// see it for `reservation_id`.
+    pub fn room_with_status(&self, id: &str, reservation_id: &str) -> String {
+        let occupied = self.occupied_by.get(id).is_some_and(|r| r != reservation_id);
+        match (self.room_status.get(id), occupied) {
+            (Some(status), true) => {
+                format!("{} ({}, guest still in)", self.room(id), housekeeping_label(*status).to_lowercase())
+            }
+            (Some(status), false) => format!("{} ({})", self.room(id), housekeeping_label(*status).to_lowercase()),
+            (None, _) => self.room(id),
+        }
     }
 
     pub fn room_type(&self, id: &str) -> String {
@@ -148,6 +181,13 @@ pub struct StayRow {
     pub party: String,
     /// Room numbers, or the room types still to assign.
     pub rooms: String,
+    /// The same with each room's housekeeping status: "101 (dirty)".
+    pub rooms_with_status: String,
+    /// The reservation's short reference.
+    pub reference: String,
+    /// The expected arrival, the hotel's local time of `startTime` ("15:00").
+    pub arrival: String,
+    pub notes: String,
     pub rate_plans: String,
     pub unassigned: bool,
     pub status: ReservationStatus,
@@ -166,13 +206,17 @@ impl StayRow {
             .iter()
             .filter(|room| room.status != crate::domain::reservations::RoomStatus::Cancelled)
             .collect();
-        let rooms: Vec<String> = live_rooms
-            .iter()
-            .map(|room| match &room.room_id {
-                Some(id) => catalog.room(id),
-                None => format!("{} (unassigned)", catalog.room_type(&room.room_type_id)),
-            })
-            .collect();
+        let room_names = |with_status: bool| -> Vec<String> {
+            live_rooms
+                .iter()
+                .map(|room| match &room.room_id {
+                    Some(id) if with_status => catalog.room_with_status(id, &r.id),
+                    Some(id) => catalog.room(id),
+                    None => format!("{} (unassigned)", catalog.room_type(&room.room_type_id)),
+                })
+                .collect()
+        };
+        let rooms = room_names(false);
         let mut plans: Vec<String> =
             live_rooms.iter().map(|room| catalog.rate_plan(room.rate_plan_id.as_deref())).collect();
         plans.dedup();
@@ -187,6 +231,10 @@ impl StayRow {
             party: party(r.adults, r.children, r.infants),
             unassigned: live_rooms.iter().any(|room| room.room_id.is_none()),
             rooms: rooms.join(", "),
+            rooms_with_status: room_names(true).join(", "),
+            reference: r.reference.clone(),
+            arrival: r.start_time.with_timezone(&catalog.time_zone).format("%H:%M").to_string(),
+            notes: r.notes.clone().unwrap_or_default(),
             rate_plans: plans.join(", "),
             status: r.status,
             status_label: status_label(r.status),

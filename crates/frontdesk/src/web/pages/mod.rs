@@ -2,6 +2,7 @@
 
 pub mod guests;
 pub mod home;
+pub mod housekeeping;
 pub mod rack;
 pub mod requests;
 pub mod reservations;

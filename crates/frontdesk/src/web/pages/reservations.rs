@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use askama::Template;
 use axum::extract::{Query, RawQuery, State};
 use axum::http::StatusCode;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use chrono::NaiveDate;
@@ -19,10 +19,13 @@ use serde::Deserialize;
 use super::HotelPage;
 use crate::domain::front_office::{self, DeskGuest, StaySearch, StaySort};
 use crate::domain::guests::{Guest, GuestIn};
+use crate::domain::housekeeping::{self, RoomNow};
 use crate::domain::reservations::{
-    write, ReservationIn, ReservationPatch, ReservationRoomIn, ReservationStatus, RoomAssignmentIn, RoomStatus, Source,
+    stay, write, ReservationIn, ReservationPatch, ReservationRoomIn, ReservationStatus, RoomAssignmentIn, RoomStatus,
+    Source,
 };
-use crate::domain::{money, rate_plans, room_types, rooms, Error};
+use crate::domain::rooms::HousekeepingStatus;
+use crate::domain::{money, rate_plans, room_types, Error};
 use crate::http::AppState;
 use crate::web::form::{self, optional, FormErrors};
 use crate::web::page::{self, render_page, Chrome, ConfirmPage, Section, WebError, WebResult};
@@ -35,6 +38,7 @@ pub fn router() -> Router<AppState> {
         .route("/hotels/{hotel_id}/reservations/new", get(new_form))
         .route("/hotels/{hotel_id}/reservations/quote", get(quote_fragment))
         .route("/hotels/{hotel_id}/reservations/{id}", get(detail))
+        .route("/hotels/{hotel_id}/reservations/{id}/check-out", get(check_out_page))
         .route("/hotels/{hotel_id}/reservations/{id}/status", post(move_status))
         .route("/hotels/{hotel_id}/reservations/{id}/approve", post(approve))
         .route("/hotels/{hotel_id}/reservations/{id}/dates", post(change_dates))
@@ -93,7 +97,7 @@ async fn list(
 ) -> WebResult {
     // Opened without filters: the stays from today on, which is what the desk works with.
     if raw.as_deref().unwrap_or("").is_empty() {
-        query.from = front_office::hotel_today(&page.hotel).to_string();
+        query.from = page.hotel.today().to_string();
     }
     let mut errors = FormErrors::default();
     let status = ReservationStatus::parse(&query.status);
@@ -219,20 +223,23 @@ struct Moves {
     cancel: bool,
     check_in: bool,
     check_out: bool,
+    undo_check_out: bool,
     no_show: bool,
     change_dates: bool,
     assign: bool,
 }
 
 impl Moves {
-    fn of(status: ReservationStatus) -> Moves {
+    /// `checked_out_today`: a check-out made today, which can still be undone.
+    fn of(status: ReservationStatus, checked_out_today: bool) -> Moves {
         use ReservationStatus::*;
         Moves {
             approve: status.can_move_to(Confirmed) && status == Requested,
             decline: status == Requested,
             cancel: status == Confirmed,
-            check_in: status.can_move_to(CheckedIn),
+            check_in: status == Confirmed,
             check_out: status.can_move_to(CheckedOut),
+            undo_check_out: status == CheckedOut && checked_out_today,
             no_show: status.can_move_to(NoShow),
             change_dates: matches!(status, Requested | Confirmed),
             assign: matches!(status, Confirmed | CheckedIn),
@@ -261,7 +268,7 @@ async fn render_detail(
         return Err(WebError(Error::NotFound("reservation")));
     }
     let catalog = Catalog::load(&state.db, actor, &page.hotel.id).await?;
-    let hotel_rooms = rooms::list(&state.db, actor, Some(&page.hotel.id), None).await?;
+    let board = housekeeping::board(&state.db, actor, &page.hotel.id).await?;
     let r = &line.reservation;
     let rooms = line
         .rooms
@@ -279,17 +286,14 @@ async fn render_detail(
             },
             party: view::party(room.adults, room.children, room.infants),
             price: money::format(room.price, &r.currency),
-            choices: hotel_rooms
+            choices: board
+                .rooms
                 .iter()
-                .filter(|candidate| candidate.room_type_id == room.room_type_id)
+                .filter(|candidate| candidate.room.room_type_id == room.room_type_id)
                 .map(|candidate| RoomChoice {
-                    id: candidate.id.clone(),
-                    label: if candidate.housekeeping_status.sellable() {
-                        format!("{} ({})", candidate.name, view::housekeeping_label(candidate.housekeeping_status))
-                    } else {
-                        format!("{} (out of order)", candidate.name)
-                    },
-                    selected: room.room_id.as_deref() == Some(candidate.id.as_str()),
+                    id: candidate.room.id.clone(),
+                    label: room_choice_label(candidate, &r.id, board.today),
+                    selected: room.room_id.as_deref() == Some(candidate.room.id.as_str()),
                 })
                 .collect(),
         })
@@ -317,7 +321,7 @@ async fn render_detail(
         folio_total: folio.map(|f| money::format(f.total, &f.currency)),
         notes: r.notes.clone().unwrap_or_default(),
         created: r.created_at.format("%-d %b %Y %H:%M UTC").to_string(),
-        can: Moves::of(r.status),
+        can: Moves::of(r.status, stay::checked_out_today(&state.db, &page.hotel, r).await?),
         back: format!("/hotels/{}/reservations/{}", page.hotel.id, r.id),
         guest: line.guest.clone(),
         rooms,
@@ -326,6 +330,23 @@ async fn render_detail(
     let mut response = render_page(&template, &page.session, state);
     *response.status_mut() = status;
     Ok(response)
+}
+
+/// A room in a picker, with what the desk needs to choose: its housekeeping status and whether it is free now
+/// ("101 · clean · free", "102 · dirty · in house until 26 Nov").
+fn room_choice_label(room: &RoomNow, reservation_id: &str, today: NaiveDate) -> String {
+    let status = room.room.housekeeping_status;
+    if !status.sellable() {
+        return format!("{} · out of order", room.room.name);
+    }
+    let status = view::housekeeping_label(status).to_lowercase();
+    let now = match &room.occupant {
+        Some(o) if o.reservation.id == reservation_id => "this stay".to_string(),
+        Some(o) if o.reservation.check_out_date <= today => "guest due out, not yet checked out".to_string(),
+        Some(o) => format!("in house until {}", view::date_short(o.reservation.check_out_date)),
+        None => "free".to_string(),
+    };
+    format!("{} · {status} · {now}", room.room.name)
 }
 
 fn guest_title(guest: &Option<Guest>) -> String {
@@ -399,12 +420,61 @@ async fn move_status(
         };
         return Ok(render_page(&template, &page.session, &state));
     }
+    let confirmed = form::confirmed(form.get("confirmed").map(String::as_str));
+    if to == ReservationStatus::CheckedOut && !confirmed {
+        // A check-out is never one click: the page that says what it will do comes first.
+        let query = serde_urlencoded::to_string([("back", back.as_str())]).unwrap_or_default();
+        return Ok(
+            axum::response::Redirect::to(&page.path(&format!("reservations/{id}/check-out?{query}"))).into_response()
+        );
+    }
     let assignments: Vec<RoomAssignmentIn> = form
         .iter()
         .filter_map(|(k, v)| k.strip_prefix("room:").map(|rr| (rr, v)))
         .filter(|(_, v)| !v.is_empty())
         .map(|(rr, v)| RoomAssignmentIn { id: rr.to_string(), room_id: Some(Some(v.clone())) })
         .collect();
+    if to == ReservationStatus::CheckedIn && line.reservation.status == ReservationStatus::Confirmed && !confirmed {
+        // Checking in to a room not cleaned since its last guest is allowed, once the desk says so.
+        let catalog = Catalog::load(&state.db, &page.session.actor, &page.hotel.id).await?;
+        let chosen: Vec<String> = line
+            .rooms
+            .iter()
+            .filter(|room| room.status != RoomStatus::Cancelled)
+            .filter_map(|room| {
+                assignments
+                    .iter()
+                    .find(|a| a.id == room.id)
+                    .and_then(|a| a.room_id.clone().flatten())
+                    .or_else(|| room.room_id.clone())
+            })
+            .collect();
+        let dirty: Vec<String> = chosen
+            .iter()
+            .filter(|id| catalog.room_status.get(*id) == Some(&HousekeepingStatus::Dirty))
+            .map(|id| format!("room {}", catalog.room(id)))
+            .collect();
+        if !dirty.is_empty() {
+            let mut fields: Vec<(String, String)> =
+                form.iter().filter(|(k, _)| *k != session::CSRF_FIELD).map(|(k, v)| (k.clone(), v.clone())).collect();
+            fields.push(("confirmed".into(), "yes".into()));
+            fields.sort();
+            let (rooms, are) = if dirty.len() == 1 { (dirty.join(""), "is") } else { (dirty.join(", "), "are") };
+            let template = ConfirmPage {
+                chrome: page.chrome(&state, Section::Reservations, "Please confirm").await?,
+                question: format!("Check {guest} in to a dirty room?"),
+                detail: format!(
+                    "Housekeeping has not cleaned {rooms} since the last guest left: it {are} marked dirty. Check in \
+                     anyway, or go back and choose a clean room."
+                ),
+                action: format!("{}/reservations/{id}/status", page.path("").trim_end_matches('/')),
+                fields,
+                button: "Yes, check in".into(),
+                cancel_href: back,
+            };
+            return Ok(render_page(&template, &page.session, &state));
+        }
+    }
     let patch = ReservationPatch {
         status: Some(to),
         rooms: (!assignments.is_empty()).then_some(assignments),
@@ -415,6 +485,71 @@ async fn move_status(
         Err(err) => refusal(err)?,
     };
     Ok(session::redirect_with(&back, flash, &state))
+}
+
+#[derive(Template)]
+#[template(path = "check_out.html")]
+struct CheckOutTemplate {
+    chrome: Chrome,
+    row: StayRow,
+    back: String,
+    stayed: String,
+    leaves: String,
+    folio_total: String,
+    early: bool,
+    booked_departure: String,
+    released: String,
+    removed: String,
+}
+
+#[derive(Deserialize)]
+struct BackQuery {
+    back: Option<String>,
+}
+
+/// `GET …/check-out`: what checking the stay out now will do (nights, folio total, and for an early departure the
+/// nights given back and the charges removed), with the button that does it.
+async fn check_out_page(
+    State(state): State<AppState>,
+    page: HotelPage,
+    axum::extract::Path((_, id)): axum::extract::Path<(String, String)>,
+    Query(query): Query<BackQuery>,
+) -> WebResult {
+    let line = of_hotel(&state, &page, &id).await?;
+    let back = back_to(query.back.as_deref(), &page, &id);
+    let r = &line.reservation;
+    if r.status != ReservationStatus::CheckedIn {
+        let flash =
+            Flash::error(format!("{} is not checked in, so there is nothing to check out.", guest_title(&line.guest)));
+        return Ok(session::redirect_with(&back, flash, &state));
+    }
+    let catalog = Catalog::load(&state.db, &page.session.actor, &page.hotel.id).await?;
+    let preview = stay::check_out_preview(r, page.hotel.today());
+    let span = |from: NaiveDate, to: NaiveDate| format!("{} to {}", view::date_short(from), view::date_short(to));
+    let template = CheckOutTemplate {
+        chrome: page.chrome(&state, Section::Reservations, &format!("Check out {}", guest_title(&line.guest))).await?,
+        row: StayRow::new(&line, &catalog),
+        back,
+        stayed: format!("{} ({})", view::nights(preview.nights), span(r.check_in_date, preview.leaves)),
+        leaves: view::date_long(preview.leaves),
+        folio_total: money::format(preview.folio_total, &preview.currency),
+        early: !preview.released.is_empty(),
+        booked_departure: view::date_long(r.check_out_date),
+        released: match (preview.released.first(), preview.released.last()) {
+            (Some(first), Some(last)) if first == last => format!("the night of {}", view::date_short(*first)),
+            (Some(first), Some(last)) => {
+                format!(
+                    "{} ({} to {})",
+                    view::nights(preview.released.len() as i64),
+                    view::date_short(*first),
+                    view::date_short(*last)
+                )
+            }
+            _ => String::new(),
+        },
+        removed: money::format(preview.removed, &preview.currency),
+    };
+    Ok(render_page(&template, &page.session, &state))
 }
 
 /// A refused action as a message for the next page; errors that are not about the request stay errors.
@@ -633,7 +768,7 @@ struct NewQuery {
 }
 
 async fn new_form(State(state): State<AppState>, page: HotelPage, Query(q): Query<NewQuery>) -> WebResult {
-    let today = front_office::hotel_today(&page.hotel);
+    let today = page.hotel.today();
     let mut form = NewForm {
         guest_mode: if q.guest.is_some() { "existing".into() } else { "new".into() },
         guest_id: q.guest.unwrap_or_default(),

@@ -41,7 +41,8 @@ struct HousekeepingCount {
 
 async fn today(State(state): State<AppState>, page: HotelPage) -> WebResult {
     let board = front_office::today(&state.db, &page.session.actor, &page.hotel.id).await?;
-    let catalog = Catalog::load(&state.db, &page.session.actor, &page.hotel.id).await?;
+    let mut catalog = Catalog::load(&state.db, &page.session.actor, &page.hotel.id).await?;
+    catalog.note_occupants(&board.in_house);
     let chrome = page.chrome(&state, Section::Today, "Today").await?;
     let rows = |lines: &[front_office::StayLine]| StayRow::rows(lines, &catalog);
     let arrivals = rows(&board.arrivals);
