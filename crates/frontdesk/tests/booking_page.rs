@@ -256,13 +256,18 @@ async fn a_guest_requests_a_stay_that_the_hotel_approves(engine: Engine) {
         text.contains("marie@example.com") && text.contains("around 18:30") && text.contains("EUR 240.00"),
         "{text}"
     );
+    // The receipt quotes the reservation's short reference, which finds it through the API.
     let reference = b.text(".reference").await;
+    assert_eq!(reference.len(), 8, "{reference}");
 
     // The hotel sees it through the API: a REQUESTED reservation from the booking page, at the offer's price.
     let listed = requests(&s, &org, &h).await;
     assert_eq!(listed.len(), 1);
-    assert_eq!(listed[0]["id"], json!(reference));
-    let r = s.get(&format!("/api/reservations/{reference}"), &org.auth()).await.expect(200).body;
+    assert_eq!(listed[0]["reference"], json!(reference));
+    let id = listed[0]["id"].as_str().unwrap().to_string();
+    let found = s.get(&format!("/api/reservations?reference={reference}"), &org.auth()).await.expect(200).body;
+    assert_eq!(found[0]["id"], json!(id));
+    let r = s.get(&format!("/api/reservations/{id}"), &org.auth()).await.expect(200).body;
     assert_eq!(r["status"], json!("REQUESTED"));
     assert_eq!(r["totalPrice"], json!(24000));
     assert_eq!(r["notes"], json!("A quiet room, please."));
@@ -280,7 +285,7 @@ async fn a_guest_requests_a_stay_that_the_hotel_approves(engine: Engine) {
     assert_eq!(guest["country"], json!("FR"));
     assert_eq!(guest["phone"], json!("+33 6 12 34 56 78"));
     // Every writer's webhook events.
-    let created = delivered(&receiver, "reservation.created", |d| d["id"] == json!(reference)).await;
+    let created = delivered(&receiver, "reservation.created", |d| d["id"] == json!(id)).await;
     assert_eq!(created["data"]["source"], json!("BOOKING_PAGE"));
     delivered(&receiver, "guest.created", |d| d["email"] == json!("marie@example.com")).await;
 

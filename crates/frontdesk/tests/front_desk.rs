@@ -27,6 +27,8 @@ on_both_engines_configured!(
     the_desk_checks_out_after_a_confirmation_and_can_undo_it,
     housekeeping_works_from_a_phone,
     checking_in_to_a_dirty_room_asks_first,
+    the_desk_finds_stays_by_reference_phone_and_name,
+    a_new_guest_with_a_known_email_is_offered_instead,
 );
 
 /// The password of the operators that `TestServer::org` creates.
@@ -536,5 +538,86 @@ async fn checking_in_to_a_dirty_room_asks_first(engine: Engine) {
     b.wait_for_text("Checked in Ana Silva.").await;
     let r = s.get(&format!("/api/reservations/{}", id(&booked)), &org.auth()).await.expect(200);
     assert_eq!((r.body["status"].clone(), r.body["rooms"][0]["roomId"].clone()), (json!("CHECKED_IN"), json!(h.3[1])));
+    b.close().await;
+}
+
+async fn the_desk_finds_stays_by_reference_phone_and_name(engine: Engine) {
+    let Some(s) = TestServer::configured(engine, |_| {}).await else { return };
+    let org = s.org("Acme").await;
+    let h = hotel(&s, &org, 2).await;
+    let mut references = Vec::new();
+    for (first, last, phone, from) in [("Ana", "Silva", "+351 912 345 678", 2), ("Bob", "Stone", "+44 20 7946 0958", 3)]
+    {
+        let guest =
+            s.create("/api/guests", &org.auth(), json!({"firstName": first, "lastName": last, "phone": phone})).await;
+        let body = json!({"hotelId": h.0, "guestId": guest, "checkInDate": day(from), "checkOutDate": day(from + 1),
+                          "rooms": [{"roomTypeId": h.1, "ratePlanId": h.2}]});
+        references.push(s.post("/api/reservations", &org.auth(), body).await.expect(200).body["reference"].clone());
+    }
+    let Some(b) = signed_in(&s, &org, common::browser::DESKTOP).await else { return };
+    let search = |typed: &str| {
+        format!("/hotels/{}/reservations?{}", h.0, serde_urlencoded::to_string([("guest", typed)]).unwrap())
+    };
+    let bob = references[1].as_str().unwrap();
+    for (typed, found, not_found) in [
+        ("912 345 678", "Ana Silva", "Bob Stone"),
+        (&bob.to_lowercase()[..], "Bob Stone", "Ana Silva"),
+        ("sil", "Ana Silva", "Bob Stone"),
+        ("7946 0958", "Bob Stone", "Ana Silva"),
+    ] {
+        b.goto(&search(typed)).await;
+        b.wait_for_text("Reservations").await;
+        let text = b.page_text().await;
+        assert!(text.contains(found) && !text.contains(not_found), "{typed}: {text}");
+    }
+    assert!(b.page_text().await.contains(bob), "the list shows each stay's reference");
+    b.close().await;
+}
+
+async fn a_new_guest_with_a_known_email_is_offered_instead(engine: Engine) {
+    let Some(s) = TestServer::configured(engine, |_| {}).await else { return };
+    let org = s.org("Acme").await;
+    let h = hotel(&s, &org, 2).await;
+    let ana = s
+        .create(
+            "/api/guests",
+            &org.auth(),
+            json!({"firstName": "Ana", "lastName": "Silva", "email": "ana@example.com"}),
+        )
+        .await;
+    let Some(b) = signed_in(&s, &org, common::browser::DESKTOP).await else { return };
+    let fill = |first: &'static str| {
+        let b = &b;
+        let h = &h;
+        async move {
+            b.goto(&format!("/hotels/{}/reservations/new", h.0)).await;
+            b.fill("#firstName", first).await;
+            b.fill("#lastName", "Silva").await;
+            b.fill("#email", "ANA@example.com").await;
+            b.set_value("#checkInDate", &day(3)).await;
+            b.set_value("#checkOutDate", &day(5)).await;
+            b.select("#roomTypeId", &h.1).await;
+            b.select("#ratePlanId", &h.2).await;
+            b.click_text("button", "Create reservation").await;
+            b.wait_for_text("is already a guest's e-mail").await;
+        }
+    };
+    fill("Ana").await;
+    assert_eq!(
+        (s.count("guests").await, s.count("reservations").await),
+        (1, 0),
+        "nothing written before the desk says"
+    );
+    b.assert_accessible("the offer of the known guest").await;
+    b.click_text("button", "Book for Ana Silva").await;
+    b.wait_for_text("Reservation created").await;
+    assert_eq!(s.count("guests").await, 1, "no second guest");
+    let listed = s.get(&format!("/api/reservations?guestId={ana}"), &org.auth()).await.expect(200);
+    assert_eq!(listed.body.as_array().unwrap().len(), 1);
+    // Someone else who shares the address: the desk says so and gets a new guest.
+    fill("Anabela").await;
+    b.click_text("button", "Create a new guest anyway").await;
+    b.wait_for_text("Reservation created").await;
+    assert_eq!((s.count("guests").await, s.count("reservations").await), (2, 2));
     b.close().await;
 }

@@ -126,7 +126,7 @@ pub async fn earlier_request(db: &Db, hotel_id: &str, idempotency_key: &str) -> 
 /// What a guest sees of their booking request, at the link they were given when they sent it.
 #[derive(Debug, Clone)]
 pub struct Receipt {
-    /// The reservation's id: the reference to quote to the hotel.
+    /// The reservation's short reference (the one to quote to the hotel).
     pub reference: String,
     pub status: ReservationStatus,
     pub check_in: NaiveDate,
@@ -179,7 +179,7 @@ pub async fn receipt(db: &Db, key: &OfferKey, hotel_id: &str, reservation_id: &s
     let tz = hotel.time_zone();
     let arrival = r.start_time.with_timezone(&tz).format("%H:%M").to_string();
     Ok(Receipt {
-        reference: r.id.clone(),
+        reference: r.reference.clone(),
         status: r.status,
         check_in: r.check_in_date,
         check_out: r.check_out_date,

@@ -721,6 +721,8 @@ struct NewTemplate {
     rate_plans: Vec<SelectOption>,
     quote: QuoteView,
     currency: String,
+    /// Guests that already have the e-mail typed for a new guest: offered instead.
+    same_email: Vec<SelectOption>,
 }
 
 /// The price shown before saving.
@@ -848,6 +850,7 @@ async fn new_template(
         form,
         errors,
         quote,
+        same_email: Vec::new(),
     })
 }
 
@@ -905,11 +908,17 @@ async fn quote_fragment(State(state): State<AppState>, page: HotelPage, Query(fo
 /// `POST …/reservations`: "Show price" re-renders the form with the price; "Create" makes the reservation (and,
 /// for a new guest, the guest) in one transaction and opens it.
 async fn create(State(state): State<AppState>, page: HotelPage, posted: Posted<NewForm>) -> WebResult {
-    let form = posted.form;
+    let mut form = posted.form;
     let mut errors = FormErrors::default();
     let mut matches = Vec::new();
+    // "Book for <guest>" on the offer of a guest with the same e-mail: that guest, and create.
+    if let Some(id) = form.intent.strip_prefix("create-for:").map(str::to_string) {
+        form.guest_mode = "existing".into();
+        form.guest_id = id;
+    }
+    let creating =
+        form.intent == "create" || form.intent == "create-new-guest" || form.intent.starts_with("create-for:");
     let existing = form.guest_mode == "existing";
-    let mut form = form;
     // Who the stay is for.
     let guest = if existing {
         match optional(&form.guest_id) {
@@ -963,7 +972,15 @@ async fn create(State(state): State<AppState>, page: HotelPage, posted: Posted<N
         errors.add("ratePlanId", "Choose a rate plan, or enter a price for the stay.");
     }
     let quote = price_quote(&state, &page, &form).await;
-    if form.intent == "create" && errors.is_empty() {
+    // A new guest whose e-mail the organization already knows is most likely that guest: offer them instead of
+    // making a second record (unless the desk says it is someone else).
+    let mut same_email = Vec::new();
+    if !existing && creating && form.intent != "create-new-guest" {
+        if let Some(email) = optional(&form.email).filter(|e| e.contains('@')) {
+            same_email = front_office::find_guests(&state.db, &page.session.actor, &email, 5).await?;
+        }
+    }
+    if creating && same_email.is_empty() && errors.is_empty() {
         if let (Some(guest), Some(check_in), Some(check_out)) = (guest, check_in, check_out) {
             let input = ReservationIn {
                 hotel_id: Some(page.hotel.id.clone()),
@@ -1011,7 +1028,18 @@ async fn create(State(state): State<AppState>, page: HotelPage, posted: Posted<N
         }
     }
     let status = if errors.is_empty() { StatusCode::OK } else { StatusCode::UNPROCESSABLE_ENTITY };
-    let template = new_template(&state, &page, form, errors, matches, quote).await?;
+    let mut template = new_template(&state, &page, form, errors, matches, quote).await?;
+    template.same_email = same_email
+        .iter()
+        .map(|g| SelectOption {
+            value: g.id.clone(),
+            label: match &g.phone {
+                Some(phone) => format!("{} ({phone})", front_office::guest_name(g)),
+                None => front_office::guest_name(g),
+            },
+            selected: false,
+        })
+        .collect();
     let mut response = render_page(&template, &page.session, &state);
     *response.status_mut() = status;
     Ok(response)
