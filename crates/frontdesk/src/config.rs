@@ -90,8 +90,10 @@ pub struct Config {
     #[arg(long, env = "FRONTDESK_REQUEST_TIMEOUT_SECS", value_name = "SECS", default_value_t = 30)]
     pub request_timeout_secs: u64,
     /// Longest a client may take to send a request's head (request line and headers), in seconds; also how long a
-    /// kept-alive connection may wait for its next request. A connection that takes longer is closed.
-    #[arg(long, env = "FRONTDESK_HEADER_READ_TIMEOUT_SECS", value_name = "SECS", default_value_t = 10)]
+    /// kept-alive connection may wait for its next request. A connection that takes longer is closed. Behind a load
+    /// balancer that keeps idle connections to the service open longer than this, raise it above the balancer's
+    /// idle timeout (or lower that), so that the service never closes a connection the balancer is about to use.
+    #[arg(long, env = "FRONTDESK_HEADER_READ_TIMEOUT_SECS", value_name = "SECS", default_value_t = 30)]
     pub header_read_timeout_secs: u64,
     /// The service's public base URL, used in the links it hands out (default: http://<listen>).
     #[arg(long, env = "FRONTDESK_PUBLIC_URL", value_name = "URL")]
