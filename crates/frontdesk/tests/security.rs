@@ -24,6 +24,7 @@ on_both_engines_configured!(
     public_requests_keep_the_guest_as_typed,
     booking_form_keys_are_the_pages_own,
     booking_floods_are_limited,
+    exact_repeats_sent_at_once_make_one_request,
     pages_take_only_forms,
     names_are_single_lines,
     slow_request_heads_are_cut_off,
@@ -810,6 +811,37 @@ async fn booking_floods_are_limited(engine: Engine) {
     ];
     assert_eq!(send_form(&s, &hotel, &fields, "203.0.113.43").await.0, 400);
     assert_eq!(s.count("reservations").await, before);
+}
+
+/// Repeats of one public request sent at once (a flood of the same request) make one request, on PostgreSQL too:
+/// the request's counts are locked before the repeat is looked for, so each repeat waits for the first to commit.
+async fn exact_repeats_sent_at_once_make_one_request(engine: Engine) {
+    let Some(s) = behind_a_proxy(engine, |c| {
+        c.booking_requests_per_address_per_hour = 100;
+        c.booking_requests_per_email_per_hour = 100;
+    })
+    .await
+    else {
+        return;
+    };
+    let org = s.org("Acme").await;
+    let (hotel, _) = bookable(&s, &org, "Sea", 3).await;
+    let body = booking(&offer(&s, &hotel, 3, 5).await, "Ana", "ana@example.com");
+    let s = std::sync::Arc::new(s);
+    let mut calls = Vec::new();
+    for n in 0..12 {
+        let (s, hotel, body) = (s.clone(), hotel.clone(), body.clone());
+        calls.push(tokio::spawn(async move {
+            let address = format!("203.0.113.{}", 100 + n % 3);
+            book_api(&s, &hotel, &body, &address, &Auth::None).await.expect(201).body["reservationId"].clone()
+        }));
+    }
+    let mut ids = std::collections::HashSet::new();
+    for call in calls {
+        ids.insert(call.await.unwrap().as_str().unwrap().to_string());
+    }
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    assert_eq!((s.count("reservations").await, s.count("guests").await), (1, 1));
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -27,9 +27,9 @@
 //!
 //! # Public booking requests
 //!
-//! [`count_booking_request`] counts a request made without an API key allowed to write reservations, per hotel and
-//! client address and per hotel and guest e-mail, in fixed windows of [`BOOKING_WINDOW`], inside the booking's
-//! own transaction (a request that fails is not counted).
+//! [`lock_booking_counts`] and [`BookingCounts::count`] count a request made without an API key allowed to write
+//! reservations, per hotel and client address and per hotel and guest e-mail, in fixed windows of
+//! [`BOOKING_WINDOW`], inside the booking's own transaction (a request that fails is not counted).
 
 use chrono::{DateTime, TimeDelta, Utc};
 
@@ -179,44 +179,57 @@ pub struct BookingLimits {
     pub per_email: u32,
 }
 
-/// Counts a public booking request for `hotel_id` from `address` for the guest `email`, in the booking's
-/// transaction; refuses it ([`Error::TooManyAttempts`]) when the address's or the e-mail's count for the hotel is
-/// spent.
-pub async fn count_booking_request(
+/// The counts of a public booking request (per hotel and client address, per hotel and guest e-mail), locked for
+/// the rest of the booking's transaction: concurrent requests from one address or for one e-mail take turns, so that
+/// the later one sees what the earlier did (its request, which an exact repeat answers; its count).
+pub struct BookingCounts {
+    at: DateTime<Utc>,
+    address: (String, Option<rows::Count>),
+    email: (String, Option<rows::Count>),
+}
+
+/// Locks the counts of a public booking request for `hotel_id` from `address` for the guest `email`.
+pub async fn lock_booking_counts(
     tx: &mut WriteTx,
-    limits: BookingLimits,
     hotel_id: &str,
     address: &str,
     email: &str,
-) -> Result<()> {
+) -> Result<BookingCounts> {
     let at = now();
     let lock = tx.engine().lock_rows();
-    let email = account(email);
-    let counted = [
-        (bucket(&["booking", "address", hotel_id, address]), limits.per_address),
-        (bucket(&["booking", "email", hotel_id, &email]), limits.per_email),
-    ];
-    let mut next = Vec::new();
-    for (bucket, limit) in counted {
-        if limit == 0 {
-            continue;
-        }
-        let count = rows::lock(tx.conn(), lock, &bucket, at).await?;
-        let count = match count {
-            Some(count) if count.count >= i64::from(limit) => {
-                crate::metrics::rate_limit_refused(crate::metrics::LimitKind::Public);
-                return Err(too_many("too many booking requests for this hotel", count.expires_at, at));
+    let address = bucket(&["booking", "address", hotel_id, address]);
+    let email = bucket(&["booking", "email", hotel_id, &account(email)]);
+    let address_count = rows::lock(tx.conn(), lock, &address, at).await?;
+    let email_count = rows::lock(tx.conn(), lock, &email, at).await?;
+    Ok(BookingCounts { at, address: (address, address_count), email: (email, email_count) })
+}
+
+impl BookingCounts {
+    /// Counts the request, or refuses it ([`Error::TooManyAttempts`]) when the address's or the e-mail's count for
+    /// the hotel is spent (a limit of 0 counts nothing).
+    pub async fn count(self, tx: &mut WriteTx, limits: BookingLimits) -> Result<()> {
+        let at = self.at;
+        let mut next = Vec::new();
+        for ((bucket, count), limit) in [(self.address, limits.per_address), (self.email, limits.per_email)] {
+            if limit == 0 {
+                continue;
             }
-            Some(count) => rows::Count { count: count.count + 1, last_at: at, ..count },
-            None => rows::Count { count: 1, last_at: at, expires_at: at + BOOKING_WINDOW },
-        };
-        next.push((bucket, count));
+            let count = match count {
+                Some(count) if count.count >= i64::from(limit) => {
+                    crate::metrics::rate_limit_refused(crate::metrics::LimitKind::Public);
+                    return Err(too_many("too many booking requests for this hotel", count.expires_at, at));
+                }
+                Some(count) => rows::Count { count: count.count + 1, last_at: at, ..count },
+                None => rows::Count { count: 1, last_at: at, expires_at: at + BOOKING_WINDOW },
+            };
+            next.push((bucket, count));
+        }
+        for (bucket, count) in next {
+            rows::put(tx.conn(), &bucket, &count).await?;
+        }
+        rows::purge(tx.conn(), at).await?;
+        Ok(())
     }
-    for (bucket, count) in next {
-        rows::put(tx.conn(), &bucket, &count).await?;
-    }
-    rows::purge(tx.conn(), at).await?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -460,7 +460,7 @@ pub struct BookingFrom<'a> {
     pub namespace: Namespace,
     pub idempotency_key: Option<&'a str>,
     /// A caller of the public: anyone without an API key that may write reservations. Its requests are counted
-    /// per client address and guest e-mail ([`attempts::count_booking_request`]), and an exact repeat of an open
+    /// per client address and guest e-mail ([`attempts::lock_booking_counts`]), and an exact repeat of an open
     /// request (same e-mail, dates and room type) answers that request instead of making another.
     pub public: Option<PublicCaller<'a>>,
 }
@@ -535,6 +535,7 @@ pub async fn book(
         Stay { check_in: claims.i, check_out: claims.o, adults: claims.a, children: claims.c, infants: claims.n };
     let earlier = match from.public {
         Some(caller) => {
+            let counts = attempts::lock_booking_counts(&mut tx, hotel_id, caller.address, &input.guest.email).await?;
             let repeat = store::booking::open_public_request(
                 tx.conn(),
                 &store::booking::PublicRequest {
@@ -548,8 +549,7 @@ pub async fn book(
             )
             .await?;
             if repeat.is_none() {
-                attempts::count_booking_request(&mut tx, caller.limits, hotel_id, caller.address, &input.guest.email)
-                    .await?;
+                counts.count(&mut tx, caller.limits).await?;
             }
             repeat
         }
