@@ -110,7 +110,8 @@ async fn connector_token(server: &BenchServer, email: &str, password: &str) -> S
     )
     .await
     .expect("authorize");
-    let consent = oauth::sign_in(&server.db, authorize, email, password.to_string()).await.expect("sign in");
+    let consent =
+        oauth::sign_in(&server.db, authorize, email, password.to_string(), "127.0.0.1").await.expect("sign in");
     let callback = oauth::decide(&server.db, &settings, &consent.ticket, true).await.expect("decide").expect("code");
     let code = callback.params.iter().find(|(k, _)| *k == "code").expect("code").1.clone();
     let tokens = oauth::token(

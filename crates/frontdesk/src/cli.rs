@@ -137,6 +137,26 @@ pub enum AdminCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Gives an operator a new password; every session, access token and connector authorization of the operator
+    /// ends.
+    SetPassword {
+        /// The operator's e-mail.
+        #[arg(long)]
+        email: String,
+        /// At least 8 characters.
+        #[arg(long, env = "FRONTDESK_OPERATOR_PASSWORD", hide_env_values = true)]
+        password: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Removes an operator, with every session, access token and connector authorization of theirs.
+    RemoveOperator {
+        /// The operator's e-mail.
+        #[arg(long)]
+        email: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
     /// Issues an access token for an operator.
     CreateToken {
         /// The operator's e-mail.
@@ -177,6 +197,8 @@ impl AdminCommand {
         match self {
             AdminCommand::CreateOrg { store, .. }
             | AdminCommand::CreateOperator { store, .. }
+            | AdminCommand::SetPassword { store, .. }
+            | AdminCommand::RemoveOperator { store, .. }
             | AdminCommand::CreateToken { store, .. }
             | AdminCommand::CreateApiKey { store, .. }
             | AdminCommand::ListOrgs { store } => store,
@@ -380,6 +402,12 @@ async fn admin(db: &Db, cmd: AdminCommand, leaf: &ArgMatches, file: Option<&Path
         )
         .await
         .map_err(explain)?),
+        AdminCommand::SetPassword { email, password, .. } => {
+            json!({ "passwordChanged": identity::set_password(db, &email, &password).await.map_err(explain)? })
+        }
+        AdminCommand::RemoveOperator { email, .. } => {
+            json!({ "removed": identity::remove_operator(db, &email).await.map_err(explain)? })
+        }
         AdminCommand::CreateToken { email, tokens, .. } => {
             let tokens = config::with_file(tokens, leaf, file)?;
             anyhow::ensure!(tokens.token_ttl_days >= 1, "token_ttl_days must be at least 1");

@@ -56,6 +56,15 @@ pub struct TokenSettings {
     pub token_ttl_days: i64,
 }
 
+/// Sessions: the tokens signing in issues (the dashboard's cookie, `POST /api/auth/login`).
+#[derive(Debug, Clone, Args, Serialize, Deserialize)]
+pub struct SessionSettings {
+    /// A session not used for this many hours ends (the operator signs in again); at most the token lifetime
+    /// matters. Tokens of `admin create-token` have no idle limit.
+    #[arg(long, env = "FRONTDESK_SESSION_IDLE_TIMEOUT_HOURS", value_name = "HOURS", default_value_t = 12)]
+    pub session_idle_timeout_hours: i64,
+}
+
 /// What `serve` runs with.
 #[derive(Debug, Clone, Args, Serialize, Deserialize)]
 pub struct Config {
@@ -68,6 +77,9 @@ pub struct Config {
     #[command(flatten)]
     #[serde(flatten)]
     pub tokens: TokenSettings,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub sessions: SessionSettings,
     /// Address to listen on.
     #[arg(long, env = "FRONTDESK_LISTEN", value_name = "ADDRESS", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,
@@ -77,6 +89,12 @@ pub struct Config {
     /// Longest a request may take, in seconds.
     #[arg(long, env = "FRONTDESK_REQUEST_TIMEOUT_SECS", value_name = "SECS", default_value_t = 30)]
     pub request_timeout_secs: u64,
+    /// Longest a client may take to send a request's head (request line and headers), in seconds; also how long a
+    /// kept-alive connection may wait for its next request. A connection that takes longer is closed. Behind a load
+    /// balancer that keeps idle connections to the service open longer than this, raise it above the balancer's
+    /// idle timeout (or lower that), so that the service never closes a connection the balancer is about to use.
+    #[arg(long, env = "FRONTDESK_HEADER_READ_TIMEOUT_SECS", value_name = "SECS", default_value_t = 30)]
+    pub header_read_timeout_secs: u64,
     /// The service's public base URL, used in the links it hands out (default: http://<listen>).
     #[arg(long, env = "FRONTDESK_PUBLIC_URL", value_name = "URL")]
     pub public_url: Option<String>,
@@ -100,6 +118,17 @@ pub struct Config {
     /// believed.
     #[arg(long, env = "FRONTDESK_TRUSTED_PROXY_HEADER", value_name = "HEADER")]
     pub trusted_proxy_header: Option<String>,
+    /// How many trusted proxies in a row add to --trusted-proxy-header: the client address is the value this many
+    /// places from the right (what the client itself sends stands further left, and is never believed).
+    #[arg(long, env = "FRONTDESK_TRUSTED_PROXY_COUNT", value_name = "N", default_value_t = 1)]
+    pub trusted_proxy_count: u32,
+    /// Booking requests a hotel takes per hour from one client address, on the public booking page and API
+    /// (callers with an API key that may write reservations are not counted); 0: no limit.
+    #[arg(long, env = "FRONTDESK_BOOKING_REQUESTS_PER_ADDRESS_PER_HOUR", value_name = "N", default_value_t = 10)]
+    pub booking_requests_per_address_per_hour: u32,
+    /// Booking requests a hotel takes per hour for one guest e-mail address, counted like the above; 0: no limit.
+    #[arg(long, env = "FRONTDESK_BOOKING_REQUESTS_PER_EMAIL_PER_HOUR", value_name = "N", default_value_t = 5)]
+    pub booking_requests_per_email_per_hour: u32,
     /// `true` lets webhook subscriptions point at private, loopback and link-local addresses (local development,
     /// receivers inside your own network). Off by default: such URLs are refused.
     #[arg(
@@ -196,6 +225,12 @@ impl Config {
         let config = self;
         anyhow::ensure!(config.tokens.token_ttl_days >= 1, "token_ttl_days must be at least 1");
         anyhow::ensure!(
+            config.sessions.session_idle_timeout_hours >= 1,
+            "session_idle_timeout_hours must be at least 1"
+        );
+        anyhow::ensure!(config.trusted_proxy_count >= 1, "trusted_proxy_count must be at least 1");
+        anyhow::ensure!(config.header_read_timeout_secs >= 1, "header_read_timeout_secs must be at least 1");
+        anyhow::ensure!(
             config.rate_limit_per_minute >= 1
                 && config.operator_rate_limit_per_minute >= 1
                 && config.public_rate_limit_per_minute >= 1,
@@ -236,6 +271,27 @@ impl Config {
     /// address).
     pub fn metrics_enabled(&self) -> bool {
         self.metrics_token.is_some() || self.metrics_listen.is_some()
+    }
+
+    /// The limits sign-in sessions get.
+    pub fn session_limits(&self) -> crate::domain::identity::SessionLimits {
+        crate::domain::identity::SessionLimits {
+            ttl: chrono::TimeDelta::days(self.tokens.token_ttl_days),
+            idle: Some(chrono::TimeDelta::hours(self.sessions.session_idle_timeout_hours)),
+        }
+    }
+
+    /// The limits of public booking requests.
+    pub fn booking_limits(&self) -> crate::domain::attempts::BookingLimits {
+        crate::domain::attempts::BookingLimits {
+            per_address: self.booking_requests_per_address_per_hour,
+            per_email: self.booking_requests_per_email_per_hour,
+        }
+    }
+
+    /// Whether the service is served over https (its public URL says so).
+    pub fn is_https(&self) -> bool {
+        self.public_url.as_deref().is_some_and(|u| u.starts_with("https://"))
     }
 
     /// The service's public base URL without a trailing slash: `public_url`, else `http://<listen>`.

@@ -267,7 +267,7 @@ pub enum LimitKind {
     Operator,
     /// Per client address on the public endpoints (availability, booking page, OAuth).
     Public,
-    /// Per address and per e-mail on the dashboard's sign-in.
+    /// A sign-in attempt refused by the sign-in counts (`domain::attempts`), whichever way it came.
     SignIn,
 }
 

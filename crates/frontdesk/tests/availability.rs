@@ -165,13 +165,20 @@ async fn booking_creates_a_request_that_staff_approve(s: TestServer) {
     // A request holds nothing: the room is still offered.
     assert_eq!(s.get(&search(&hotel, 5, 7, ""), &Auth::None).await.body[0]["availableUnits"], json!(1));
 
-    // The same e-mail books again: the organization's guest is reused.
-    let again =
-        s.post(&format!("/api/hotels/{hotel}/book-reservation"), &Auth::None, booking(&offer)).await.expect(201);
+    // The same request again (same e-mail, dates and room type) while the first waits: the first answers.
+    let mut repeat = booking(&offer);
+    repeat["guest"]["email"] = json!("ANA@example.com");
+    let repeated = s.post(&format!("/api/hotels/{hotel}/book-reservation"), &Auth::None, repeat).await.expect(201);
+    assert_eq!(repeated.body["reservationId"], json!(id));
+    assert_eq!((s.count("reservations").await, s.count("guests").await), (1, 1));
+    // Another guest asks for the same room: a request of their own, with a guest of their own.
+    let mut rival = booking(&offer);
+    rival["guest"]["email"] = json!("rita@example.com");
+    let again = s.post(&format!("/api/hotels/{hotel}/book-reservation"), &Auth::None, rival).await.expect(201);
     let again_id = again.body["reservationId"].as_str().unwrap();
     let second = s.get(&format!("/api/reservations/{again_id}"), &org.auth()).await.expect(200);
-    assert_eq!(second.body["guestId"], json!(guest_id));
-    assert_eq!(s.count("guests").await, 1);
+    assert_ne!(second.body["guestId"], json!(guest_id));
+    assert_eq!(s.count("guests").await, 2);
 
     let approved = s.post(&format!("/api/reservations/{id}/approve"), &org.auth(), json!({})).await.expect(200);
     assert_eq!(approved.body["status"], json!("CONFIRMED"));
@@ -301,10 +308,10 @@ async fn approval_rechecks_the_rate_plan(s: TestServer) {
         .as_str()
         .unwrap()
         .to_string();
-    let second = s.post(&url, &Auth::None, booking(&offer)).await.expect(201).body["reservationId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let mut other_guest = booking(&offer);
+    other_guest["guest"]["email"] = json!("rita@example.com");
+    let second =
+        s.post(&url, &Auth::None, other_guest).await.expect(201).body["reservationId"].as_str().unwrap().to_string();
     // The channel manager caps the plan at one room on the second night, after the requests came in.
     s.post(
         "/api/dailyRates",

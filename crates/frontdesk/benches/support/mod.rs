@@ -102,6 +102,8 @@ impl BenchServer {
         let config = Config {
             database: DatabaseSettings { database_url: url.clone(), database_max_connections: 16 },
             rate_limits: false,
+            booking_requests_per_address_per_hour: 0,
+            booking_requests_per_email_per_hour: 0,
             ..Config::default()
         };
         let db = Db::connect(&url, config.database.database_max_connections).await.expect("database");
@@ -356,6 +358,9 @@ impl ServeProcess {
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
             .env("FRONTDESK_DATABASE_URL", database_url)
             .env("FRONTDESK_LOG", "warn")
+            // Every client of a benchmark comes from one address and books as fast as it can.
+            .env("FRONTDESK_BOOKING_REQUESTS_PER_ADDRESS_PER_HOUR", "0")
+            .env("FRONTDESK_BOOKING_REQUESTS_PER_EMAIL_PER_HOUR", "0")
             .envs(env.iter().copied())
             .stdout(std::process::Stdio::null())
             .spawn()

@@ -87,7 +87,7 @@ pub async fn list(db: &Db, actor: &Actor) -> Result<Vec<ApiKey>> {
 /// Creates a key for the actor's organization. Also used by the admin command, with an operator-less actor.
 pub async fn create_for_organization(db: &Db, organization_id: &str, input: ApiKeyIn) -> Result<ApiKeyCreated> {
     let mut checks = Checks::new();
-    checks.text("name", &input.name, 200);
+    checks.line("name", &input.name, 200);
     if let Some(limit) = input.rate_limit_per_minute {
         checks.range("rateLimitPerMinute", limit, 1, MAX_RATE_LIMIT);
     }
@@ -122,7 +122,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ApiKeyPatch) -> Res
     actor.require_operator()?;
     let mut checks = Checks::new();
     if let Some(name) = &patch.name {
-        checks.text("name", name, 200);
+        checks.line("name", name, 200);
     }
     if let Some(Some(limit)) = patch.rate_limit_per_minute {
         checks.range("rateLimitPerMinute", limit, 1, MAX_RATE_LIMIT);

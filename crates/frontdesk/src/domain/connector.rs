@@ -414,7 +414,7 @@ pub fn error_message(err: &Error) -> String {
             .join("; "),
         Error::NotFound(what) => format!("{what} not found in your organization"),
         Error::BadRequest(m) | Error::Conflict(m) | Error::Forbidden(m) | Error::Unauthorized(m) => m.clone(),
-        Error::RateLimited(m) => m.clone(),
+        Error::RateLimited(m) | Error::TooManyAttempts { message: m, .. } => m.clone(),
         Error::Internal(err) => {
             tracing::error!(error = %format!("{err:#}"), "connector tool failed");
             "the service could not answer; try again later".into()

@@ -135,12 +135,12 @@ pub const VOCABULARY: Vocabulary = Vocabulary {
 
 fn validate(g: &Guest) -> Result<()> {
     let mut c = Checks::new();
-    c.text("firstName", &g.first_name, 100);
-    c.text("lastName", &g.last_name, 100);
+    c.line("firstName", &g.first_name, 100);
+    c.line("lastName", &g.last_name, 100);
     if let Some(email) = &g.email {
         c.email("email", email);
     }
-    c.opt_text("phone", g.phone.as_deref(), 50);
+    c.opt_line("phone", g.phone.as_deref(), 50);
     if let Some(country) = &g.country {
         if country.len() != 2 || !country.chars().all(|ch| ch.is_ascii_uppercase()) {
             c.fail("country", "must be an ISO 3166-1 alpha-2 code such as PT");
@@ -185,6 +185,19 @@ pub async fn list(db: &Db, actor: &Actor, mut filter: GuestFilter, params: ListP
 pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<Guest> {
     actor.require_scope(Scope::GuestsRead)?;
     visible(&mut *db.read().await?, actor, id).await
+}
+
+/// Other guests of the guest's hotel with the same e-mail (at most five): a hint for staff that a booking request,
+/// which always brings a guest of its own as typed, may be from someone the hotel knows. Never guests of another
+/// hotel, and only for a caller who may read guests.
+pub async fn same_email_in_hotel(db: &Db, actor: &Actor, guest: &Guest) -> Result<Vec<Guest>> {
+    actor.require_scope(Scope::GuestsRead)?;
+    let (Some(hotel_id), Some(email)) = (&guest.hotel_id, &guest.email) else { return Ok(Vec::new()) };
+    if !actor.sees_hotel(Some(hotel_id)) {
+        return Ok(Vec::new());
+    }
+    let mut conn = db.read().await?;
+    Ok(store::guests::with_email_in_hotel(&mut conn, &actor.organization_id, hotel_id, email, &guest.id, 5).await?)
 }
 
 /// Inserts a guest within a write that is already under way (the booking request creates its guest this way).

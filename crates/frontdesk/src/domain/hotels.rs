@@ -181,18 +181,24 @@ impl utoipa::PartialSchema for EmbedOrigin {
 
 impl ToSchema for EmbedOrigin {}
 
-/// The form of an embedding origin, as the OpenAPI document states it: `http(s)://` and a lower-case host name (its
-/// last label starting with a letter) or IPv4 address, an optional port, an optional final `/`.
-pub const EMBED_ORIGIN_PATTERN: &str = r"^https?://(((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])|([a-z0-9]+(-[a-z0-9]+)*\.)*[a-z][a-z0-9]*(-[a-z0-9]+)*)(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?/?$";
+/// The form of an embedding origin, as the OpenAPI document states it: `https://` and a lower-case host name (its
+/// last label starting with a letter), or `http(s)://` and `localhost` or `127.0.0.1` (development); an optional
+/// port, an optional final `/`.
+pub const EMBED_ORIGIN_PATTERN: &str = r"^(https://([a-z0-9]+(-[a-z0-9]+)*\.)*[a-z][a-z0-9]*(-[a-z0-9]+)*|https?://(localhost|127\.0\.0\.1))(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?/?$";
 
 /// An origin a booking page may be framed by, in the form browsers compare (`https://www.example.com`, default
-/// port left out), or `None` for anything that does not match [`EMBED_ORIGIN_PATTERN`]: another scheme, a path,
-/// a query, credentials, a wildcard, upper case.
+/// port left out), or `None` for anything that does not match [`EMBED_ORIGIN_PATTERN`]: another scheme, plain
+/// http or a bare IP address (but for `localhost` and `127.0.0.1`, for development), a path, a query, credentials,
+/// a wildcard, upper case. A page framed over plain http, or by an address rather than a name, could be any
+/// network's, which is what naming origins is meant to rule out.
 pub fn embed_origin(value: &str) -> Option<String> {
     if value.len() > 200 {
         return None;
     }
-    let rest = value.strip_prefix("https://").or_else(|| value.strip_prefix("http://"))?;
+    let (https, rest) = match value.strip_prefix("https://") {
+        Some(rest) => (true, rest),
+        None => (false, value.strip_prefix("http://")?),
+    };
     let rest = rest.strip_suffix('/').unwrap_or(rest);
     let (host, port) = match rest.rsplit_once(':') {
         Some((host, port)) => (host, Some(port)),
@@ -220,7 +226,8 @@ pub fn embed_origin(value: &str) -> Option<String> {
     let ipv4 = labels.len() == 4 && labels.iter().all(|l| octet(l));
     let name = labels.iter().all(|l| label(l))
         && labels.last().is_some_and(|last| last.starts_with(|c: char| c.is_ascii_lowercase()));
-    if !port_ok || !(ipv4 || name) {
+    let development = host == "localhost" || host == "127.0.0.1";
+    if !port_ok || !(ipv4 || name) || !(development || (https && name)) {
         return None;
     }
     Some(url::Url::parse(value).ok()?.origin().ascii_serialization())
@@ -238,7 +245,10 @@ fn embed_origins(c: &mut Checks, values: &[String]) -> Vec<String> {
             Some(_) => {}
             None => c.fail(
                 "bookingEmbedOrigins",
-                format!("{value:?} is not an origin such as https://www.example.com (scheme and host, no path)"),
+                format!(
+                    "{value:?} is not an origin such as https://www.example.com (https and a host name, an optional \
+                     port, no path; plain http only for localhost)"
+                ),
             ),
         }
     }
@@ -248,7 +258,7 @@ fn embed_origins(c: &mut Checks, values: &[String]) -> Vec<String> {
 /// Checks a hotel before it is written, and puts its embedding origins in their normal form.
 fn validate(h: &mut Hotel) -> Result<()> {
     let mut c = Checks::new();
-    c.text("name", &h.name, 200);
+    c.line("name", &h.name, 200);
     c.timezone("timezone", &h.timezone);
     c.currency("currency", &h.currency);
     c.clock_time("checkInTime", &h.check_in_time);
@@ -261,7 +271,7 @@ fn validate(h: &mut Hotel) -> Result<()> {
         ("postalCode", &a.postal_code),
         ("region", &a.region),
     ] {
-        c.opt_text(field, value.as_deref(), 200);
+        c.opt_line(field, value.as_deref(), 200);
     }
     if let Some(country) = &a.country {
         if country.len() != 2 || !country.chars().all(|ch| ch.is_ascii_uppercase()) {
@@ -384,8 +394,16 @@ mod tests {
         assert_eq!(embed_origin("https://example.com:443").as_deref(), Some("https://example.com"));
         assert_eq!(embed_origin("http://127.0.0.1:8000").as_deref(), Some("http://127.0.0.1:8000"));
         assert_eq!(embed_origin("http://localhost:65535").as_deref(), Some("http://localhost:65535"));
+        assert_eq!(embed_origin("https://localhost").as_deref(), Some("https://localhost"));
         assert_eq!(embed_origin("https://x1.a-b.c").as_deref(), Some("https://x1.a-b.c"));
         for bad in [
+            "http://www.example.com",
+            "http://example.com:8080",
+            "https://93.184.216.34",
+            "http://93.184.216.34",
+            "https://10.0.0.1:8443",
+            "http://127.0.0.2",
+            "http://localhost.example.com",
             "",
             " https://example.com",
             "HTTPS://WWW.Example.com",

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::access::{scopes_from_text, Actor, Credential};
+use super::attempts;
 use super::validate::{clean, Checks};
 use super::{new_id, now, secrets, Error, Result};
 use crate::store::{self, identity as rows, Db};
@@ -54,7 +55,7 @@ pub struct MeOut {
 
 pub async fn create_organization(db: &Db, name: &str) -> Result<Organization> {
     let mut checks = Checks::new();
-    checks.text("name", name, 200);
+    checks.line("name", name, 200);
     checks.finish()?;
     let org = Organization { id: new_id(), name: clean(name), created_at: now() };
     let mut tx = db.begin_write().await?;
@@ -77,14 +78,10 @@ pub struct OperatorIn<'a> {
 pub async fn create_operator(db: &Db, input: OperatorIn<'_>) -> Result<Operator> {
     let mut checks = Checks::new();
     checks.email("email", input.email);
-    checks.text("name", input.name, 200);
-    if input.password.chars().count() < 8 {
-        checks.fail("password", "must be at least 8 characters");
-    }
+    checks.line("name", input.name, 200);
+    check_new_password(&mut checks, input.password);
     checks.finish()?;
-    let password = input.password.to_string();
-    let password_hash =
-        tokio::task::spawn_blocking(move || secrets::hash_password(&password)).await.map_err(anyhow::Error::from)??;
+    let password_hash = hash(input.password).await?;
     let op = Operator {
         id: new_id(),
         organization_id: input.organization_id.to_string(),
@@ -106,8 +103,43 @@ pub async fn create_operator(db: &Db, input: OperatorIn<'_>) -> Result<Operator>
     Ok(op)
 }
 
-/// Issues a new access token for an operator.
+/// A password's argon2id hash, made in turn with every other ([`secrets::PasswordHashing`]).
+async fn hash(password: &str) -> Result<String> {
+    let password = password.to_string();
+    secrets::PasswordHashing::global()
+        .run(move || secrets::hash_password(&password))
+        .await
+        .map_err(busy)?
+        .map_err(Error::from)
+}
+
+/// A password check or hash that waited for its turn in vain: 429, try again in a moment.
+fn busy(err: anyhow::Error) -> Error {
+    match err.downcast::<secrets::HashingBusy>() {
+        Ok(_) => Error::TooManyAttempts {
+            message: "the service is checking too many sign-ins at once; try again in a moment".into(),
+            retry_after_secs: 1,
+        },
+        Err(err) => Error::Internal(err),
+    }
+}
+
+/// How long a session token lives, and how long it may go unused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLimits {
+    pub ttl: TimeDelta,
+    /// `None`: no idle limit (tokens for scripts, `admin create-token`).
+    pub idle: Option<TimeDelta>,
+}
+
+/// Issues a new access token for an operator, without an idle limit (`admin create-token`).
 pub async fn issue_token(db: &Db, operator: Operator, ttl: TimeDelta) -> Result<SessionOut> {
+    issue_session(db, operator, SessionLimits { ttl, idle: None }).await
+}
+
+/// Issues a new access token for an operator.
+pub async fn issue_session(db: &Db, operator: Operator, limits: SessionLimits) -> Result<SessionOut> {
+    let ttl = limits.ttl;
     let token = secrets::generate(secrets::ACCESS_TOKEN_PREFIX);
     let created_at = now();
     let expires_at = created_at + ttl;
@@ -121,6 +153,7 @@ pub async fn issue_token(db: &Db, operator: Operator, ttl: TimeDelta) -> Result<
             token_hash: &secrets::digest(&token),
             created_at,
             expires_at,
+            idle_timeout_secs: limits.idle.map(|idle| idle.num_seconds()),
         },
     )
     .await?;
@@ -135,26 +168,84 @@ pub async fn find_operator_by_email(db: &Db, email: &str) -> Result<Operator> {
         .ok_or(Error::NotFound("operator"))
 }
 
-/// Signs an operator in. A wrong e-mail and a wrong password answer alike, and take alike long.
-pub async fn login(db: &Db, input: LoginIn, ttl: TimeDelta) -> Result<SessionOut> {
-    let operator = check_password(db, &input.email, input.password).await?;
-    issue_token(db, operator, ttl).await
+/// Signs an operator in and issues a session token. A wrong e-mail and a wrong password answer alike, and take
+/// alike long.
+pub async fn login(db: &Db, input: LoginIn, address: &str, limits: SessionLimits) -> Result<SessionOut> {
+    let operator = sign_in(db, &input.email, input.password, address).await?;
+    issue_session(db, operator, limits).await
 }
 
-/// The operator whose e-mail and password these are. A wrong e-mail and a wrong password answer alike (401), and
-/// take alike long.
-pub async fn check_password(db: &Db, email: &str, password: String) -> Result<Operator> {
+/// The operator whose e-mail and password these are, for a sign-in from the client `address`. Every way to sign in
+/// comes through here: the attempt is counted before the password is checked, and refused (429, with the wait)
+/// while its counts ask to wait ([`attempts::begin_sign_in`]). A wrong e-mail and a wrong password answer alike
+/// (401), and take alike long.
+pub async fn sign_in(db: &Db, email: &str, password: String, address: &str) -> Result<Operator> {
+    let attempt = attempts::begin_sign_in(db, email, address).await?;
+    match check_password(db, email, password).await {
+        Ok(operator) => {
+            attempt.succeeded(db).await?;
+            Ok(operator)
+        }
+        Err(err @ Error::Unauthorized(_)) => {
+            attempt.failed(db).await?;
+            Err(err)
+        }
+        // Not an answer about the password (busy, the database): the attempt stays counted, its wait as it was.
+        Err(err) => Err(err),
+    }
+}
+
+async fn check_password(db: &Db, email: &str, password: String) -> Result<Operator> {
     let found = rows::find_operator_by_email(&mut *db.read().await?, email.trim()).await?;
     let (operator, hash) = match found {
-        Some((op, hash)) => (Some(op), hash),
-        None => (None, secrets::dummy_password_hash().to_string()),
+        Some((op, hash)) => (Some(op), Some(hash)),
+        None => (None, None),
     };
-    let verified = tokio::task::spawn_blocking(move || secrets::verify_password(&password, &hash))
+    let verified = secrets::PasswordHashing::global()
+        .run(move || {
+            let hash = hash.as_deref().unwrap_or_else(|| secrets::dummy_password_hash());
+            secrets::verify_password(&password, hash)
+        })
         .await
-        .map_err(anyhow::Error::from)?;
+        .map_err(busy)?;
     match operator {
         Some(op) if verified => Ok(op),
         _ => Err(Error::Unauthorized("invalid e-mail or password".into())),
+    }
+}
+
+/// Gives an operator a new password. Every session token, connector token and connector sign-in in progress of
+/// the operator ends with the old password: whoever held one must sign in with the new.
+pub async fn set_password(db: &Db, email: &str, password: &str) -> Result<Operator> {
+    let mut checks = Checks::new();
+    check_new_password(&mut checks, password);
+    checks.finish()?;
+    let password_hash = hash(password).await?;
+    let mut tx = db.begin_write().await?;
+    let (operator, _) =
+        rows::find_operator_by_email(tx.conn(), email.trim()).await?.ok_or(Error::NotFound("operator"))?;
+    let at = now();
+    rows::set_password_hash(tx.conn(), &operator.id, &password_hash, at).await?;
+    rows::revoke_operator_tokens(tx.conn(), &operator.id, at).await?;
+    store::oauth::forget_operator(tx.conn(), &operator.id).await?;
+    tx.commit().await?;
+    Ok(operator)
+}
+
+/// Removes an operator, and with them (the database cascades) every session token, connector token and connector
+/// sign-in of theirs.
+pub async fn remove_operator(db: &Db, email: &str) -> Result<Operator> {
+    let mut tx = db.begin_write().await?;
+    let (operator, _) =
+        rows::find_operator_by_email(tx.conn(), email.trim()).await?.ok_or(Error::NotFound("operator"))?;
+    rows::delete_operator(tx.conn(), &operator.id).await?;
+    tx.commit().await?;
+    Ok(operator)
+}
+
+fn check_new_password(checks: &mut Checks, password: &str) {
+    if password.chars().count() < 8 {
+        checks.fail("password", "must be at least 8 characters");
     }
 }
 
@@ -199,8 +290,24 @@ pub async fn authenticate_token(db: &Db, token: &str) -> Result<Actor> {
     if !secrets::digests_match(&stored.token_hash, &digest) || stored.revoked {
         return Err(invalid_credentials());
     }
-    if stored.expires_at <= Utc::now() {
+    let at = Utc::now();
+    if stored.expires_at <= at {
         return Err(Error::Unauthorized("the access token has expired".into()));
+    }
+    let last_used = stored.last_used_at.unwrap_or(stored.created_at);
+    if let Some(idle) = stored.idle_timeout_secs {
+        if last_used + TimeDelta::seconds(idle) <= at {
+            return Err(Error::Unauthorized("the session has ended: it was not used for too long".into()));
+        }
+    }
+    if at - last_used >= LAST_USED_GRANULARITY {
+        let db = db.clone();
+        let id = stored.id.clone();
+        tokio::spawn(async move {
+            if let Err(err) = touch_access_token(&db, &id, at).await {
+                tracing::warn!(error = %err, "could not record an access token's last use");
+            }
+        });
     }
     Ok(Actor {
         organization_id: stored.organization_id,
@@ -209,7 +316,8 @@ pub async fn authenticate_token(db: &Db, token: &str) -> Result<Actor> {
     })
 }
 
-/// How stale `lastUsedAt` may get: recording every use would turn each read into a write.
+/// How stale `lastUsedAt` of a key (and the last use of a session) may get: recording every use would turn each
+/// read into a write. A session's idle limit is therefore kept to within this much.
 const LAST_USED_GRANULARITY: TimeDelta = TimeDelta::seconds(60);
 
 /// Authenticates an API key secret.
@@ -242,6 +350,13 @@ pub async fn authenticate_api_key(db: &Db, secret: &str) -> Result<Actor> {
             rate_limit_per_minute: key.rate_limit_per_minute.and_then(|l| u32::try_from(l).ok()),
         },
     })
+}
+
+async fn touch_access_token(db: &Db, id: &str, at: DateTime<Utc>) -> Result<()> {
+    let mut tx = db.begin_write().await?;
+    rows::touch_access_token(tx.conn(), id, at, at - LAST_USED_GRANULARITY).await?;
+    tx.commit().await?;
+    Ok(())
 }
 
 async fn touch_api_key(db: &Db, id: &str, at: DateTime<Utc>) -> Result<()> {

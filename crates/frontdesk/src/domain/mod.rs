@@ -6,6 +6,7 @@
 
 pub mod access;
 pub mod api_keys;
+pub mod attempts;
 pub mod availability;
 pub mod codes;
 pub mod connector;
@@ -15,6 +16,7 @@ pub mod front_office;
 pub mod guests;
 pub mod hotels;
 pub mod housekeeping;
+pub mod idempotency;
 pub mod identity;
 pub mod json_time;
 pub mod listing;
@@ -72,6 +74,10 @@ pub enum Error {
     /// The caller's rate limit is spent.
     #[error("{0}")]
     RateLimited(String),
+    /// Too many attempts of one kind (failed sign-ins, booking requests): the next may be made after
+    /// `retry_after_secs`.
+    #[error("{message}")]
+    TooManyAttempts { message: String, retry_after_secs: u64 },
     #[error("internal error")]
     Internal(#[from] anyhow::Error),
 }

@@ -26,6 +26,9 @@ pub const CODE_TTL: TimeDelta = TimeDelta::minutes(5);
 
 /// Expired tokens and old authorizations are deleted this long after they stopped mattering.
 const PURGE_AFTER: TimeDelta = TimeDelta::days(1);
+/// A registered client through which no operator signed in within this long is removed: registration needs no
+/// credential, so the registry must not keep whatever anyone registers.
+pub const UNUSED_CLIENT_TTL: TimeDelta = TimeDelta::days(1);
 
 pub const ACCESS_TOKEN_PREFIX: &str = "fdo_";
 pub const REFRESH_TOKEN_PREFIX: &str = "fdr_";
@@ -162,12 +165,15 @@ pub async fn register(db: &Db, input: RegistrationIn) -> OAuthResult<Registratio
         Some(n) if n.chars().count() > MAX_CLIENT_NAME => {
             return Err(invalid(&format!("client_name may have at most {MAX_CLIENT_NAME} characters")))
         }
-        Some(n) if n.chars().any(char::is_control) => return Err(invalid("client_name has control characters")),
+        Some(n) if super::validate::has_forbidden_in_line(&n) => {
+            return Err(invalid(&format!("client_name {}", super::validate::FORBIDDEN_IN_LINE_MESSAGE)))
+        }
         Some(n) => n,
         None => "Unnamed assistant".to_string(),
     };
     let client = rows::ClientRow { id: new_id(), name, redirect_uris: input.redirect_uris, created_at: now() };
     let mut tx = db.begin_write().await?;
+    rows::purge_unused_clients(tx.conn(), client.created_at - UNUSED_CLIENT_TTL).await?;
     rows::insert_client(tx.conn(), &client).await?;
     tx.commit().await?;
     Ok(RegistrationOut {
@@ -290,14 +296,35 @@ pub async fn check_authorize(db: &Db, settings: &Settings, p: &AuthorizeParams) 
 pub struct Consent {
     pub ticket: String,
     pub client_name: String,
+    /// Where the answer goes: the host (and port) of the redirect URI. The client chose its name, but not this.
+    pub redirect_host: String,
     pub operator: Operator,
     pub organization: Organization,
     pub scope: String,
 }
 
-/// Signs the operator in for an authorization request and records it, answering the consent to ask for.
-pub async fn sign_in(db: &Db, request: Authorize, email: &str, password: String) -> Result<Consent, Error> {
-    let operator = identity::check_password(db, email, password).await?;
+/// The host (and port, when not the scheme's default) a redirect URI sends the operator's answer to.
+pub fn redirect_host(redirect_uri: &str) -> String {
+    match url::Url::parse(redirect_uri) {
+        Ok(url) => match (url.host_str(), url.port()) {
+            (Some(host), Some(port)) => format!("{host}:{port}"),
+            (Some(host), None) => host.to_string(),
+            (None, _) => redirect_uri.to_string(),
+        },
+        Err(_) => redirect_uri.to_string(),
+    }
+}
+
+/// Signs the operator in (from the client `address`, counted like every sign-in) for an authorization request and
+/// records it, answering the consent to ask for.
+pub async fn sign_in(
+    db: &Db,
+    request: Authorize,
+    email: &str,
+    password: String,
+    address: &str,
+) -> Result<Consent, Error> {
+    let operator = identity::sign_in(db, email, password, address).await?;
     let organization = identity::organization(db, &operator.organization_id).await?;
     let ticket = secrets::generate(TICKET_PREFIX);
     let created_at = now();
@@ -324,8 +351,16 @@ pub async fn sign_in(db: &Db, request: Authorize, email: &str, password: String)
     // replay still finds its family).
     rows::purge(tx.conn(), created_at - PURGE_AFTER).await?;
     rows::insert_grant(tx.conn(), &grant).await?;
+    rows::client_used(tx.conn(), &request.client.id, created_at).await?;
     tx.commit().await?;
-    Ok(Consent { ticket, client_name: request.client.name, operator, organization, scope: request.scope })
+    Ok(Consent {
+        ticket,
+        client_name: request.client.name,
+        redirect_host: redirect_host(&grant.redirect_uri),
+        operator,
+        organization,
+        scope: request.scope,
+    })
 }
 
 /// Where the browser goes after the consent page: the client's redirect URI with these query parameters.

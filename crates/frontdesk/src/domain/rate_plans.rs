@@ -75,7 +75,7 @@ pub struct RatePlanPatch {
 
 fn validate(p: &RatePlan) -> Result<()> {
     let mut c = Checks::new();
-    c.text("name", &p.name, 200);
+    c.line("name", &p.name, 200);
     if let Some(code) = &p.code {
         if code.is_empty() || code.chars().any(super::validate::is_space) || code.chars().count() > 50 {
             c.fail("code", "must be 1 to 50 characters without spaces");

@@ -90,7 +90,7 @@ impl LimitsGiven {
 
 fn validate(t: &RoomType, given: LimitsGiven) -> Result<()> {
     let mut c = Checks::new();
-    c.text("name", &t.name, 200);
+    c.line("name", &t.name, 200);
     c.opt_text("description", t.description.as_deref(), 2000);
     c.range("maxOccupancy", t.max_occupancy, 1, MAX_OCCUPANCY);
     c.range("maxAdults", t.max_adults, 1, MAX_OCCUPANCY);

@@ -96,7 +96,7 @@ pub struct RoomPatch {
 
 fn validate(r: &Room) -> Result<()> {
     let mut c = Checks::new();
-    c.text("name", &r.name, 50);
+    c.line("name", &r.name, 50);
     if let Some(floor) = r.floor {
         c.range("floor", floor, -20, 500);
     }

@@ -34,6 +34,24 @@ impl Checks {
         }
     }
 
+    /// A required single line of text (a name): [`Checks::text`], without the characters [`is_forbidden_in_line`]
+    /// refuses.
+    pub fn line(&mut self, field: &str, value: &str, max: usize) {
+        if has_forbidden_in_line(value) {
+            self.fail(field, FORBIDDEN_IN_LINE_MESSAGE);
+        } else {
+            self.text(field, value, max);
+        }
+    }
+
+    /// An optional single line of text.
+    pub fn opt_line(&mut self, field: &str, value: Option<&str>, max: usize) {
+        match value {
+            Some(v) if has_forbidden_in_line(v) => self.fail(field, FORBIDDEN_IN_LINE_MESSAGE),
+            other => self.opt_text(field, other, max),
+        }
+    }
+
     /// An integer within `[min, max]`.
     pub fn range(&mut self, field: &str, value: i64, min: i64, max: i64) {
         if value < min || value > max {
@@ -134,6 +152,50 @@ pub fn has_forbidden_chars(text: &str) -> bool {
 /// What a refused text is told.
 pub const FORBIDDEN_CHARS_MESSAGE: &str =
     "must not contain control characters (U+0000-U+001F, U+007F-U+009F) other than tab, line feed and carriage return";
+
+/// Characters a single line of text (a name, a phone number) may not hold, besides those no text may hold: line
+/// breaks and tabs (a name that reaches an e-mail header must not start a new header) and the Unicode format
+/// characters (general category Cf: bidirectional overrides and isolates, zero-width spaces, the soft hyphen, …),
+/// which make a name display as another ("look-alike" names on a consent page or a guest list). The zero-width
+/// non-joiner and joiner (U+200C, U+200D) are allowed: Persian and Indic names and emoji sequences need them.
+pub fn is_forbidden_in_line(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' // line and paragraph separators
+                | '\u{00AD}'
+                | '\u{0600}'..='\u{0605}'
+                | '\u{061C}'
+                | '\u{06DD}'
+                | '\u{070F}'
+                | '\u{0890}'..='\u{0891}'
+                | '\u{08E2}'
+                | '\u{180E}'
+                | '\u{200B}'
+                | '\u{200E}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{206F}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{110BD}'
+                | '\u{110CD}'
+                | '\u{13430}'..='\u{1343F}'
+                | '\u{1BCA0}'..='\u{1BCA3}'
+                | '\u{1D173}'..='\u{1D17A}'
+                | '\u{E0001}'
+                | '\u{E0020}'..='\u{E007F}'
+        )
+}
+
+/// Whether `text` holds a character [`is_forbidden_in_line`] refuses.
+pub fn has_forbidden_in_line(text: &str) -> bool {
+    text.chars().any(is_forbidden_in_line)
+}
+
+/// What a refused single line is told.
+pub const FORBIDDEN_IN_LINE_MESSAGE: &str =
+    "must be a single line without invisible formatting characters (line breaks, tabs, bidirectional controls, \
+     zero-width spaces)";
 
 /// The fields of a JSON document whose names or string values hold forbidden characters, as paths in the form
 /// serde_path_to_error uses (`guest.firstName`, `values[3].ratePlanId`; `.` is the document itself).
@@ -238,6 +300,40 @@ mod tests {
         found.sort();
         assert_eq!(found, vec!["bad\u{0}key", "guest.firstName", "values[1].id"]);
         assert_eq!(fields_with_forbidden_chars(&json!("\u{0}")), vec!["."]);
+    }
+
+    #[test]
+    fn single_lines_refuse_breaks_and_format_characters() {
+        for bad in [
+            "Ana\nSilva",
+            "Ana\r\nBcc: x@example.com",
+            "Ana\tSilva",
+            "\u{202E}anA",
+            "An\u{200B}a",
+            "A\u{2028}b",
+            "Ana\u{FEFF}",
+            "\u{2066}Ana\u{2069}",
+            "Ana\u{AD}",
+        ] {
+            assert!(has_forbidden_in_line(bad), "{bad:?}");
+        }
+        for good in
+            ["Ana Silva", "José Álvarez-Núñez", "Ø. O'Brien", "محمد\u{200C}رضا", "👨\u{200D}👩\u{200D}👧", "李小龙"]
+        {
+            assert!(!has_forbidden_in_line(good), "{good:?}");
+        }
+        let mut c = Checks::new();
+        c.line("name", "Ana\u{202E}", 100);
+        c.line("other", "  ", 100);
+        c.opt_line("phone", Some("1\n2"), 50);
+        c.opt_line("none", None, 50);
+        match c.finish() {
+            Err(Error::Validation(errors)) => {
+                let fields: Vec<_> = errors.iter().filter_map(|e| e.field.as_deref()).collect();
+                assert_eq!(fields, ["name", "other", "phone"]);
+            }
+            other => panic!("expected validation errors, got {other:?}"),
+        }
     }
 
     #[test]

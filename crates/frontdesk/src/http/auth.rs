@@ -11,7 +11,7 @@ use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use base64::Engine as _;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use axum::extract::ConnectInfo;
 
@@ -88,25 +88,45 @@ impl FromRequestParts<AppState> for AddressLimited {
     }
 }
 
-/// The client's address: the trusted proxy's header when one is configured, else the connection's peer.
+/// The client's address: from the trusted proxy's header when one is configured ([`forwarded_address`]), else the
+/// connection's peer.
 pub fn client_address(parts: &Parts, state: &AppState) -> String {
-    if let Some(header) = &state.config.trusted_proxy_header {
-        if let Some(first) = parts
-            .headers
-            .get(header.as_str())
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(',').next())
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-        {
-            return first.to_string();
-        }
+    let config = &state.config;
+    let forwarded = config.trusted_proxy_header.as_deref().and_then(|header| {
+        let values = parts.headers.get_all(header).iter().map(|v| v.to_str().unwrap_or(""));
+        forwarded_address(values, config.trusted_proxy_count)
+    });
+    match forwarded {
+        Some(ip) => ip.to_string(),
+        None => parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(addr)| addr.ip().to_string())
+            .unwrap_or_else(|| "unknown".into()),
     }
-    parts
-        .extensions
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ConnectInfo(addr)| addr.ip().to_string())
-        .unwrap_or_else(|| "unknown".into())
+}
+
+/// The client address in a proxy header's values (all its lines, in order) behind `proxies` trusted proxies: the
+/// value `proxies` places from the right. Each proxy appends the address it was connected from, so the right-most
+/// values are the trusted proxies' own and anything further left is what the client sent, which it chooses freely.
+/// `None` (use the connection's peer) when there are fewer values than proxies or the value is not an IP address
+/// (an address with a port, `[v6]:port` or `v4:port`, counts as its address).
+pub fn forwarded_address<'a>(values: impl Iterator<Item = &'a str>, proxies: u32) -> Option<IpAddr> {
+    let list: Vec<&str> = values.flat_map(|v| v.split(',')).map(str::trim).collect();
+    let index = list.len().checked_sub(usize::try_from(proxies.max(1)).ok()?)?;
+    let value = list[index];
+    value.parse::<IpAddr>().ok().or_else(|| value.parse::<SocketAddr>().ok().map(|a| a.ip()))
+}
+
+/// The client address of a request ([`client_address`]).
+pub struct ClientAddress(pub String);
+
+impl FromRequestParts<AppState> for ClientAddress {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        Ok(ClientAddress(client_address(parts, state)))
+    }
 }
 
 /// The caller if it sent credentials (public endpoints); bad credentials still answer 401.
@@ -168,6 +188,25 @@ mod tests {
 
     fn b64(s: &str) -> String {
         base64::engine::general_purpose::STANDARD.encode(s)
+    }
+
+    #[test]
+    fn the_client_address_is_counted_from_the_right() {
+        use super::forwarded_address;
+        let at = |values: &[&str], proxies| forwarded_address(values.iter().copied(), proxies).map(|ip| ip.to_string());
+        // The client put 1.1.1.1 in front; the one proxy appended the address it saw.
+        assert_eq!(at(&["1.1.1.1, 203.0.113.7"], 1).as_deref(), Some("203.0.113.7"));
+        assert_eq!(at(&["203.0.113.7"], 1).as_deref(), Some("203.0.113.7"));
+        assert_eq!(at(&["1.1.1.1", "203.0.113.7"], 1).as_deref(), Some("203.0.113.7"), "across header lines");
+        // Two proxies: the second appended the first's address.
+        assert_eq!(at(&["1.1.1.1, 203.0.113.7, 10.0.0.2"], 2).as_deref(), Some("203.0.113.7"));
+        assert_eq!(at(&["10.0.0.2"], 2), None, "fewer values than proxies");
+        assert_eq!(at(&["203.0.113.7:4711"], 1).as_deref(), Some("203.0.113.7"));
+        assert_eq!(at(&["[2001:db8::1]:4711"], 1).as_deref(), Some("2001:db8::1"));
+        assert_eq!(at(&["2001:db8::1"], 1).as_deref(), Some("2001:db8::1"));
+        assert_eq!(at(&["1.1.1.1, unknown"], 1), None, "not an address");
+        assert_eq!(at(&["1.1.1.1, "], 1), None);
+        assert_eq!(at(&[], 1), None);
     }
 
     #[test]

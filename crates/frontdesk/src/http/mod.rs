@@ -3,6 +3,7 @@
 pub mod auth;
 pub mod extract;
 pub mod head_limit;
+pub mod headers;
 pub mod keep_alive;
 pub mod listing;
 pub mod mcp;
@@ -135,8 +136,8 @@ pub fn routes(state: AppState) -> Router {
 }
 
 /// The middleware every answer passes through: body limit, timeout, panic recovery, problem documents for every
-/// error, request ids and tracing; and, when metrics are served, the request metrics (outermost, so that they time
-/// and see the final answer of every other layer).
+/// error, the security headers, request ids and tracing; and, when metrics are served, the request metrics
+/// (outermost, so that they time and see the final answer of every other layer).
 pub fn with_middleware(router: Router, config: &Config) -> Router {
     let router = with_stack(router, config);
     match config.metrics_enabled() {
@@ -158,6 +159,7 @@ fn with_stack(router: Router, config: &Config) -> Router {
         .layer(axum::middleware::from_fn(rate_limit::headers))
         .layer(map_response(problem::ensure_problem))
         .layer(axum::middleware::from_fn(head_limit::refuse_large_heads))
+        .layer(axum::middleware::map_response_with_state(config.is_https(), headers::secure))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
             let request_id = req.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or_default();
@@ -173,26 +175,81 @@ pub async fn serve(
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    serve_router(listener, app(state), shutdown).await
+    let header_read_timeout = Duration::from_secs(state.config.header_read_timeout_secs);
+    serve_connections(listener, app(state), shutdown, header_read_timeout).await
 }
 
-/// Serves any router (tests serve a few of their own) the way the service does.
+/// Serves any router (tests serve a few of their own) the way the service does, with the default header read
+/// timeout.
 pub async fn serve_router(
     listener: tokio::net::TcpListener,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use axum::serve::ListenerExt;
-    // Streamed answers are written in several pieces; without TCP_NODELAY the last one waits for the client's
-    // delayed ACK (about 40 ms).
-    let listener = listener.tap_io(|stream| {
+    let header_read_timeout = Duration::from_secs(Config::default().header_read_timeout_secs);
+    serve_connections(listener, router, shutdown, header_read_timeout).await
+}
+
+/// Accepts connections and serves HTTP/1.1 on each until `shutdown`, then lets the requests in flight finish. What
+/// `axum::serve` does, plus a limit on how long a request head may take to arrive (`header_read_timeout`, also how
+/// long a kept-alive connection may sit idle): without it a client that sends half a head holds its connection, and
+/// the task and buffers behind it, for ever; the request timeout only starts once the head is in.
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    header_read_timeout: Duration,
+) -> std::io::Result<()> {
+    use axum::extract::ConnectInfo;
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use tower::ServiceExt as _;
+
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(header_read_timeout);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            // The client gave up before it was accepted: nothing to do.
+            Err(err) if is_connection_error(&err) => continue,
+            // Out of file descriptors and the like: wait a moment rather than spin.
+            Err(err) => {
+                tracing::error!(error = %err, "could not accept a connection");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        // Streamed answers are written in several pieces; without TCP_NODELAY the last one waits for the client's
+        // delayed ACK (about 40 ms).
         if let Err(err) = stream.set_nodelay(true) {
             tracing::warn!(error = %err, "could not set TCP_NODELAY");
         }
-    });
-    axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>())
-        .with_graceful_shutdown(shutdown)
-        .await
+        let service = router.clone().map_request(move |mut request: axum::extract::Request<hyper::body::Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            request
+        });
+        let connection =
+            builder.serve_connection(TokioIo::new(stream), hyper_util::service::TowerToHyperService::new(service));
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            if let Err(err) = connection.await {
+                tracing::debug!(error = %err, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
+}
+
+fn is_connection_error(err: &std::io::Error) -> bool {
+    use std::io::ErrorKind;
+    matches!(err.kind(), ErrorKind::ConnectionRefused | ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset)
 }
 
 /// Completes on SIGINT or SIGTERM.

@@ -85,7 +85,15 @@ impl IntoResponse for Problem {
 
 impl IntoResponse for Error {
     fn into_response(self) -> Response {
-        Problem::from(self).into_response()
+        let retry_after = match &self {
+            Error::TooManyAttempts { retry_after_secs, .. } => Some(*retry_after_secs),
+            _ => None,
+        };
+        let mut response = Problem::from(self).into_response();
+        if let Some(secs) = retry_after {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        response
     }
 }
 
@@ -98,6 +106,7 @@ impl From<Error> for Problem {
             Error::Conflict(m) => (StatusCode::CONFLICT, m.clone()),
             Error::BadRequest(m) => (StatusCode::BAD_REQUEST, m.clone()),
             Error::RateLimited(m) => (StatusCode::TOO_MANY_REQUESTS, m.clone()),
+            Error::TooManyAttempts { message, .. } => (StatusCode::TOO_MANY_REQUESTS, message.clone()),
             Error::Validation(errors) => {
                 let mut problem = Problem::new(StatusCode::BAD_REQUEST, Some(summary(errors)));
                 problem.type_ = "urn:frontdesk:problem:validation".into();

@@ -1,4 +1,4 @@
-//! Public booking: the service's offer-signing secret and booking idempotency keys.
+//! Public booking: the service's offer-signing secret and open booking requests.
 
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::{AnyConnection, Row};
@@ -25,35 +25,38 @@ pub async fn service_secret(
     sqlx::query("SELECT value FROM service_secrets WHERE name = $1").bind(name).fetch_one(conn).await?.try_get("value")
 }
 
-/// A booking already made with an idempotency key: (request digest, reservation id).
-pub async fn idempotent(conn: &mut AnyConnection, hotel_id: &str, key: &str) -> StoreResult<Option<(String, String)>> {
-    let row = sqlx::query("SELECT request_hash, reservation_id FROM idempotency_keys WHERE hotel_id = $1 AND key = $2")
-        .bind(hotel_id)
-        .bind(key)
-        .fetch_optional(conn)
-        .await?;
-    row.map(|row| Ok((row.try_get("request_hash")?, row.try_get("reservation_id")?))).transpose()
+/// What an exact repeat of a public booking request is compared on.
+pub struct PublicRequest<'a> {
+    pub organization_id: &'a str,
+    pub hotel_id: &'a str,
+    /// The guest's e-mail as typed (compared without case).
+    pub email: &'a str,
+    pub check_in: NaiveDate,
+    pub check_out: NaiveDate,
+    pub room_type_id: &'a str,
 }
 
-pub async fn remember(
-    conn: &mut AnyConnection,
-    hotel_id: &str,
-    key: &str,
-    request_hash: &str,
-    reservation_id: &str,
-    at: DateTime<Utc>,
-) -> StoreResult<()> {
-    sqlx::query(
-        "INSERT INTO idempotency_keys (hotel_id, key, request_hash, reservation_id, created_at) VALUES ($1, $2, $3, $4, $5)",
+/// The oldest booking request of the hotel still waiting for staff (REQUESTED, from the public) for the same guest
+/// e-mail, dates and room type, if any.
+pub async fn open_public_request(conn: &mut AnyConnection, request: &PublicRequest<'_>) -> StoreResult<Option<String>> {
+    let row = sqlx::query(
+        "SELECT r.id FROM reservations r \
+         JOIN guests g ON g.id = r.guest_id \
+         JOIN reservation_rooms rr ON rr.reservation_id = r.id \
+         WHERE r.organization_id = $1 AND r.hotel_id = $2 AND r.check_in_date = $3 AND r.check_out_date = $4 \
+         AND r.status = 'REQUESTED' AND r.source = 'BOOKING_PAGE' AND g.email_normalized = $5 \
+         AND rr.room_type_id = $6 \
+         ORDER BY r.created_at, r.id LIMIT 1",
     )
-    .bind(hotel_id)
-    .bind(key)
-    .bind(request_hash)
-    .bind(reservation_id)
-    .bind(format_ts(at))
-    .execute(conn)
+    .bind(request.organization_id)
+    .bind(request.hotel_id)
+    .bind(request.check_in.to_string())
+    .bind(request.check_out.to_string())
+    .bind(request.email.trim().to_lowercase())
+    .bind(request.room_type_id)
+    .fetch_optional(conn)
     .await?;
-    Ok(())
+    row.map(|row| row.try_get("id")).transpose()
 }
 
 /// Rooms held under each rate plan on each night of `[from, to)`: (rate plan, counts by night, index 0 is `from`),

@@ -87,18 +87,29 @@ pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> S
         .transpose()
 }
 
-/// The organization's guest with this e-mail (case-insensitive), the oldest if several.
-pub async fn find_by_email(conn: &mut AnyConnection, organization_id: &str, email: &str) -> StoreResult<Option<Guest>> {
+/// Up to `limit` guests of the hotel with this e-mail (case-insensitive) other than `except_id`, oldest first.
+pub async fn with_email_in_hotel(
+    conn: &mut AnyConnection,
+    organization_id: &str,
+    hotel_id: &str,
+    email: &str,
+    except_id: &str,
+    limit: i64,
+) -> StoreResult<Vec<Guest>> {
     sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND email_normalized = $2 ORDER BY id LIMIT 1"
+        "SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND email_normalized = $2 AND hotel_id = $3 \
+         AND id <> $4 ORDER BY id LIMIT $5"
     ))
     .bind(organization_id)
     .bind(email.to_lowercase())
-    .fetch_optional(conn)
+    .bind(hotel_id)
+    .bind(except_id)
+    .bind(limit)
+    .fetch_all(conn)
     .await?
-    .as_ref()
+    .iter()
     .map(guest)
-    .transpose()
+    .collect()
 }
 
 pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<()> {

@@ -89,6 +89,37 @@ pub async fn get_operator(conn: &mut AnyConnection, id: &str) -> StoreResult<Opt
         .transpose()
 }
 
+pub async fn set_password_hash(
+    conn: &mut AnyConnection,
+    operator_id: &str,
+    password_hash: &str,
+    at: DateTime<Utc>,
+) -> StoreResult<()> {
+    sqlx::query("UPDATE operators SET password_hash = $1, updated_at = $2 WHERE id = $3")
+        .bind(password_hash)
+        .bind(format_ts(at))
+        .bind(operator_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Deletes an operator; their access tokens and connector grants and tokens go with them (foreign keys cascade).
+pub async fn delete_operator(conn: &mut AnyConnection, operator_id: &str) -> StoreResult<()> {
+    sqlx::query("DELETE FROM operators WHERE id = $1").bind(operator_id).execute(conn).await?;
+    Ok(())
+}
+
+/// Revokes every access token of an operator.
+pub async fn revoke_operator_tokens(conn: &mut AnyConnection, operator_id: &str, at: DateTime<Utc>) -> StoreResult<()> {
+    sqlx::query("UPDATE access_tokens SET revoked_at = $1 WHERE operator_id = $2 AND revoked_at IS NULL")
+        .bind(format_ts(at))
+        .bind(operator_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 pub struct NewAccessToken<'a> {
     pub id: &'a str,
     pub operator_id: &'a str,
@@ -96,12 +127,14 @@ pub struct NewAccessToken<'a> {
     pub token_hash: &'a str,
     pub created_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
+    /// How long the token may go unused; `None`: as long as it lives.
+    pub idle_timeout_secs: Option<i64>,
 }
 
 pub async fn insert_access_token(conn: &mut AnyConnection, token: &NewAccessToken<'_>) -> StoreResult<()> {
     sqlx::query(
-        "INSERT INTO access_tokens (id, operator_id, organization_id, token_hash, created_at, expires_at) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO access_tokens (id, operator_id, organization_id, token_hash, created_at, expires_at, \
+         idle_timeout_secs) VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(token.id)
     .bind(token.operator_id)
@@ -109,6 +142,7 @@ pub async fn insert_access_token(conn: &mut AnyConnection, token: &NewAccessToke
     .bind(token.token_hash)
     .bind(format_ts(token.created_at))
     .bind(format_ts(token.expires_at))
+    .bind(token.idle_timeout_secs)
     .execute(conn)
     .await?;
     Ok(())
@@ -120,14 +154,18 @@ pub struct StoredAccessToken {
     pub operator_id: String,
     pub organization_id: String,
     pub token_hash: String,
+    pub created_at: DateTime<Utc>,
     pub expires_at: DateTime<Utc>,
     pub revoked: bool,
+    /// The last use, recorded to the minute; `None` before the first.
+    pub last_used_at: Option<DateTime<Utc>>,
+    pub idle_timeout_secs: Option<i64>,
 }
 
 pub async fn find_access_token(conn: &mut AnyConnection, token_hash: &str) -> StoreResult<Option<StoredAccessToken>> {
     let row = sqlx::query(
-        "SELECT id, operator_id, organization_id, token_hash, expires_at, revoked_at FROM access_tokens \
-         WHERE token_hash = $1",
+        "SELECT id, operator_id, organization_id, token_hash, created_at, expires_at, revoked_at, last_used_at, \
+         idle_timeout_secs FROM access_tokens WHERE token_hash = $1",
     )
     .bind(token_hash)
     .fetch_optional(conn)
@@ -138,8 +176,11 @@ pub async fn find_access_token(conn: &mut AnyConnection, token_hash: &str) -> St
             operator_id: row.try_get("operator_id")?,
             organization_id: row.try_get("organization_id")?,
             token_hash: row.try_get("token_hash")?,
+            created_at: row.get_ts("created_at")?,
             expires_at: row.get_ts("expires_at")?,
             revoked: row.try_get::<Option<String>, _>("revoked_at")?.is_some(),
+            last_used_at: row.get_opt_ts("last_used_at")?,
+            idle_timeout_secs: row.try_get("idle_timeout_secs")?,
         })
     })
     .transpose()
@@ -151,5 +192,23 @@ pub async fn revoke_access_token(conn: &mut AnyConnection, id: &str, at: DateTim
         .bind(id)
         .execute(conn)
         .await?;
+    Ok(())
+}
+
+/// Records a token's use at `at`, unless one since `since` is recorded already.
+pub async fn touch_access_token(
+    conn: &mut AnyConnection,
+    id: &str,
+    at: DateTime<Utc>,
+    since: DateTime<Utc>,
+) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE access_tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)",
+    )
+    .bind(format_ts(at))
+    .bind(id)
+    .bind(format_ts(since))
+    .execute(conn)
+    .await?;
     Ok(())
 }

@@ -31,10 +31,12 @@
 //! [`WriteTx::record_event`] writes webhook events into the outbox inside the same transaction.
 
 pub mod api_keys;
+pub mod attempts;
 pub mod booking;
 pub mod daily_rates;
 pub mod guests;
 pub mod hotels;
+pub mod idempotency;
 pub mod identity;
 pub mod maintenance;
 pub mod metrics;

@@ -274,3 +274,30 @@ pub async fn purge(conn: &mut AnyConnection, before: DateTime<Utc>) -> StoreResu
     sqlx::query("DELETE FROM oauth_grants WHERE created_at < $1").bind(format_ts(before)).execute(conn).await?;
     Ok(())
 }
+
+/// Forgets every connector grant and token of an operator (their password changed): sign-ins in progress, codes not
+/// yet exchanged and tokens issued all stop working.
+pub async fn forget_operator(conn: &mut AnyConnection, operator_id: &str) -> StoreResult<()> {
+    sqlx::query("DELETE FROM oauth_tokens WHERE operator_id = $1").bind(operator_id).execute(&mut *conn).await?;
+    sqlx::query("DELETE FROM oauth_grants WHERE operator_id = $1").bind(operator_id).execute(conn).await?;
+    Ok(())
+}
+
+/// Notes that an operator signed in through a client (it is in use, and stays registered).
+pub async fn client_used(conn: &mut AnyConnection, id: &str, at: DateTime<Utc>) -> StoreResult<()> {
+    sqlx::query("UPDATE oauth_clients SET used_at = $1 WHERE id = $2 AND used_at IS NULL")
+        .bind(format_ts(at))
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Removes clients registered before `before` through which no operator ever signed in.
+pub async fn purge_unused_clients(conn: &mut AnyConnection, before: DateTime<Utc>) -> StoreResult<u64> {
+    let done = sqlx::query("DELETE FROM oauth_clients WHERE used_at IS NULL AND created_at < $1")
+        .bind(format_ts(before))
+        .execute(conn)
+        .await?;
+    Ok(done.rows_affected())
+}

@@ -766,16 +766,16 @@ pub async fn room_taken(
     Ok(row.try_get::<i64, _>("n")? > 0)
 }
 
-/// A reservation that holds inventory with the physical room `room_id` assigned, if there is one.
+/// The reference of a reservation that holds inventory with the physical room `room_id` assigned, if there is one.
 pub async fn held_assignment(conn: &mut AnyConnection, room_id: &str) -> StoreResult<Option<String>> {
     let row = sqlx::query(
-        "SELECT reservation_id FROM reservation_rooms WHERE room_id = $1 AND holds_inventory = 1 \
-         ORDER BY check_in_date LIMIT 1",
+        "SELECT r.reference FROM reservation_rooms rr JOIN reservations r ON r.id = rr.reservation_id \
+         WHERE rr.room_id = $1 AND rr.holds_inventory = 1 ORDER BY rr.check_in_date LIMIT 1",
     )
     .bind(room_id)
     .fetch_optional(conn)
     .await?;
-    row.map(|row| row.try_get("reservation_id")).transpose()
+    row.map(|row| row.try_get("reference")).transpose()
 }
 
 /// The stays (check-in, check-out) of the rooms of `room_type_id` that hold inventory.

@@ -82,6 +82,8 @@ async fn same_origin_writes(State(state): State<AppState>, request: Request, nex
 /// The service's rule on text ([`crate::domain::validate::is_forbidden_char`]: no control characters but tab, line
 /// feed and carriage return) for every web request at once, before any handler reads it: a path segment holding one
 /// (or not UTF-8) names no page or record (404); a query parameter or posted form field holding one is refused (400).
+/// Pages take only forms: a body of any other type is refused (415), as its fields would escape the rule while the
+/// handlers still read it as a form.
 async fn refuse_control_characters(State(state): State<AppState>, request: Request, next: Next) -> Response {
     use crate::domain::validate::has_forbidden_chars;
     let odd_segment = request.uri().path().split('/').any(|segment| {
@@ -96,18 +98,20 @@ async fn refuse_control_characters(State(state): State<AppState>, request: Reque
     if request.uri().query().is_some_and(|q| refused(q.as_bytes())) {
         return page::bad_request(MESSAGE);
     }
-    let is_form = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
-    if !is_form {
+    let content_type = request.headers().get(header::CONTENT_TYPE).map(|v| v.to_str().unwrap_or("?"));
+    let is_form = content_type.is_some_and(|v| {
+        v.parse::<mime::Mime>().is_ok_and(|m| m.essence_str() == mime::APPLICATION_WWW_FORM_URLENCODED.essence_str())
+    });
+    if matches!(*request.method(), Method::GET | Method::HEAD | Method::OPTIONS) && content_type.is_none() {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, state.config.body_limit_bytes).await else {
         return page::bad_request("The form could not be read.");
     };
+    if !is_form && !bytes.is_empty() {
+        return page::unsupported_media_type("Pages take forms only (application/x-www-form-urlencoded).");
+    }
     if refused(&bytes) {
         return page::bad_request(MESSAGE);
     }

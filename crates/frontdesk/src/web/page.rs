@@ -162,6 +162,16 @@ pub fn bad_request(message: &str) -> Response {
     plain_error(StatusCode::BAD_REQUEST, message)
 }
 
+pub fn unsupported_media_type(message: &str) -> Response {
+    plain_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, message)
+}
+
+/// An answer that asks to wait `secs` seconds before trying again (`Retry-After`).
+pub fn with_retry_after(mut response: Response, secs: u64) -> Response {
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    response
+}
+
 /// A domain error that no form handles: the page that explains it.
 pub fn error_response(err: Error) -> Response {
     WebError(err).into_response()
@@ -184,6 +194,9 @@ impl IntoResponse for WebError {
             Error::Unauthorized(_) => Redirect::to("/sign-in").into_response(),
             Error::Forbidden(message) => forbidden(&message),
             Error::RateLimited(message) => plain_error(StatusCode::TOO_MANY_REQUESTS, &message),
+            Error::TooManyAttempts { message, retry_after_secs } => {
+                with_retry_after(plain_error(StatusCode::TOO_MANY_REQUESTS, &message), retry_after_secs)
+            }
             Error::Conflict(message) => plain_error(StatusCode::CONFLICT, &message),
             Error::BadRequest(message) => bad_request(&message),
             Error::Validation(errors) => {

@@ -1,9 +1,10 @@
 //! The dashboard's sign-in state.
 //!
 //! A session is an operator access token (the contract's "session token issued by the dashboard"), kept in an
-//! `HttpOnly`, `SameSite=Lax` cookie (`Secure` when the public URL is https), so page scripts never see it. Signing
-//! out revokes the token. A request without a valid session is sent to the sign-in page, which returns the
-//! operator to the page they asked for.
+//! `HttpOnly`, `SameSite=Lax` cookie (`Secure`, and named with the `__Host-` prefix, when the public URL is https:
+//! see [`Cookie`]), so page scripts never see it. It ends when signed out (the token is revoked), after
+//! `--session-idle-timeout-hours` unused, and when the operator's password changes. A request without a valid
+//! session is sent to the sign-in page, which returns the operator to the page they asked for.
 //!
 //! CSRF: besides the origin check of every write ([`super::same_origin_writes`]), each form carries a token
 //! derived from the session token (a keyed digest: stateless, different for every session, unknowable without the
@@ -22,9 +23,33 @@ use crate::domain::identity::{self, Operator, Organization};
 use crate::domain::{Actor, Error};
 use crate::http::AppState;
 
-pub const SESSION_COOKIE: &str = "fd_session";
-pub const SIGN_IN_CSRF_COOKIE: &str = "fd_signin";
-pub const FLASH_COOKIE: &str = "fd_flash";
+/// The dashboard's cookies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cookie {
+    /// The session token.
+    Session,
+    /// The sign-in form's CSRF token.
+    SignInCsrf,
+    /// A message for the next page.
+    Flash,
+}
+
+impl Cookie {
+    /// The cookie's name. Over https it carries the `__Host-` prefix: browsers then take the cookie only when it is
+    /// `Secure`, for the whole site and without `Domain`, so neither a page of another subdomain nor a plain-http
+    /// answer can plant or replace it. Browsers keep such cookies only over https, so a service on plain http
+    /// (development) uses the bare names.
+    pub fn name(self, state: &AppState) -> &'static str {
+        match (self, state.config.is_https()) {
+            (Cookie::Session, true) => "__Host-fd_session",
+            (Cookie::Session, false) => "fd_session",
+            (Cookie::SignInCsrf, true) => "__Host-fd_signin",
+            (Cookie::SignInCsrf, false) => "fd_signin",
+            (Cookie::Flash, true) => "__Host-fd_flash",
+            (Cookie::Flash, false) => "fd_flash",
+        }
+    }
+}
 /// The form field that carries the CSRF token.
 pub const CSRF_FIELD: &str = "_csrf";
 
@@ -48,7 +73,7 @@ impl FromRequestParts<AppState> for Session {
             return Ok(session.clone());
         }
         let to_sign_in = || Redirect::to(&sign_in_url(parts)).into_response();
-        let Some(token) = cookie(&parts.headers, SESSION_COOKIE) else {
+        let Some(token) = cookie(&parts.headers, Cookie::Session.name(state)) else {
             return Err(to_sign_in());
         };
         let actor = match identity::authenticate_token(&state.db, &token).await {
@@ -63,7 +88,7 @@ impl FromRequestParts<AppState> for Session {
             operator: me.operator,
             organization: me.organization,
             csrf: csrf_for(&token),
-            flash: Flash::from_headers(&parts.headers),
+            flash: Flash::from_headers(&parts.headers, state),
         };
         parts.extensions.insert(session.clone());
         Ok(session)
@@ -104,7 +129,7 @@ pub fn is_local_path(path: &str) -> bool {
 
 /// A session that ended (expired or revoked): its cookie is cleared on the way to the sign-in page.
 fn expired(mut response: Response, state: &AppState) -> Response {
-    append_cookie(&mut response, &clear_cookie(SESSION_COOKIE, state));
+    append_cookie(&mut response, &clear_cookie(Cookie::Session, state));
     append_cookie(&mut response, &flash_cookie(&Flash::info("Your session has ended. Please sign in again."), state));
     response
 }
@@ -181,17 +206,14 @@ pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 /// `Set-Cookie` for a value only the server reads: `HttpOnly`, `SameSite=Lax`, whole site, `Secure` over https.
-pub fn set_cookie(name: &str, value: &str, max_age_secs: i64, state: &AppState) -> String {
-    let secure = if is_https(state) { "; Secure" } else { "" };
+pub fn set_cookie(cookie: Cookie, value: &str, max_age_secs: i64, state: &AppState) -> String {
+    let name = cookie.name(state);
+    let secure = if state.config.is_https() { "; Secure" } else { "" };
     format!("{name}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}{secure}")
 }
 
-pub fn clear_cookie(name: &str, state: &AppState) -> String {
-    set_cookie(name, "", 0, state)
-}
-
-fn is_https(state: &AppState) -> bool {
-    state.config.public_url.as_deref().is_some_and(|u| u.starts_with("https://"))
+pub fn clear_cookie(cookie: Cookie, state: &AppState) -> String {
+    set_cookie(cookie, "", 0, state)
 }
 
 pub fn append_cookie(response: &mut Response, cookie: &str) {
@@ -245,8 +267,8 @@ impl Flash {
         }
     }
 
-    pub fn from_headers(headers: &HeaderMap) -> Option<Flash> {
-        let raw = cookie(headers, FLASH_COOKIE)?;
+    pub fn from_headers(headers: &HeaderMap, state: &AppState) -> Option<Flash> {
+        let raw = cookie(headers, Cookie::Flash.name(state))?;
         let decoded: String = url::form_urlencoded::parse(format!("f={raw}").as_bytes()).next()?.1.into_owned();
         let (kind, text) = decoded.split_once(':')?;
         let kind = match kind {
@@ -267,7 +289,7 @@ fn flash_cookie(flash: &Flash, state: &AppState) -> String {
         FlashKind::Error => "e",
     };
     let value: String = url::form_urlencoded::byte_serialize(format!("{kind}:{}", flash.text).as_bytes()).collect();
-    set_cookie(FLASH_COOKIE, &value, 60, state)
+    set_cookie(Cookie::Flash, &value, 60, state)
 }
 
 /// Redirects (303, so the browser follows with a GET) to `to`, with a message for the next page.
@@ -280,7 +302,7 @@ pub fn redirect_with(to: &str, flash: Flash, state: &AppState) -> Response {
 /// Clears the flash cookie once its message is on a page.
 pub fn consume_flash(response: &mut Response, session: &Session, state: &AppState) {
     if session.flash.is_some() {
-        append_cookie(response, &clear_cookie(FLASH_COOKIE, state));
+        append_cookie(response, &clear_cookie(Cookie::Flash, state));
     }
 }
 

@@ -28,6 +28,15 @@ pub fn nights(n: i64) -> String {
     }
 }
 
+/// A wait in words: `1 second`, `40 seconds`, `2 minutes` (rounded up).
+pub fn wait_words(secs: u64) -> String {
+    match secs {
+        0..=1 => "1 second".to_string(),
+        2..=90 => format!("{secs} seconds"),
+        _ => format!("{} minutes", secs.div_ceil(60)),
+    }
+}
+
 /// `2 adults, 1 child`.
 pub fn party(adults: i64, children: i64, infants: i64) -> String {
     let mut parts = vec![plural(adults, "adult", "adults")];

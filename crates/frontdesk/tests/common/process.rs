@@ -27,6 +27,9 @@ pub async fn spawn_with(url: &str, env: &[(&str, &str)]) -> Process {
         .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
         .env("FRONTDESK_DATABASE_URL", url)
         .env("FRONTDESK_LOG", "warn")
+        // As in the in-process servers: tests book many requests from one address.
+        .env("FRONTDESK_BOOKING_REQUESTS_PER_ADDRESS_PER_HOUR", "0")
+        .env("FRONTDESK_BOOKING_REQUESTS_PER_EMAIL_PER_HOUR", "0")
         .envs(env.iter().copied())
         .stdout(Stdio::null())
         .spawn()

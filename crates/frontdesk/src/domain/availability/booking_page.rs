@@ -9,8 +9,9 @@ use subtle::ConstantTimeEq;
 
 use super::{public_hotel, search, AvailabilityCopies, AvailabilityQuery, Claims, Offer, OfferKey, Stay};
 use crate::domain::hotels::Hotel;
+use crate::domain::idempotency::Namespace;
 use crate::domain::reservations::{self, ReservationStatus};
-use crate::domain::{rate_plans, room_types, Actor, Error, FieldError, Result};
+use crate::domain::{rate_plans, room_types, secrets, Actor, Error, FieldError, Result};
 use crate::store::{self, Db};
 
 /// The hotel a booking page presents: 404 when unknown or not open to public booking.
@@ -116,11 +117,32 @@ pub fn query_of(stay: &Stay) -> AvailabilityQuery {
     }
 }
 
-/// The reservation an idempotency key of the hotel already booked, if any (a form sent again after it was
-/// changed: the page points to the request it made the first time).
-pub async fn earlier_request(db: &Db, hotel_id: &str, idempotency_key: &str) -> Result<Option<String>> {
-    let found = store::booking::idempotent(&mut *db.read().await?, hotel_id, idempotency_key).await?;
-    Ok(found.map(|(_, reservation_id)| reservation_id))
+/// A fresh idempotency key for a guest form of the hotel: `bp_`, random, `.`, and a MAC under the offer key, so that
+/// the page takes back only keys it gave out (a key chosen by a client could be another guest's).
+pub fn form_key(key: &OfferKey, hotel_id: &str) -> String {
+    let nonce = secrets::generate("");
+    format!("bp_{nonce}.{}", form_key_mac(key, hotel_id, &nonce))
+}
+
+fn form_key_mac(key: &OfferKey, hotel_id: &str, nonce: &str) -> String {
+    let mac = key.mac(&format!("booking form\u{0}{hotel_id}\u{0}{nonce}"));
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&mac[..16])
+}
+
+/// Whether `form_key` is one [`form_key`] gave out for the hotel's guest form.
+pub fn is_form_key(key: &OfferKey, hotel_id: &str, form_key: &str) -> bool {
+    let Some((nonce, mac)) = form_key.strip_prefix("bp_").and_then(|rest| rest.split_once('.')) else {
+        return false;
+    };
+    let expected = form_key_mac(key, hotel_id, nonce);
+    !nonce.is_empty() && bool::from(expected.as_bytes().ct_eq(mac.as_bytes()))
+}
+
+/// Whether the hotel's guest form with this key was sent before (then with other details, or its request would
+/// have been answered): the page says so, and shows nothing of the first request.
+pub async fn form_already_sent(db: &Db, hotel_id: &str, form_key: &str) -> Result<bool> {
+    let key = store::idempotency::KeyRef { namespace: Namespace::BookingPage.as_str(), scope: hotel_id, key: form_key };
+    Ok(store::idempotency::find(&mut *db.read().await?, key).await?.is_some())
 }
 
 /// What a guest sees of their booking request, at the link they were given when they sent it.
@@ -230,6 +252,22 @@ mod tests {
         let repriced = [offer("t", "p", 120)];
         let now = Box::new(repriced[0].clone());
         assert_eq!(judge(&claims, &repriced, 999).map(|o| o.total_price), Err(Stale::Repriced { was: 100, now }));
+    }
+
+    #[test]
+    fn form_keys_are_the_pages_own() {
+        let key = OfferKey(b"secret".to_vec());
+        let issued = form_key(&key, "hotel");
+        assert!(issued.starts_with("bp_"));
+        assert!(is_form_key(&key, "hotel", &issued));
+        assert_ne!(issued, form_key(&key, "hotel"), "a fresh key each time");
+        assert!(!is_form_key(&key, "another hotel", &issued));
+        assert!(!is_form_key(&OfferKey(b"other".to_vec()), "hotel", &issued));
+        let (nonce, _) = issued.split_once('.').unwrap();
+        assert!(!is_form_key(&key, "hotel", &format!("{nonce}.AAAAAAAAAAAAAAAAAAAAAA")));
+        for chosen in ["", "bp_", "bp_.", "retry-42", "bp_x", &issued[3..]] {
+            assert!(!is_form_key(&key, "hotel", chosen), "{chosen}");
+        }
     }
 
     #[test]

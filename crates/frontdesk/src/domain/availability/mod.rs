@@ -15,9 +15,11 @@ use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 use utoipa::{IntoParams, ToSchema};
 
+use super::attempts::{self, BookingLimits};
 use super::codes::CurrencyCode;
 use super::daily_rates::StayRates;
 use super::hotels::Hotel;
+use super::idempotency::{self, Namespace};
 use super::rate_plans::RatePlan;
 use super::reservations::{inventory, write, ReservationIn, ReservationRoomIn, ReservationStatus, Source};
 use super::room_types::RoomType;
@@ -451,13 +453,36 @@ fn request_digest(input: &BookingIn) -> String {
     secrets::digest(&text)
 }
 
+/// Who sends a booking request, and how it is kept from being made twice.
+#[derive(Debug, Clone, Copy)]
+pub struct BookingFrom<'a> {
+    /// Where the request's idempotency key lives: the booking page's form and the API have a namespace each.
+    pub namespace: Namespace,
+    pub idempotency_key: Option<&'a str>,
+    /// A caller of the public: anyone without an API key that may write reservations. Its requests are counted
+    /// per client address and guest e-mail ([`attempts::lock_booking_counts`]), and an exact repeat of an open
+    /// request (same e-mail, dates and room type) answers that request instead of making another.
+    pub public: Option<PublicCaller<'a>>,
+}
+
+/// The client of a public booking request.
+#[derive(Debug, Clone, Copy)]
+pub struct PublicCaller<'a> {
+    pub address: &'a str,
+    pub limits: BookingLimits,
+}
+
 /// `POST /api/hotels/{hotelId}/book-reservation`: a REQUESTED reservation with one unassigned PENDING room, for
 /// staff to approve. With an idempotency key, a retry answers the first result instead of booking again.
+///
+/// The request keeps the guest as typed: a new guest of the hotel with the name and contact given, never an
+/// existing guest found by e-mail (that would let anyone attach a request to someone else's record and read their
+/// name back). Staff see which guests of the hotel share the e-mail ([`guests::same_email_in_hotel`]).
 pub async fn book(
     db: &Db,
     key: &OfferKey,
     hotel_id: &str,
-    idempotency_key: Option<&str>,
+    from: BookingFrom<'_>,
     input: BookingIn,
 ) -> Result<BookingOut> {
     let claims = key.verify(&input.offer_id).ok_or_else(|| {
@@ -467,12 +492,12 @@ pub async fn book(
     if claims.h != hotel_id {
         c.fail("offerId", "the offer is for another hotel");
     }
-    c.text("guest.firstName", &input.guest.first_name, 100);
-    c.text("guest.lastName", &input.guest.last_name, 100);
+    c.line("guest.firstName", &input.guest.first_name, 100);
+    c.line("guest.lastName", &input.guest.last_name, 100);
     if !is_email(&input.guest.email) {
         c.fail("guest.email", "must be an e-mail address");
     }
-    c.opt_text("guest.phone", input.guest.phone.as_deref(), 50);
+    c.opt_line("guest.phone", input.guest.phone.as_deref(), 50);
     if let Some(country) = &input.guest.country {
         if country.len() != 2 || !country.chars().all(|ch| ch.is_ascii_uppercase()) {
             c.fail("guest.country", "must be an ISO 3166-1 alpha-2 code such as PT");
@@ -482,7 +507,7 @@ pub async fn book(
     if let Some(arrival) = &input.arrival_time {
         c.clock_time("arrivalTime", arrival);
     }
-    if let Some(k) = idempotency_key {
+    if let Some(k) = from.idempotency_key {
         if k.is_empty() || k.len() > 200 {
             c.fail("Idempotency-Key", "must be 1 to 200 characters");
         }
@@ -495,16 +520,74 @@ pub async fn book(
 
     let mut tx = db.begin_write().await?;
     let (organization_id, hotel, _) = public_hotel(tx.conn(), hotel_id).await?;
-    if let Some(k) = idempotency_key {
-        if let Some(done) = replay(tx.conn(), hotel_id, k, &digest).await? {
-            return Ok(done);
+    let idempotency = from.idempotency_key.map(|k| idempotency::Key {
+        namespace: from.namespace,
+        organization_id: &organization_id,
+        scope: hotel_id,
+        key: k,
+    });
+    if let Some(k) = &idempotency {
+        if let Some(reservation_id) = idempotency::replay(tx.conn(), k, &digest).await? {
+            return Ok(BookingOut { reservation_id, status: ReservationStatus::Requested });
         }
     }
     let stay =
         Stay { check_in: claims.i, check_out: claims.o, adults: claims.a, children: claims.c, infants: claims.n };
+    let earlier = match from.public {
+        Some(caller) => {
+            let counts = attempts::lock_booking_counts(&mut tx, hotel_id, caller.address, &input.guest.email).await?;
+            let repeat = store::booking::open_public_request(
+                tx.conn(),
+                &store::booking::PublicRequest {
+                    organization_id: &organization_id,
+                    hotel_id,
+                    email: &input.guest.email,
+                    check_in: stay.check_in,
+                    check_out: stay.check_out,
+                    room_type_id: &claims.t,
+                },
+            )
+            .await?;
+            if repeat.is_none() {
+                counts.count(&mut tx, caller.limits).await?;
+            }
+            repeat
+        }
+        None => None,
+    };
+    let reservation_id = match earlier {
+        Some(reservation_id) => reservation_id,
+        None => request_stay(&mut tx, &organization_id, &hotel, &claims, &stay, input).await?,
+    };
+    let out = BookingOut { reservation_id: reservation_id.clone(), status: ReservationStatus::Requested };
+    if let Some(k) = &idempotency {
+        if idempotency::remember(&mut tx, k, &digest, &reservation_id).await? == idempotency::Remembered::TakenMeanwhile
+        {
+            // Another process booked with this key first (PostgreSQL); answer what it answered.
+            drop(tx);
+            return idempotency::replay(&mut *db.read().await?, k, &digest)
+                .await?
+                .map(|reservation_id| BookingOut { reservation_id, status: ReservationStatus::Requested })
+                .ok_or_else(|| Error::Conflict("the idempotency key is in use by another request".into()));
+        }
+    }
+    tx.commit().await?;
+    Ok(out)
+}
+
+/// Prices the offer of `claims` again under the inventory lock and makes the request: a new guest as typed and a
+/// REQUESTED reservation. 409 when the offer is gone or its price changed.
+async fn request_stay(
+    tx: &mut store::WriteTx,
+    organization_id: &str,
+    hotel: &Hotel,
+    claims: &Claims,
+    stay: &Stay,
+    input: BookingIn,
+) -> Result<String> {
     let engine = tx.engine();
     store::reservations::lock_room_types(tx.conn(), engine, std::slice::from_ref(&claims.t)).await?;
-    let offer = price(tx.conn(), &organization_id, &hotel, &stay, Some((&claims.t, &claims.p)), None)
+    let offer = price(tx.conn(), organization_id, hotel, stay, Some((&claims.t, &claims.p)), None)
         .await?
         .into_iter()
         .next()
@@ -515,26 +598,20 @@ pub async fn book(
             claims.s, offer.total
         )));
     }
-
-    let system = Actor::system(&organization_id);
-    let guest = match store::guests::find_by_email(tx.conn(), &organization_id, &input.guest.email).await? {
-        Some(guest) => guest,
-        None => {
-            let guest_in = guests::GuestIn {
-                hotel_id: Some(hotel.id.clone()),
-                first_name: clean(&input.guest.first_name),
-                last_name: clean(&input.guest.last_name),
-                email: Some(clean(&input.guest.email)),
-                phone: input.guest.phone.clone(),
-                country: input.guest.country.clone(),
-                language: None,
-                notes: None,
-            };
-            guests::insert(&mut tx, &system, guest_in).await?
-        }
+    let system = Actor::system(organization_id);
+    let guest_in = guests::GuestIn {
+        hotel_id: Some(hotel.id.clone()),
+        first_name: clean(&input.guest.first_name),
+        last_name: clean(&input.guest.last_name),
+        email: Some(clean(&input.guest.email)),
+        phone: input.guest.phone.as_deref().map(clean),
+        country: input.guest.country.clone(),
+        language: None,
+        notes: None,
     };
+    let guest = guests::insert(tx, &system, guest_in).await?;
     let reservation = write::insert(
-        &mut tx,
+        tx,
         &system,
         ReservationIn {
             hotel_id: Some(hotel.id.clone()),
@@ -542,7 +619,7 @@ pub async fn book(
             status: Some(ReservationStatus::Requested),
             check_in_date: stay.check_in.to_string(),
             check_out_date: stay.check_out.to_string(),
-            start_time: input.arrival_time.as_deref().map(|arrival| write::instant(&hotel, stay.check_in, arrival)),
+            start_time: input.arrival_time.as_deref().map(|arrival| write::instant(hotel, stay.check_in, arrival)),
             end_time: None,
             adults: Some(stay.adults),
             children: Some(stay.children),
@@ -564,33 +641,7 @@ pub async fn book(
         },
     )
     .await?;
-    let out = BookingOut { reservation_id: reservation.id.clone(), status: reservation.status };
-    if let Some(k) = idempotency_key {
-        if let Err(err) = store::booking::remember(tx.conn(), hotel_id, k, &digest, &reservation.id, now()).await {
-            if store::is_unique_violation(&err) {
-                // Another process booked with this key first (PostgreSQL); answer what it answered.
-                drop(tx);
-                let mut conn = db.read().await?;
-                return replay(&mut conn, hotel_id, k, &digest)
-                    .await?
-                    .ok_or_else(|| Error::Conflict("the Idempotency-Key is in use by another request".into()));
-            }
-            return Err(err.into());
-        }
-    }
-    tx.commit().await?;
-    Ok(out)
-}
-
-/// The answer of an earlier booking with the same idempotency key; 409 when the key was used for another request.
-async fn replay(conn: &mut sqlx::AnyConnection, hotel_id: &str, key: &str, digest: &str) -> Result<Option<BookingOut>> {
-    match store::booking::idempotent(conn, hotel_id, key).await? {
-        Some((stored, reservation_id)) if stored == digest => {
-            Ok(Some(BookingOut { reservation_id, status: ReservationStatus::Requested }))
-        }
-        Some(_) => Err(Error::Conflict("this Idempotency-Key was used for a different booking request".into())),
-        None => Ok(None),
-    }
+    Ok(reservation.id)
 }
 
 #[cfg(test)]

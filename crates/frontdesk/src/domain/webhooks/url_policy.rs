@@ -11,7 +11,9 @@ use reqwest::Url;
 /// How long a name may take to resolve when a subscription is saved.
 const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Parses a subscription URL; the message says what is wrong.
+/// Parses a subscription URL; the message says what is wrong. Credentials in the URL (`user:password@`) are
+/// refused: the URL is listed to every operator of the organization and kept in the clear, and the signature is how
+/// a receiver knows a delivery is genuine.
 pub fn parse(url: &str) -> Result<Url, String> {
     let parsed = Url::parse(url).map_err(|err| format!("must be an absolute http or https URL ({err})"))?;
     if !matches!(parsed.scheme(), "http" | "https") {
@@ -20,8 +22,17 @@ pub fn parse(url: &str) -> Result<Url, String> {
     if parsed.host().is_none() {
         return Err("must name a host".into());
     }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err("must not carry credentials (user:password@): receivers check the signature instead".into());
+    }
     Ok(parsed)
 }
+
+/// What a URL whose host resolves nowhere, or anywhere the policy forbids, is told: one message for both, so that
+/// the answer does not tell which internal names exist.
+pub const NOT_REACHABLE: &str = "must name a host that resolves to public addresses only (the service's operator can \
+                                 allow private, loopback and link-local receivers with \
+                                 --webhook-allow-private-addresses true)";
 
 /// Whether an address is off limits: loopback, private, link-local (which holds cloud metadata services),
 /// shared, unspecified, multicast, documentation and reserved ranges, and their IPv6 counterparts or IPv4
@@ -34,9 +45,19 @@ pub fn is_forbidden(ip: IpAddr) -> bool {
                 return is_forbidden_v4(v4);
             }
             let s = v6.segments();
+            let v4 = |high: u16, low: u16| Ipv4Addr::new((high >> 8) as u8, high as u8, (low >> 8) as u8, low as u8);
             // NAT64 (64:ff9b::/96) reaches the embedded IPv4 address.
             if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
-                return is_forbidden_v4(Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8));
+                return is_forbidden_v4(v4(s[6], s[7]));
+            }
+            // 6to4 (2002::/16) tunnels to the IPv4 address in its second and third groups.
+            if s[0] == 0x2002 {
+                return is_forbidden_v4(v4(s[1], s[2]));
+            }
+            // Teredo (2001:0::/32) tunnels to an IPv4 address it hides (inverted) in its last groups, through a
+            // server named in the middle: no receiver needs it, and either address could be internal.
+            if s[0] == 0x2001 && s[1] == 0 {
+                return true;
             }
             v6.is_loopback()
                 || v6.is_unspecified()
@@ -76,20 +97,16 @@ pub async fn resolve_allowed(url: &Url, allow_private: bool) -> Result<Vec<Socke
         Some(url::Host::Domain(name)) => {
             match tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((name, port))).await {
                 Ok(Ok(addrs)) => addrs.collect(),
-                Ok(Err(_)) | Err(_) => return Err(format!("the host {name} does not resolve")),
+                Ok(Err(_)) | Err(_) => Vec::new(),
             }
         }
         None => return Err("must name a host".into()),
     };
-    if addrs.is_empty() {
-        return Err("the host does not resolve".into());
-    }
-    if !allow_private && addrs.iter().any(|a| is_forbidden(a.ip())) {
-        // The operator, not the API client, decides; the message names the switch because the one reading it is
-        // usually a developer pointing a subscription at a receiver on their own machine.
-        return Err("must not point at a private, loopback, link-local or reserved address (the service's operator \
-                    can allow such receivers with --webhook-allow-private-addresses true)"
-            .into());
+    // Resolving nowhere and resolving inward answer alike (the operator, not the API client, decides about private
+    // receivers; the message names the switch because the one reading it is usually a developer pointing a
+    // subscription at a receiver on their own machine).
+    if addrs.is_empty() || (!allow_private && addrs.iter().any(|a| is_forbidden(a.ip()))) {
+        return Err(NOT_REACHABLE.into());
     }
     Ok(addrs)
 }
@@ -141,10 +158,24 @@ mod tests {
             "::ffff:127.0.0.1",
             "::ffff:10.0.0.1",
             "64:ff9b::a9fe:a9fe",
+            // 6to4 of 127.0.0.1, 10.0.0.1 and 169.254.169.254.
+            "2002:7f00:1::1",
+            "2002:a00:1::",
+            "2002:a9fe:a9fe::1",
+            // Teredo, whatever it hides.
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "2001::1",
         ] {
             assert!(forbidden(ip), "{ip} must be forbidden");
         }
-        for ip in ["93.184.216.34", "8.8.8.8", "2606:4700:4700::1111", "::ffff:8.8.8.8"] {
+        for ip in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "2606:4700:4700::1111",
+            "::ffff:8.8.8.8",
+            "2002:5db8:d822::1",
+            "2001:4860::8888",
+        ] {
             assert!(!forbidden(ip), "{ip} is public");
         }
     }
@@ -153,7 +184,16 @@ mod tests {
     fn only_http_urls_with_a_host() {
         assert!(parse("https://example.com/hook").is_ok());
         assert!(parse("http://93.184.216.34:8080/x").is_ok());
-        for bad in ["ftp://example.com/", "file:///etc/passwd", "example.com/hook", "https://", "javascript:x"] {
+        for bad in [
+            "ftp://example.com/",
+            "file:///etc/passwd",
+            "example.com/hook",
+            "https://",
+            "javascript:x",
+            "https://user:secret@example.com/hook",
+            "https://user@example.com/hook",
+            "https://:secret@example.com/hook",
+        ] {
             assert!(parse(bad).is_err(), "{bad} must be refused");
         }
     }
@@ -164,6 +204,9 @@ mod tests {
         assert!(resolve_allowed(&url, false).await.is_err());
         assert!(resolve_allowed(&url, true).await.is_ok());
         let localhost = parse("http://localhost:9/x").unwrap();
-        assert!(resolve_allowed(&localhost, false).await.is_err());
+        assert_eq!(resolve_allowed(&localhost, false).await, Err(NOT_REACHABLE.to_string()));
+        let nowhere = parse("http://no-such-host.invalid/x").unwrap();
+        assert_eq!(resolve_allowed(&nowhere, false).await, Err(NOT_REACHABLE.to_string()), "the same answer");
+        assert!(resolve_allowed(&nowhere, true).await.is_err());
     }
 }

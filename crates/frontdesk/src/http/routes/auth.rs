@@ -2,12 +2,11 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use chrono::TimeDelta;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::domain::identity::{self, LoginIn, MeOut, SessionOut};
 use crate::domain::Result;
-use crate::http::auth::Principal;
+use crate::http::auth::{ClientAddress, Principal};
 use crate::http::extract::Json;
 use crate::http::problem::Problem;
 use crate::http::AppState;
@@ -16,7 +15,9 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(login)).routes(routes!(logout)).routes(routes!(me))
 }
 
-/// Signs an operator in and issues an access token.
+/// Signs an operator in and issues an access token. Failed attempts are counted per account and client address,
+/// per address and per account, shared with the dashboard's and the connector's sign-in: past a few, each further
+/// attempt must wait (429 with `Retry-After`), the wait doubling with each failure.
 #[utoipa::path(
     post,
     path = "/api/auth/login",
@@ -25,11 +26,15 @@ pub fn router() -> OpenApiRouter<AppState> {
     responses(
         (status = 200, body = SessionOut),
         (status = 401, description = "Wrong e-mail or password", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Too many failed sign-ins: wait `Retry-After` seconds", body = Problem, content_type = "application/problem+json"),
     )
 )]
-async fn login(State(state): State<AppState>, Json(input): Json<LoginIn>) -> Result<Json<SessionOut>> {
-    let ttl = TimeDelta::days(state.config.tokens.token_ttl_days);
-    identity::login(&state.db, input, ttl).await.map(Json)
+async fn login(
+    State(state): State<AppState>,
+    ClientAddress(address): ClientAddress,
+    Json(input): Json<LoginIn>,
+) -> Result<Json<SessionOut>> {
+    identity::login(&state.db, input, &address, state.config.session_limits()).await.map(Json)
 }
 
 /// Revokes the access token of this request.

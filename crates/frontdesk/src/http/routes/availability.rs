@@ -5,9 +5,10 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::domain::availability::{self, AvailabilityQuery, BookingIn, BookingOut, Offer};
-use crate::domain::{Actor, Error, FieldError, Result};
-use crate::http::auth::MaybePrincipal;
+use crate::domain::availability::{self, AvailabilityQuery, BookingFrom, BookingIn, BookingOut, Offer, PublicCaller};
+use crate::domain::idempotency::Namespace;
+use crate::domain::{Actor, Error, FieldError, Result, Scope};
+use crate::http::auth::{ClientAddress, MaybePrincipal};
 use crate::http::extract::{Json, Path, Query};
 use crate::http::problem::Problem;
 use crate::http::AppState;
@@ -48,7 +49,10 @@ async fn availability(
 }
 
 /// Revalidates the selected offer, then creates a REQUESTED reservation with one unassigned PENDING room for staff
-/// to approve. With an `Idempotency-Key` header a retry answers the first result.
+/// to approve. With an `Idempotency-Key` header a retry answers the first result. Without an API key that may write
+/// reservations, requests are limited per client address and per guest e-mail for each hotel (429 with
+/// `Retry-After`), and an exact repeat of a request still waiting (same e-mail, dates and room type) answers that
+/// request.
 #[utoipa::path(
     post,
     path = "/api/hotels/{hotelId}/book-reservation",
@@ -64,12 +68,14 @@ async fn availability(
         (status = 400, description = "A forged or edited offer, or an invalid guest", body = Problem, content_type = "application/problem+json"),
         (status = 403, description = "An API key pinned to another hotel", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "Hotel not found (or not open to public booking)", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The selected offer is no longer available (sold, repriced or expired)", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "The selected offer is no longer available (sold, repriced or expired), or the Idempotency-Key was used for another request", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Too many booking requests for this hotel from this address or for this e-mail: wait `Retry-After` seconds", body = Problem, content_type = "application/problem+json"),
     )
 )]
 async fn book_reservation(
     State(state): State<AppState>,
     MaybePrincipal(caller): MaybePrincipal,
+    ClientAddress(address): ClientAddress,
     Path(hotel_id): Path<String>,
     headers: HeaderMap,
     Json(input): Json<BookingIn>,
@@ -83,6 +89,13 @@ async fn book_reservation(
             return Err(Error::Validation(vec![FieldError::field("Idempotency-Key", message)]));
         }
     };
-    let booked = availability::book(&state.db, &state.offer_key, &hotel_id, key.as_deref(), input).await?;
+    // An integration trusted to write reservations is not the public.
+    let trusted = caller.as_ref().is_some_and(|actor| actor.require_scope(Scope::ReservationsWrite).is_ok());
+    let from = BookingFrom {
+        namespace: Namespace::BookReservation,
+        idempotency_key: key.as_deref(),
+        public: (!trusted).then(|| PublicCaller { address: &address, limits: state.config.booking_limits() }),
+    };
+    let booked = availability::book(&state.db, &state.offer_key, &hotel_id, from, input).await?;
     Ok((StatusCode::CREATED, Json(booked)))
 }

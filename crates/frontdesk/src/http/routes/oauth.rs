@@ -19,7 +19,7 @@ use serde_json::json;
 use crate::domain::oauth::{self, AuthorizeError, AuthorizeParams, OAuthError, RevokeParams, TokenParams};
 use crate::domain::validate::{fields_with_forbidden_chars, has_forbidden_chars, FORBIDDEN_CHARS_MESSAGE};
 use crate::domain::Error;
-use crate::http::auth::AddressLimited;
+use crate::http::auth::{AddressLimited, ClientAddress};
 use crate::http::problem::OwnFormat;
 use crate::http::AppState;
 use crate::web::assets;
@@ -184,13 +184,22 @@ async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery) -> 
     };
     let params = authorize_params(&mut map);
     match oauth::check_authorize(&state.db, &state.oauth(), &params).await {
-        Ok(request) => sign_in_page(&state, &params, &request.client.name, None),
+        Ok(request) => {
+            let host = oauth::redirect_host(&request.redirect_uri);
+            sign_in_page(&state, &params, (&request.client.name, &host), None)
+        }
         Err(err) => authorize_failed(&state, err),
     }
 }
 
-/// `POST /oauth/authorize`: the sign-in form. On success, the consent page.
-async fn sign_in(_: AddressLimited, State(state): State<AppState>, RawForm(body): RawForm) -> Response {
+/// `POST /oauth/authorize`: the sign-in form. On success, the consent page. Attempts are counted with every other
+/// sign-in of the service ([`crate::domain::attempts`]).
+async fn sign_in(
+    _: AddressLimited,
+    State(state): State<AppState>,
+    ClientAddress(address): ClientAddress,
+    RawForm(body): RawForm,
+) -> Response {
     let mut map = match parameters(&body) {
         Ok(map) => map,
         Err(message) => return error_page(StatusCode::BAD_REQUEST, &message),
@@ -203,9 +212,20 @@ async fn sign_in(_: AddressLimited, State(state): State<AppState>, RawForm(body)
         Err(err) => return authorize_failed(&state, err),
     };
     let client_name = request.client.name.clone();
-    match oauth::sign_in(&state.db, request, &email, password).await {
+    let client_host = oauth::redirect_host(&request.redirect_uri);
+    let client = (client_name.as_str(), client_host.as_str());
+    match oauth::sign_in(&state.db, request, &email, password, &address).await {
         Ok(consent) => consent_page(&state, &consent),
-        Err(Error::Unauthorized(_)) => sign_in_page(&state, &params, &client_name, Some("Invalid e-mail or password.")),
+        Err(Error::Unauthorized(_)) => sign_in_page(&state, &params, client, Some("Invalid e-mail or password.")),
+        Err(Error::TooManyAttempts { retry_after_secs, .. }) => {
+            let message = format!(
+                "Too many failed sign-ins. Wait {}, then try again.",
+                crate::web::view::wait_words(retry_after_secs)
+            );
+            let mut page = sign_in_page(&state, &params, client, Some(&message));
+            *page.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+            crate::web::page::with_retry_after(page, retry_after_secs)
+        }
         Err(err) => {
             tracing::error!(error = %format!("{err:#}"), "OAuth sign-in failed");
             error_page(StatusCode::INTERNAL_SERVER_ERROR, "The service could not sign you in. Try again later.")
@@ -317,6 +337,8 @@ struct SignInPage<'a> {
     title: &'a str,
     css: String,
     client: &'a str,
+    /// Where the client's redirect URI points: the one thing about it the client cannot make up.
+    client_host: &'a str,
     error: Option<&'a str>,
     action: String,
     hidden: Vec<(&'static str, &'a str)>,
@@ -329,6 +351,7 @@ struct ConsentPage<'a> {
     css: String,
     operator: &'a str,
     client: &'a str,
+    client_host: &'a str,
     organization: &'a str,
     scope: &'a str,
     ticket: &'a str,
@@ -366,11 +389,13 @@ fn hidden_fields(params: &AuthorizeParams) -> Vec<(&'static str, &str)> {
     AUTHORIZE_FIELDS.iter().zip(values).filter_map(|(name, value)| value.as_deref().map(|v| (*name, v))).collect()
 }
 
-fn sign_in_page(state: &AppState, params: &AuthorizeParams, client_name: &str, error: Option<&str>) -> Response {
+/// The sign-in form for the client `(name, redirect host)`.
+fn sign_in_page(state: &AppState, params: &AuthorizeParams, client: (&str, &str), error: Option<&str>) -> Response {
     let template = SignInPage {
         title: "Sign in",
         css: assets::url("app.css"),
-        client: client_name,
+        client: client.0,
+        client_host: client.1,
         error,
         action: format!("{}/oauth/authorize", state.oauth().issuer),
         hidden: hidden_fields(params),
@@ -384,6 +409,7 @@ fn consent_page(state: &AppState, consent: &oauth::Consent) -> Response {
         css: assets::url("app.css"),
         operator: &consent.operator.email,
         client: &consent.client_name,
+        client_host: &consent.redirect_host,
         organization: &consent.organization.name,
         scope: &consent.scope,
         ticket: &consent.ticket,
@@ -402,12 +428,13 @@ mod tests {
             title: "Sign in",
             css: String::new(),
             client: "<script>x</script>",
+            client_host: "<b>evil</b>",
             error: None,
             action: "/oauth/authorize".into(),
             hidden: vec![("state", "\"><b>")],
         };
         let html = page.render().unwrap();
-        assert!(!html.contains("<script>x") && !html.contains("\"><b>"), "{html}");
+        assert!(!html.contains("<script>x") && !html.contains("\"><b>") && !html.contains("<b>evil"), "{html}");
     }
 
     #[test]

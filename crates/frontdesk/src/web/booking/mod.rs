@@ -7,13 +7,16 @@
 //! * `GET /book/{hotelId}/requests/{reservationId}?token=…`: the receipt, at a link only the guest was given.
 //!
 //! No operator session: the pages call the same domain functions as the public API (`availability::search`,
-//! `availability::book`: signed offers, revalidation under the inventory lock, guest reuse by e-mail, idempotency,
-//! webhook events), plus the page's own reads in `availability::booking_page`. Every request counts against the
-//! client address's public rate limit, like the API's public endpoints. The pages may be framed only by the sites the
-//! hotel names (`bookingEmbedOrigins`); the dashboard never.
+//! `availability::book`: signed offers, revalidation under the inventory lock, idempotency, the limits of public
+//! booking requests, webhook events), plus the page's own reads in `availability::booking_page`. Every request
+//! counts against the client address's public rate limit, like the API's public endpoints. The pages may be framed
+//! only by the sites the hotel names (`bookingEmbedOrigins`); the dashboard never.
 //!
 //! Double submits, back-button resubmits and refreshes make one request: the guest form carries an idempotency key
 //! made when the form is shown, and the browser keeps that form for the back button (the page is not `no-store`).
+//! The key is the page's own ([`booking_page::form_key`]: signed, in a namespace of its own), and it answers with
+//! the first request only when the form is sent unchanged; changed, it is refused without showing anything of the
+//! first request. The form has a field people never see (`website`): a form that fills it in is a robot's.
 
 mod choices;
 
@@ -32,10 +35,13 @@ use super::form::FormErrors;
 use super::page::render;
 use super::view;
 use crate::domain::availability::booking_page::{self, Rechecked, Stale};
-use crate::domain::availability::{self, AvailabilityQuery, BookingGuestIn, BookingIn, Offer, MAX_STAY_NIGHTS};
+use crate::domain::availability::{
+    self, AvailabilityQuery, BookingFrom, BookingGuestIn, BookingIn, Offer, PublicCaller, MAX_STAY_NIGHTS,
+};
 use crate::domain::hotels::Hotel;
+use crate::domain::idempotency::Namespace;
 use crate::domain::reservations::ReservationStatus;
-use crate::domain::{money, secrets, Error};
+use crate::domain::{money, Error};
 use crate::http::auth::{client_address, limit};
 use crate::http::AppState;
 use choices::Choice;
@@ -52,7 +58,10 @@ pub fn router() -> Router<AppState> {
 // What every page shares
 
 /// A visitor of the booking page, counted against their address's limit like a caller of the public API.
-pub struct Visitor;
+pub struct Visitor {
+    /// The client address ([`client_address`]).
+    pub address: String,
+}
 
 impl FromRequestParts<AppState> for Visitor {
     type Rejection = Response;
@@ -62,7 +71,7 @@ impl FromRequestParts<AppState> for Visitor {
         limit(parts, state, &format!("address:{address}"), state.config.public_rate_limit_per_minute)
             .await
             .map_err(|err| error_page(err, None))?;
-        Ok(Visitor)
+        Ok(Visitor { address })
     }
 }
 
@@ -166,6 +175,19 @@ fn error_page(err: Error, hotel: Option<&Hotel>) -> Response {
             hotel,
             "Too many requests",
             "Too many requests came from your connection in the last minute. Please wait a moment and try again.",
+        ),
+        Error::TooManyAttempts { retry_after_secs, .. } => crate::web::page::with_retry_after(
+            message_page(
+                StatusCode::TOO_MANY_REQUESTS,
+                hotel,
+                "Too many booking requests",
+                &format!(
+                    "This hotel has received many booking requests from your connection or for your e-mail address \
+                     in the last hour. Please try again in {}, or contact the hotel directly.",
+                    view::wait_words(retry_after_secs)
+                ),
+            ),
+            retry_after_secs,
         ),
         Error::Internal(err) => {
             tracing::error!(error = format!("{err:#}"), "internal error on the booking page");
@@ -539,6 +561,8 @@ pub struct GuestForm {
     pub offer: String,
     /// The idempotency key made when the form was first shown.
     pub key: String,
+    /// Hidden from people (and from assistive technology); a robot filling in every field fills it in.
+    pub website: String,
     pub first_name: String,
     pub last_name: String,
     pub email: String,
@@ -632,7 +656,7 @@ async fn details_page(
         };
     match &rechecked.chosen {
         Ok(offer) => {
-            let form = GuestForm { key: secrets::generate("bp_"), ..GuestForm::default() };
+            let form = GuestForm { key: booking_page::form_key(&state.offer_key, &hotel.id), ..GuestForm::default() };
             details_answer(&hotel, &rechecked, offer, form, FormErrors::default())
         }
         Err(stale) => stale_answer(&hotel, &rechecked, stale, StatusCode::OK),
@@ -647,7 +671,7 @@ fn optional(value: &str) -> Option<String> {
 
 async fn send_request(
     State(state): State<AppState>,
-    _visitor: Visitor,
+    visitor: Visitor,
     Path(hotel_id): Path<String>,
     body: Bytes,
 ) -> Response {
@@ -658,6 +682,10 @@ async fn send_request(
     let Ok(form) = serde_urlencoded::from_bytes::<GuestForm>(&body) else {
         return error_page(Error::BadRequest("unreadable form".into()), Some(&hotel));
     };
+    // A key the page did not give out (made up, or another hotel's) and a filled-in trap: not a form of this page.
+    if !booking_page::is_form_key(&state.offer_key, &hotel.id, &form.key) || !form.website.is_empty() {
+        return error_page(Error::BadRequest("not a form of this page".into()), Some(&hotel));
+    }
     // The form's own choices; anything else is a changed form (the domain checks the format too).
     let mut errors = FormErrors::default();
     if !form.country.is_empty() && !choices::is_country(&form.country) {
@@ -666,7 +694,7 @@ async fn send_request(
     if !form.arrival_time.is_empty() && !choices::is_arrival_time(&form.arrival_time) {
         errors.add("arrivalTime", "Choose a time from the list.");
     }
-    let key = optional(&form.key).filter(|k| k.len() <= 200);
+    let key = form.key.clone();
     let input = BookingIn {
         offer_id: form.offer.clone(),
         guest: BookingGuestIn {
@@ -682,8 +710,13 @@ async fn send_request(
     if !errors.is_empty() {
         return form_again(&state, &hotel, form, errors).await;
     }
-    match availability::book(&state.db, &state.offer_key, &hotel.id, key.as_deref(), input).await {
-        Ok(out) => Redirect::to(&receipt_link(&state, &hotel, &out.reservation_id, false)).into_response(),
+    let from = BookingFrom {
+        namespace: Namespace::BookingPage,
+        idempotency_key: Some(&key),
+        public: Some(PublicCaller { address: &visitor.address, limits: state.config.booking_limits() }),
+    };
+    match availability::book(&state.db, &state.offer_key, &hotel.id, from, input).await {
+        Ok(out) => Redirect::to(&receipt_link(&state, &hotel, &out.reservation_id)).into_response(),
         Err(Error::Validation(field_errors)) if !field_errors.iter().any(|e| e.field.as_deref() == Some("offerId")) => {
             // Mistakes in the form: shown beside their fields, with the offer as it stands now.
             match guest_errors(Error::Validation(field_errors)) {
@@ -692,15 +725,20 @@ async fn send_request(
             }
         }
         Err(Error::Conflict(_)) => {
-            // This form was sent before, and changed since: its first request stands.
-            if let Some(k) = &key {
-                match booking_page::earlier_request(&state.db, &hotel.id, k).await {
-                    Ok(Some(reservation_id)) => {
-                        return Redirect::to(&receipt_link(&state, &hotel, &reservation_id, true)).into_response();
-                    }
-                    Ok(None) => {}
-                    Err(err) => return error_page(err, Some(&hotel)),
+            // This form was sent before, and changed since: its first request stands. Nothing of it is shown: the
+            // form (kept by a browser, or copied) is no pass to a guest's request.
+            match booking_page::form_already_sent(&state.db, &hotel.id, &key).await {
+                Ok(true) => {
+                    return message_page(
+                        StatusCode::CONFLICT,
+                        Some(&hotel),
+                        "This form was already sent",
+                        "This form was sent before with other details, so no second request was made: the first \
+                         request stands. To ask for another stay, start a new search.",
+                    )
                 }
+                Ok(false) => {}
+                Err(err) => return error_page(err, Some(&hotel)),
             }
             // Sold, repriced or expired between the search and the request: the offers of now.
             let rechecked =
@@ -733,10 +771,9 @@ async fn form_again(state: &AppState, hotel: &Hotel, form: GuestForm, errors: Fo
 // ---------------------------------------------------------------------------------------------------------------
 // The receipt
 
-fn receipt_link(state: &AppState, hotel: &Hotel, reservation_id: &str, again: bool) -> String {
+fn receipt_link(state: &AppState, hotel: &Hotel, reservation_id: &str) -> String {
     let token = booking_page::receipt_token(&state.offer_key, &hotel.id, reservation_id);
-    let again = if again { "&again=1" } else { "" };
-    format!("/book/{}/requests/{reservation_id}?token={token}{again}", hotel.id)
+    format!("/book/{}/requests/{reservation_id}?token={token}", hotel.id)
 }
 
 #[derive(Template)]
@@ -752,7 +789,6 @@ struct ReceiptPage {
     stay: String,
     party: String,
     total: String,
-    again: bool,
 }
 
 async fn receipt_page(
@@ -809,7 +845,6 @@ async fn receipt_page(
         stay: stay_line(receipt.check_in, receipt.check_out),
         party: view::party(receipt.adults, receipt.children, receipt.infants),
         total: money::format(receipt.total_price, &receipt.currency),
-        again: param("again") == "1",
         receipt,
         heading,
         status_label,

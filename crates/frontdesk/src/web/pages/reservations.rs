@@ -204,6 +204,9 @@ struct DetailTemplate {
     chrome: Chrome,
     row: StayRow,
     guest: Option<Guest>,
+    /// Other guests of the hotel with the guest's e-mail: a booking request brings its guest as typed, and staff
+    /// decide whether it is someone they know.
+    same_email: Vec<Guest>,
     check_in_value: String,
     check_out_value: String,
     rooms: Vec<RoomLine>,
@@ -299,7 +302,12 @@ async fn render_detail(
         })
         .collect();
     let folio = r.folio.as_ref();
+    let same_email = match &line.guest {
+        Some(guest) => crate::domain::guests::same_email_in_hotel(&state.db, actor, guest).await?,
+        None => Vec::new(),
+    };
     let template = DetailTemplate {
+        same_email,
         chrome: page
             .chrome(state, Section::Reservations, &format!("Reservation of {}", guest_title(&line.guest)))
             .await?,

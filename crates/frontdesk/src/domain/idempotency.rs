@@ -1,0 +1,84 @@
+//! Idempotency keys: a request sent again with the key of an earlier one answers what the earlier one made, instead
+//! of making it twice; the same key with a different request is refused (409), so a key never hands one caller's
+//! result to another request.
+//!
+//! Keys live in [`Namespace`]s: the keys of one way in (the booking page's form, the API's `book-reservation`)
+//! never answer another, whoever chooses them. Within a namespace a key belongs to a scope (a hotel, an
+//! organization: whatever the namespace's requests are about). A new way in gets its own namespace: one variant
+//! and its name below, nothing else.
+//!
+//! Use: digest the request ([`digest`]), ask [`replay`] before doing anything, and [`remember`] the result in the
+//! transaction that makes it. When `remember` finds the key taken meanwhile (another process's request with the
+//! same key committed first; PostgreSQL aborts the transaction), drop the transaction and ask [`replay`] again.
+
+use super::{now, secrets, Error, Result};
+use crate::store::{self, idempotency as rows, WriteTx};
+
+/// Which way in a key was sent to; keys of different namespaces never meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Namespace {
+    /// The public booking page's guest form: keys the page issued ([`crate::domain::availability::booking_page`]).
+    BookingPage,
+    /// `POST /api/hotels/{hotelId}/book-reservation` with an `Idempotency-Key` header.
+    BookReservation,
+}
+
+impl Namespace {
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Namespace::BookingPage => "booking-page",
+            Namespace::BookReservation => "book-reservation",
+        }
+    }
+}
+
+/// A key as a request sent it, and where it belongs.
+#[derive(Debug, Clone, Copy)]
+pub struct Key<'a> {
+    pub namespace: Namespace,
+    /// The organization the scope belongs to (its keys go when it does).
+    pub organization_id: &'a str,
+    /// What the namespace keys within, e.g. the hotel id.
+    pub scope: &'a str,
+    pub key: &'a str,
+}
+
+impl Key<'_> {
+    fn stored(&self) -> rows::KeyRef<'_> {
+        rows::KeyRef { namespace: self.namespace.as_str(), scope: self.scope, key: self.key }
+    }
+}
+
+/// The digest of a request's content, from its parts in a fixed order (the parts are separated, so that moving text
+/// from one part to the next changes the digest).
+pub fn digest(parts: &[&str]) -> String {
+    secrets::digest(&parts.join("\u{1f}"))
+}
+
+/// What `key` already made: the id of the first request's result when this request is the same (same digest),
+/// `None` when the key is new, 409 when it was used for a different request.
+pub async fn replay(conn: &mut sqlx::AnyConnection, key: &Key<'_>, request_digest: &str) -> Result<Option<String>> {
+    match rows::find(conn, key.stored()).await? {
+        Some((stored, result_id)) if secrets::digests_match(&stored, request_digest) => Ok(Some(result_id)),
+        Some(_) => Err(Error::Conflict("this idempotency key was used for a different request".into())),
+        None => Ok(None),
+    }
+}
+
+/// Whether [`remember`] stored the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remembered {
+    Stored,
+    /// Another request with the same key committed first: drop the transaction and [`replay`].
+    TakenMeanwhile,
+}
+
+/// Remembers what the request with `key` made, in the transaction that makes it.
+pub async fn remember(tx: &mut WriteTx, key: &Key<'_>, request_digest: &str, result_id: &str) -> Result<Remembered> {
+    match rows::insert(tx.conn(), key.stored(), key.organization_id, request_digest, result_id, now()).await {
+        Ok(()) => Ok(Remembered::Stored),
+        Err(err) if store::is_unique_violation(&err) => Ok(Remembered::TakenMeanwhile),
+        Err(err) => Err(err.into()),
+    }
+}
