@@ -1,6 +1,6 @@
-//! `frontdesk check`: everything the service needs, checked before it is started (or while it runs), in one report
-//! with an exit status: configuration, database and its migrations, Redis, the public URL, the listen address, the
-//! metrics address, e-mail.
+//! `frontdesk check`: everything the service needs, checked before it is started, in one report with an exit status:
+//! configuration, database and its migrations, Redis, the public URL, the listen address, the metrics address,
+//! e-mail. Run while the service runs, it fails on the addresses that service holds.
 
 use std::fmt;
 use std::time::Duration;
@@ -112,9 +112,19 @@ async fn redis(config: &Config) -> Finding {
     };
     match tokio::time::timeout(ANSWER_TIMEOUT, ping).await {
         Ok(Ok(_)) => finding(Status::Ok, "redis", format!("{shown} answers")),
-        // The service itself fails open without Redis (every process limits on its own), so this is not fatal.
-        Ok(Err(err)) => finding(Status::Warn, "redis", format!("{shown}: {err}; rate limits would be per process")),
-        Err(_) => finding(Status::Warn, "redis", format!("{shown}: no answer within {} s", ANSWER_TIMEOUT.as_secs())),
+        // The service would start and serve (limiting per process until Redis answers), but not as configured: the
+        // limits of several processes would not add up.
+        Ok(Err(err)) => {
+            finding(Status::Fail, "redis", format!("{shown}: {err}; serve would limit per process until Redis answers"))
+        }
+        Err(_) => finding(
+            Status::Fail,
+            "redis",
+            format!(
+                "{shown}: no answer within {} s; serve would limit per process until Redis answers",
+                ANSWER_TIMEOUT.as_secs()
+            ),
+        ),
     }
 }
 
@@ -154,7 +164,7 @@ async fn listen(config: &Config) -> Finding {
             finding(Status::Ok, "listen", format!("{} is free", config.listen))
         }
         Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => finding(
-            Status::Warn,
+            Status::Fail,
             "listen",
             format!("{} is in use (by a running frontdesk?): serve would not start", config.listen),
         ),
@@ -183,7 +193,7 @@ async fn metrics(config: &Config) -> Finding {
             }
         }
         Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => finding(
-            Status::Warn,
+            Status::Fail,
             "metrics",
             format!("{address} is in use (by a running frontdesk?): serve would not start"),
         ),
