@@ -39,6 +39,7 @@ pub mod names {
     pub const WEBHOOK_DELIVERY_DURATION: &str = "frontdesk_webhook_delivery_duration_seconds";
     pub const RATE_LIMIT_REFUSALS: &str = "frontdesk_rate_limit_refusals_total";
     pub const RATE_LIMIT_REDIS_FAILURES: &str = "frontdesk_rate_limit_redis_failures_total";
+    pub const RATE_LIMIT_REDIS_UP: &str = "frontdesk_rate_limit_redis_up";
     pub const AVAILABILITY_COPIES: &str = "frontdesk_availability_copies";
     pub const AVAILABILITY_LOADS: &str = "frontdesk_availability_copy_loads_total";
     pub const AVAILABILITY_RELOADS: &str = "frontdesk_availability_copy_reloads_total";
@@ -94,7 +95,8 @@ fn describe() {
     describe_counter!(WEBHOOK_DELIVERIES, "Webhook delivery attempts, by result.");
     describe_histogram!(WEBHOOK_DELIVERY_DURATION, Unit::Seconds, "Time of webhook delivery attempts, by result.");
     describe_counter!(RATE_LIMIT_REFUSALS, "Requests refused with 429, by kind of limit.");
-    describe_counter!(RATE_LIMIT_REDIS_FAILURES, "Rate-limit checks decided in memory because Redis did not answer.");
+    describe_counter!(RATE_LIMIT_REDIS_FAILURES, "Rate-limit calls to Redis that failed (and were decided in memory).");
+    describe_gauge!(RATE_LIMIT_REDIS_UP, "1 while rate limits are kept in Redis, 0 while its circuit breaker is open.");
     describe_gauge!(AVAILABILITY_COPIES, "Hotels whose availability copy this process holds.");
     describe_counter!(AVAILABILITY_LOADS, "Parts of availability copies loaded from the database, by part.");
     describe_counter!(AVAILABILITY_RELOADS, "Availability copies replaced because the hotel's data changed.");
@@ -168,8 +170,9 @@ impl Metrics {
         }
     }
 
-    /// The text of a scrape: reads the states (pools, outbox, copies, memory), then renders everything.
-    pub async fn render(&self, db: &Db, copies: &AvailabilityCopies) -> String {
+    /// The text of a scrape: reads the states (pools, outbox, copies, the link to Redis if one is configured,
+    /// memory), then renders everything.
+    pub async fn render(&self, db: &Db, copies: &AvailabilityCopies, redis_up: Option<bool>) -> String {
         for pool in db.pool_use() {
             gauge!(DB_POOL_IN_USE, "pool" => pool.pool).set(f64::from(pool.in_use));
             gauge!(DB_POOL_IDLE, "pool" => pool.pool).set(f64::from(pool.idle));
@@ -192,6 +195,9 @@ impl Metrics {
             }
         }
         gauge!(AVAILABILITY_COPIES).set(copies.len() as f64);
+        if let Some(up) = redis_up {
+            gauge!(RATE_LIMIT_REDIS_UP).set(f64::from(u8::from(up)));
+        }
         if let Some(bytes) = resident_memory_bytes() {
             gauge!(PROCESS_RESIDENT_MEMORY).set(bytes as f64);
         }

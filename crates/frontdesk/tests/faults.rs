@@ -4,10 +4,18 @@
 
 mod common;
 
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
 use common::disk::SmallDisk;
+use common::process::{command as frontdesk, json_output};
 use common::{Auth, TestDatabase, TestServer};
-use frontdesk::store::Engine;
+use frontdesk::config::{Config, DatabaseSettings};
+use frontdesk::http::{self, AppState};
+use frontdesk::store::{Db, Engine};
 use serde_json::json;
+
+on_both_engines_configured!(redis_going_away_is_asked_once_and_limits_hold_in_memory_until_it_is_back);
 
 /// The `-partial` file a backup to `target` writes first.
 fn partial_of(target: &std::path::Path) -> std::path::PathBuf {
@@ -101,4 +109,243 @@ async fn a_database_file_that_is_not_sqlite_is_refused_at_once_by_name() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains(&path.display().to_string()) && said.contains("not a database"), "{said}");
     let _ = std::fs::remove_file(&path);
+}
+
+/// A redis-server of the test's own on a port of its own (the shared one on 6379 is never stopped).
+struct RedisServer {
+    port: u16,
+    password: Option<&'static str>,
+    child: Option<Child>,
+}
+
+impl RedisServer {
+    /// A free port with no Redis on it yet; `None` (skipped, with a note) without redis-server outside CI.
+    fn port_or_skip() -> Option<RedisServer> {
+        if Command::new("redis-server").arg("--version").output().is_err() {
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "redis-server is required under CI=true");
+            eprintln!("skipping: no redis-server to start and stop");
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        Some(RedisServer { port, password: None, child: None })
+    }
+
+    fn url(&self) -> String {
+        match self.password {
+            Some(password) => format!("redis://:{password}@127.0.0.1:{}", self.port),
+            None => format!("redis://127.0.0.1:{}", self.port),
+        }
+    }
+
+    async fn start(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(self.password.iter().flat_map(|password| ["--requirepass", password]))
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server");
+        self.child = Some(child);
+        for _ in 0..100 {
+            if self.keys("*").await.is_some() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("redis-server did not come up on port {}", self.port);
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Stops (`STOP`) or continues (`CONT`) the server process: a Redis that hangs.
+    fn signal(&self, signal: &str) {
+        let pid = self.child.as_ref().expect("running").id().to_string();
+        assert!(Command::new("kill").args([&format!("-{signal}"), &pid]).status().unwrap().success());
+    }
+
+    /// How many keys it holds that match `pattern`; `None` when it does not answer.
+    async fn keys(&self, pattern: &str) -> Option<usize> {
+        let client = redis::Client::open(self.url()).ok()?;
+        let mut conn =
+            tokio::time::timeout(Duration::from_secs(1), client.get_multiplexed_async_connection()).await.ok()?.ok()?;
+        let keys: Vec<String> = redis::cmd("KEYS").arg(pattern).query_async(&mut conn).await.ok()?;
+        Some(keys.len())
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+async fn redis_going_away_is_asked_once_and_limits_hold_in_memory_until_it_is_back(engine: Engine) {
+    let Some(mut redis) = RedisServer::port_or_skip() else { return };
+    redis.start().await;
+    let Some(database) = TestDatabase::create_or_skip(engine).await else { return };
+    let config = Config {
+        database: DatabaseSettings { database_url: database.url.clone(), database_max_connections: 4 },
+        redis_url: Some(redis.url()),
+        rate_limit_per_minute: 5,
+        webhook_dispatcher: false,
+        ..Config::default()
+    };
+    let db = Db::connect(&database.url, 4).await.expect("database");
+    db.migrate().await.expect("migrations");
+    let state = AppState::new(db.clone(), config).await.expect("state");
+    let limiter = state.limiter.clone().expect("a limiter");
+    let s = TestServer::serve_router(http::app(state), db, engine, database).await.expect("server");
+    let org = s.org("Acme").await;
+    let key = Auth::Key(s.key(&org, &[], None).await);
+    let hotels = || s.get("/api/hotels", &key);
+
+    // Shared: the bucket is in Redis.
+    assert_eq!(hotels().await.expect(200).header("ratelimit-remaining"), Some("4"));
+    assert_eq!(redis.keys("frontdesk:ratelimit:key:*").await, Some(1));
+    assert_eq!((limiter.redis_up(), limiter.redis_failures()), (Some(true), 0));
+
+    // Redis goes away. The request that finds it gone is the only one that asks it; the rest are decided in this
+    // process's memory at once, and the limit holds there (a fresh budget of 5, then 429).
+    redis.stop();
+    for n in 0..5 {
+        assert_eq!(hotels().await.expect(200).header("ratelimit-limit"), Some("5"), "request {n}");
+    }
+    let refused = hotels().await.expect(429);
+    assert!(refused.header("retry-after").is_some());
+    for _ in 0..10 {
+        hotels().await.expect(429);
+    }
+    assert_eq!((limiter.redis_up(), limiter.redis_failures()), (Some(false), 1), "one call to a dead Redis");
+
+    // It comes back (empty, as a restarted cache does): used again without a restart of the service, within the
+    // breaker's longest wait.
+    redis.start().await;
+    let mut waited = Duration::ZERO;
+    while limiter.redis_up() != Some(true) {
+        assert!(waited < Duration::from_secs(15), "Redis was not used again");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += Duration::from_millis(100);
+    }
+    assert_eq!(hotels().await.expect(200).header("ratelimit-remaining"), Some("4"), "a fresh bucket in Redis");
+    assert_eq!(redis.keys("frontdesk:ratelimit:key:*").await, Some(1));
+
+    // Redis hangs (stopped, not gone: connections open, nothing answers). One request waits for the call's
+    // timeout; after it the breaker is open and the others do not ask.
+    redis.signal("STOP");
+    for _ in 0..10 {
+        let status = hotels().await.status.as_u16();
+        assert!(status == 200 || status == 429, "{status}");
+    }
+    assert_eq!((limiter.redis_up(), limiter.redis_failures()), (Some(false), 2), "one call to a hanging Redis");
+    redis.signal("CONT");
+    let mut waited = Duration::ZERO;
+    while limiter.redis_up() != Some(true) {
+        assert!(waited < Duration::from_secs(15), "Redis was not used again after it hung");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += Duration::from_millis(100);
+    }
+    s.stop().await;
+}
+
+/// Waits until `frontdesk_rate_limit_redis_up` reads `value` on the metrics address.
+async fn wait_for_redis_up(client: &reqwest::Client, metrics: &str, value: &str) {
+    for _ in 0..150 {
+        let text = client.get(format!("{metrics}/metrics")).send().await.unwrap().text().await.unwrap();
+        if text.lines().any(|line| line == format!("frontdesk_rate_limit_redis_up {value}")) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let text = client.get(format!("{metrics}/metrics")).send().await.unwrap().text().await.unwrap();
+    let now: Vec<&str> = text.lines().filter(|line| line.contains("redis")).collect();
+    panic!("frontdesk_rate_limit_redis_up never read {value}: {now:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_starts_without_redis_logs_once_per_outage_and_connects_when_it_comes_up() {
+    let Some(mut redis) = RedisServer::port_or_skip() else { return };
+    let database = TestDatabase::create(Engine::Sqlite).await.unwrap();
+    let url = database.url.clone();
+    assert!(frontdesk(&url).arg("migrate").status().unwrap().success());
+    let org = json_output(frontdesk(&url).args(["admin", "create-org", "--name", "Acme"]));
+    let org_id = org["id"].as_str().unwrap();
+    json_output(
+        frontdesk(&url).args(["admin", "create-operator", "--org", org_id, "--email", "ana@example.com"]).args([
+            "--name",
+            "Ana",
+            "--password",
+            "long enough",
+        ]),
+    );
+    let token = json_output(frontdesk(&url).args(["admin", "create-token", "--email", "ana@example.com"]));
+    let token = format!("Token {}", token["token"].as_str().unwrap());
+
+    // Redis is configured, with a password, and nothing listens there.
+    redis.password = Some("hunter2-secret");
+    let redis_url = redis.url();
+    let free = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (port, metrics_port) = (free(), free());
+    let log = std::env::temp_dir().join(format!("frontdesk-{}-serve.log", uuid::Uuid::now_v7().simple()));
+    let mut serve = frontdesk(&url)
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--metrics-listen", &format!("127.0.0.1:{metrics_port}")])
+        .args(["--redis-url", &redis_url, "--operator-rate-limit-per-minute", "3"])
+        .env("FRONTDESK_LOG", "warn,frontdesk::http::rate_limit=info")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let metrics = format!("http://127.0.0.1:{metrics_port}");
+    let client = reqwest::Client::new();
+    let mut up = false;
+    for _ in 0..100 {
+        if let Some(status) = serve.try_wait().unwrap() {
+            panic!("serve exited ({status}): {}", std::fs::read_to_string(&log).unwrap_or_default());
+        }
+        if client.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(up, "serve came up");
+    let hotels = || async {
+        let res = client.get(format!("{base}/api/hotels")).header("authorization", &token).send().await.unwrap();
+        res.status().as_u16()
+    };
+    // Limited in memory meanwhile.
+    assert_eq!([hotels().await, hotels().await, hotels().await, hotels().await], [200, 200, 200, 429]);
+    wait_for_redis_up(&client, &metrics, "0").await;
+
+    // Redis comes up: used without a restart.
+    redis.start().await;
+    wait_for_redis_up(&client, &metrics, "1").await;
+    hotels().await;
+    assert_eq!(redis.keys("frontdesk:ratelimit:operator:*").await, Some(1), "the limiter keeps its buckets there");
+
+    // It goes away again, under requests, and comes back.
+    redis.stop();
+    for _ in 0..20 {
+        hotels().await;
+    }
+    wait_for_redis_up(&client, &metrics, "0").await;
+    redis.start().await;
+    wait_for_redis_up(&client, &metrics, "1").await;
+    let _ = serve.kill();
+    let _ = serve.wait();
+
+    let said = std::fs::read_to_string(&log).unwrap();
+    let lines = |text: &str| said.lines().filter(|line| line.contains(text)).count();
+    assert!(!said.contains("hunter2-secret"), "{said}");
+    assert_eq!(lines("Redis does not answer; serving anyway"), 1, "{said}");
+    assert_eq!(lines("Redis stopped answering"), 1, "{said}");
+    assert_eq!(lines("Redis answers again"), 2, "{said}");
+    let named = format!("redis://:***@127.0.0.1:{}", redis.port);
+    assert_eq!(lines(&named), 4, "every line names Redis, without the password: {said}");
+    let _ = std::fs::remove_file(&log);
 }

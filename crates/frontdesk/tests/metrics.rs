@@ -342,6 +342,7 @@ fn frontdesk_metric_names() -> Vec<&'static str> {
         WEBHOOK_DELIVERY_DURATION,
         RATE_LIMIT_REFUSALS,
         RATE_LIMIT_REDIS_FAILURES,
+        RATE_LIMIT_REDIS_UP,
         AVAILABILITY_COPIES,
         AVAILABILITY_LOADS,
         AVAILABILITY_RELOADS,

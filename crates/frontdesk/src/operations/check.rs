@@ -104,7 +104,7 @@ async fn redis(config: &Config) -> Finding {
             "not configured: rate limits are kept in each process (set --redis-url when several processes serve)",
         );
     };
-    let shown = redacted(url);
+    let shown = crate::http::rate_limit::without_password(url);
     let ping = async {
         let client = redis::Client::open(url.as_str())?;
         let mut conn = client.get_multiplexed_async_connection().await?;
@@ -198,18 +198,5 @@ async fn metrics(config: &Config) -> Finding {
             format!("{address} is in use (by a running frontdesk?): serve would not start"),
         ),
         Err(err) => finding(Status::Fail, "metrics", format!("{address}: {err}")),
-    }
-}
-
-/// A URL without its password.
-fn redacted(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) => {
-            if parsed.password().is_some() {
-                let _ = parsed.set_password(Some("***"));
-            }
-            parsed.to_string()
-        }
-        Err(_) => "the configured URL".to_string(),
     }
 }
