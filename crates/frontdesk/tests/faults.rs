@@ -17,6 +17,11 @@ use serde_json::json;
 
 on_both_engines_configured!(redis_going_away_is_asked_once_and_limits_hold_in_memory_until_it_is_back);
 
+on_both_engines!(
+    a_streamed_list_that_fails_at_its_first_row_is_an_error_answer_not_a_200,
+    a_streamed_list_that_fails_midway_is_cut_off_never_ended_cleanly,
+);
+
 /// The `-partial` file a backup to `target` writes first.
 fn partial_of(target: &std::path::Path) -> std::path::PathBuf {
     let mut name = target.as_os_str().to_owned();
@@ -348,4 +353,108 @@ async fn serve_starts_without_redis_logs_once_per_outage_and_connects_when_it_co
     let named = format!("redis://:***@127.0.0.1:{}", redis.port);
     assert_eq!(lines(&named), 4, "every line names Redis, without the password: {said}");
     let _ = std::fs::remove_file(&log);
+}
+
+/// Writes `rows` guests of `organization_id` straight into the database (faster than the API), with ids `{prefix}{n}`
+/// and the stored instant `created_at` (which a reader must be able to parse).
+async fn insert_guests(s: &TestServer, organization_id: &str, prefix: &str, rows: usize, created_at: &str) {
+    let mut tx = s.db.begin_write().await.expect("write");
+    for n in 0..rows {
+        sqlx::query(
+            "INSERT INTO guests (id, organization_id, first_name, last_name, created_at, updated_at) \
+             VALUES ($1, $2, 'Ada', 'Lovelace', $3, $3)",
+        )
+        .bind(format!("{prefix}{n:06}"))
+        .bind(organization_id)
+        .bind(created_at)
+        .execute(tx.conn())
+        .await
+        .expect("guest row");
+    }
+    tx.commit().await.expect("commit");
+}
+
+const GOOD_INSTANT: &str = "2026-01-01T12:00:00.000000Z";
+
+async fn a_streamed_list_that_fails_at_its_first_row_is_an_error_answer_not_a_200(s: TestServer) {
+    let org = s.org("Acme").await;
+    insert_guests(&s, &org.id, "1-guest-", 3, GOOD_INSTANT).await;
+    // Sorted first (ids sort as bytes): a row that cannot be read.
+    insert_guests(&s, &org.id, "0-unreadable-", 1, "not an instant").await;
+    // `limit` 0 (the default) streams every match.
+    let answer = s.get("/api/guests", &org.auth()).await.expect(500);
+    assert_eq!(answer.body["detail"], "the service could not complete the request");
+    // A page is read whole, and fails whole, too.
+    s.get("/api/guests?limit=10", &org.auth()).await.expect(500);
+    s.stop().await;
+}
+
+async fn a_streamed_list_that_fails_midway_is_cut_off_never_ended_cleanly(s: TestServer) {
+    let org = s.org("Acme").await;
+    insert_guests(&s, &org.id, "1-guest-", 600, GOOD_INSTANT).await;
+    insert_guests(&s, &org.id, "2-unreadable-", 1, "not an instant").await;
+    let res = s.client.get(format!("{}/api/guests", s.base)).header("authorization", format!("Token {}", org.token));
+    let res = res.send().await.unwrap();
+    assert_eq!(res.status(), 200, "the first row was read before the status");
+    assert_eq!(res.headers()["x-total-count"], "601");
+    let body = res.bytes().await;
+    assert!(body.is_err(), "a list that failed midway must not end like a whole one: {:?}", body.map(|b| b.len()));
+    s.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_connections_terminated_under_a_long_streamed_list_cut_it_off() {
+    use sqlx::Connection;
+    let Some(mut database) = TestDatabase::create_or_skip(Engine::Postgres).await else { return };
+    // This server's connections, and no other test's, are told apart by their application name.
+    let application = format!("frontdesk_faults_{}", uuid::Uuid::now_v7().simple());
+    database.url.push_str(&format!("&application_name={application}"));
+    let s = TestServer::serve_database(database).await.expect("server");
+    let org = s.org("Acme").await;
+    let mut tx = s.db.begin_write().await.expect("write");
+    sqlx::query(
+        "INSERT INTO guests (id, organization_id, first_name, last_name, notes, created_at, updated_at) \
+         SELECT 'g-' || lpad(n::text, 7, '0'), $1, 'Ada', 'Lovelace', repeat('x', 200), $2, $2 \
+         FROM generate_series(1, 100000) AS n",
+    )
+    .bind(&org.id)
+    .bind(GOOD_INSTANT)
+    .execute(tx.conn())
+    .await
+    .expect("guests");
+    tx.commit().await.expect("commit");
+
+    let res = s.client.get(format!("{}/api/guests", s.base)).header("authorization", format!("Token {}", org.token));
+    let mut res = res.send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let mut received = res.chunk().await.expect("the first piece").map_or(0, |piece| piece.len());
+    let mut admin = sqlx::PgConnection::connect(&common::postgres_url()).await.expect("admin connection");
+    let terminated: Vec<bool> =
+        sqlx::query_scalar("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1")
+            .bind(&application)
+            .fetch_all(&mut admin)
+            .await
+            .expect("terminated");
+    assert!(!terminated.is_empty(), "the server's connections were found");
+    admin.close().await.ok();
+    let ended = loop {
+        match res.chunk().await {
+            Ok(Some(piece)) => received += piece.len(),
+            Ok(None) => break Ok(received),
+            Err(err) => break Err(err),
+        }
+    };
+    assert!(ended.is_err(), "the list ended cleanly after {received} bytes, with its connections terminated");
+    assert!(received < 100_000 * 300, "the list was cut short: {received} bytes");
+    // The service goes on: each terminated connection answers at most one request 503 before it is replaced (see
+    // docs/operations.md, "Database connections"), then lists are whole again.
+    let mut answer = s.get("/api/guests?limit=5", &org.auth()).await;
+    for _ in 0..16 {
+        if answer.status != 503 {
+            break;
+        }
+        answer = s.get("/api/guests?limit=5", &org.auth()).await;
+    }
+    assert_eq!(answer.expect(200).header("x-total-count"), Some("100000"));
+    s.stop().await;
 }
