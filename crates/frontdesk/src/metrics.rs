@@ -48,6 +48,8 @@ pub mod names {
     pub const SCRAPE_ERRORS: &str = "frontdesk_metrics_collection_errors_total";
     pub const BUILD_INFO: &str = "frontdesk_build_info";
     pub const PROCESS_RESIDENT_MEMORY: &str = "process_resident_memory_bytes";
+    pub const PROCESS_ANONYMOUS_MEMORY: &str = "frontdesk_process_anonymous_memory_bytes";
+    pub const PROCESS_FILE_BACKED_MEMORY: &str = "frontdesk_process_file_backed_memory_bytes";
 }
 
 use names::*;
@@ -105,6 +107,17 @@ fn describe() {
     describe_counter!(SCRAPE_ERRORS, "Values /metrics could not read at a scrape, by source (the last value stays).");
     describe_gauge!(BUILD_INFO, "Always 1; the version label names the running build.");
     describe_gauge!(PROCESS_RESIDENT_MEMORY, Unit::Bytes, "Resident memory of this process (Linux).");
+    describe_gauge!(
+        PROCESS_ANONYMOUS_MEMORY,
+        Unit::Bytes,
+        "Resident anonymous memory of this process (heap, stacks; Linux): its own memory."
+    );
+    describe_gauge!(
+        PROCESS_FILE_BACKED_MEMORY,
+        Unit::Bytes,
+        "Resident pages of files this process maps (its binary, SQLite's memory-mapped database) and of shared \
+         memory (Linux): page cache, shared and reclaimable."
+    );
 }
 
 /// How `/metrics` is served by this process, and what it reads at a scrape.
@@ -198,19 +211,45 @@ impl Metrics {
         if let Some(up) = redis_up {
             gauge!(RATE_LIMIT_REDIS_UP).set(f64::from(u8::from(up)));
         }
-        if let Some(bytes) = resident_memory_bytes() {
-            gauge!(PROCESS_RESIDENT_MEMORY).set(bytes as f64);
+        if let Some(memory) = resident_memory() {
+            gauge!(PROCESS_RESIDENT_MEMORY).set(memory.total as f64);
+            gauge!(PROCESS_ANONYMOUS_MEMORY).set(memory.anonymous as f64);
+            gauge!(PROCESS_FILE_BACKED_MEMORY).set(memory.file_backed as f64);
         }
         self.handle.render()
     }
 }
 
-/// The resident set size of this process, from `/proc/self/status` (Linux; `None` elsewhere).
-pub fn resident_memory_bytes() -> Option<u64> {
+/// The resident memory of this process, by kind, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResidentMemory {
+    pub total: u64,
+    /// Heap and stacks: what the process itself allocated.
+    pub anonymous: u64,
+    /// Pages of mapped files and of shared memory. On SQLite this is mostly the database, which is read through a
+    /// memory map (up to 1 GB, see `store::native::SQLITE_PRAGMAS`): the OS page cache, not the process's own memory.
+    pub file_backed: u64,
+}
+
+/// The resident memory of this process, from `/proc/self/status` (Linux; `None` elsewhere): `VmRSS`, split into
+/// `RssAnon` and `RssFile` + `RssShmem` (which add up to it).
+pub fn resident_memory() -> Option<ResidentMemory> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
-    let kib: u64 = line.trim_start_matches("VmRSS:").trim().trim_end_matches("kB").trim().parse().ok()?;
-    Some(kib * 1024)
+    let field = |name: &str| -> Option<u64> {
+        let line = status.lines().find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))?;
+        let kib: u64 = line.trim().trim_end_matches("kB").trim().parse().ok()?;
+        Some(kib * 1024)
+    };
+    Some(ResidentMemory {
+        total: field("VmRSS")?,
+        anonymous: field("RssAnon")?,
+        file_backed: field("RssFile")? + field("RssShmem")?,
+    })
+}
+
+/// The resident set size of this process (Linux; `None` elsewhere).
+pub fn resident_memory_bytes() -> Option<u64> {
+    resident_memory().map(|memory| memory.total)
 }
 
 /// The `method` label: the standard methods by name, anything else as `other`.
@@ -334,6 +373,9 @@ mod tests {
     fn resident_memory_is_read_on_linux() {
         if cfg!(target_os = "linux") {
             assert!(resident_memory_bytes().is_some_and(|bytes| bytes > 0));
+            let memory = resident_memory().expect("read on Linux");
+            assert!(memory.anonymous > 0 && memory.file_backed > 0, "{memory:?}");
+            assert_eq!(memory.anonymous + memory.file_backed, memory.total, "{memory:?}");
         }
     }
 
