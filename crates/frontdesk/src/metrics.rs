@@ -266,7 +266,7 @@ fn method_label(method: &Method) -> &'static str {
     }
 }
 
-/// Middleware: counts and times every request by method, route template (`/api/reservations/{id}`, or
+/// Middleware: counts and times every request by method, route ([`route_label`]: `/api/reservations/{id}`, or
 /// [`UNMATCHED`]) and status. Installed (outermost) only when metrics are served.
 pub async fn track_requests(request: Request, next: Next) -> Response {
     let started = Instant::now();
@@ -285,7 +285,25 @@ type RequestHandles = HashMap<(&'static str, u16), HashMap<Box<str>, (metrics::C
 
 static REQUEST_HANDLES: LazyLock<RwLock<RequestHandles>> = LazyLock::new(RwLock::default);
 
-/// Records one answered request (what [`track_requests`] does after each answer; public for the benchmark).
+/// The `route` label of a route template: the template with every path parameter written `{id}`, whatever the
+/// route calls it, so that one scheme names every route: the REST API's `/api/reservations/{reservationId}` and
+/// the pages' `/hotels/{hotel_id}/reservations/{id}` are `/api/reservations/{id}` and
+/// `/hotels/{id}/reservations/{id}` (the segment before each `{id}` says what it is).
+pub fn route_label(template: &str) -> String {
+    let mut label = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else { break };
+        label.push_str(&rest[..open]);
+        label.push_str("{id}");
+        rest = &rest[open + close + 1..];
+    }
+    label.push_str(rest);
+    label
+}
+
+/// Records one answered request (what [`track_requests`] does after each answer; public for the benchmark). `route`
+/// is the route template (or [`UNMATCHED`]); it is labelled by [`route_label`].
 pub fn record_request(method: &'static str, route: &str, status: axum::http::StatusCode, elapsed: Duration) {
     let key = (method, status.as_u16());
     let found =
@@ -293,7 +311,7 @@ pub fn record_request(method: &'static str, route: &str, status: axum::http::Sta
     let (requests, duration) = match found {
         Some(handles) => handles,
         None => {
-            let labels = [("method", method.to_string()), ("route", route.to_string()), ("status", key.1.to_string())];
+            let labels = [("method", method.to_string()), ("route", route_label(route)), ("status", key.1.to_string())];
             let handles = (counter!(HTTP_REQUESTS, &labels), histogram!(HTTP_DURATION, &labels));
             if let Ok(mut cache) = REQUEST_HANDLES.write() {
                 cache.entry(key).or_default().insert(route.into(), handles.clone());
@@ -377,6 +395,15 @@ mod tests {
             assert!(memory.anonymous > 0 && memory.file_backed > 0, "{memory:?}");
             assert_eq!(memory.anonymous + memory.file_backed, memory.total, "{memory:?}");
         }
+    }
+
+    #[test]
+    fn route_labels_write_every_parameter_as_id() {
+        assert_eq!(route_label("/api/reservations/{reservationId}"), "/api/reservations/{id}");
+        assert_eq!(route_label("/hotels/{hotel_id}/reservations/{id}/rooms"), "/hotels/{id}/reservations/{id}/rooms");
+        assert_eq!(route_label("/book/{hotel_id}/requests/{reservation_id}"), "/book/{id}/requests/{id}");
+        assert_eq!(route_label("/api/hotels"), "/api/hotels");
+        assert_eq!(route_label(UNMATCHED), UNMATCHED);
     }
 
     #[test]

@@ -112,14 +112,22 @@ async fn requests_are_counted_by_route_template_never_by_id(engine: Engine) {
     let hotel = s.hotel(&org, "Sea").await;
     let before = scrape(&s).await;
     let labels = |method, route, status| [("method", method), ("route", route), ("status", status)];
-    let hotel_route = labels("GET", "/api/hotels/{hotelId}", "200");
-    let missing_route = labels("GET", "/api/reservations/{reservationId}", "404");
+    // One scheme for every route, the API's and the pages': each parameter is `{id}`.
+    let hotel_route = labels("GET", "/api/hotels/{id}", "200");
+    let missing_route = labels("GET", "/api/reservations/{id}", "404");
+    let booking_page = labels("GET", "/book/{id}", "404");
+    let receipt_page = labels("GET", "/book/{id}/requests/{id}", "404");
     let unmatched = labels("GET", "unmatched", "404");
 
     s.get(&format!("/api/hotels/{hotel}"), &org.auth()).await.expect(200);
     s.get(&format!("/api/hotels/{hotel}"), &org.auth()).await.expect(200);
     let missing = "0190a0a0-0000-7000-8000-00000000beef";
     s.get(&format!("/api/reservations/{missing}"), &org.auth()).await.expect(404);
+    // Booking pages of a hotel that does not exist: unknown, under their routes.
+    let page = s.client.get(format!("{}/book/{missing}", s.base)).send().await.unwrap();
+    assert_eq!(page.status(), 404);
+    let page = s.client.get(format!("{}/book/{missing}/requests/{missing}", s.base)).send().await.unwrap();
+    assert_eq!(page.status(), 404);
     let unknown = "no-such-thing-4f1d2c";
     s.get(&format!("/api/{unknown}/{missing}"), &Auth::None).await.expect(404);
 
@@ -127,7 +135,14 @@ async fn requests_are_counted_by_route_template_never_by_id(engine: Engine) {
     let total = "frontdesk_http_requests_total";
     assert_eq!(counter(&after, total, &hotel_route) - counter(&before, total, &hotel_route), 2.0, "{after}");
     assert_eq!(counter(&after, total, &missing_route) - counter(&before, total, &missing_route), 1.0, "{after}");
+    assert_eq!(counter(&after, total, &booking_page) - counter(&before, total, &booking_page), 1.0, "{after}");
+    assert_eq!(counter(&after, total, &receipt_page) - counter(&before, total, &receipt_page), 1.0, "{after}");
     assert_eq!(counter(&after, total, &unmatched) - counter(&before, total, &unmatched), 1.0, "{after}");
+    for line in after.lines().filter(|line| line.starts_with(total)) {
+        let route = line.split("route=\"").nth(1).and_then(|rest| rest.split('"').next()).unwrap_or_default();
+        let parameters = route.split('{').skip(1);
+        assert!(parameters.clone().all(|p| p.starts_with("id}")), "{route} does not follow the scheme");
+    }
     let buckets = "frontdesk_http_request_duration_seconds_count";
     assert!(counter(&after, buckets, &hotel_route) >= 2.0, "{after}");
     assert!(after.contains("frontdesk_http_request_duration_seconds_bucket{"), "{after}");
