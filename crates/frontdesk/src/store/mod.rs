@@ -31,7 +31,7 @@
 //! [`WriteTx::record_event`] writes webhook events into the outbox inside the same transaction.
 //!
 //! A write that fails leaves its connection as clean as it found it: a connection that comes back to its pool still
-//! counted inside a transaction is closed rather than reused ([`pool_options`]). A write that fails for want of
+//! counted inside a transaction is closed rather than reused ([`writer_pool_options`]). A write that fails for want of
 //! storage (a full disk) is a passing fault like an unreachable database ([`is_unavailable`]: 503), and readiness
 //! watches for it ([`write_health`]).
 

@@ -199,7 +199,8 @@ impl IntoResponse for WebError {
                 tracing::warn!(error = format!("{err:#}"), "the database cannot store writes");
                 plain_error(
                     StatusCode::SERVICE_UNAVAILABLE,
-                    "The database cannot store anything at the moment. Nothing was changed; try again in a few minutes.",
+                    "The database cannot store anything at the moment. Nothing was changed; try again in a few \
+                     minutes.",
                 )
             }
             Error::Internal(err) if crate::store::is_unavailable_cause(&err) => {
