@@ -253,6 +253,46 @@ async fn redis_going_away_is_asked_once_and_limits_hold_in_memory_until_it_is_ba
         tokio::time::sleep(Duration::from_millis(100)).await;
         waited += Duration::from_millis(100);
     }
+
+    // Under load: eight clients keep asking while Redis is killed and started again. Only requests in flight when
+    // it went away ask it in vain (at most one each), every answer is a decision (200 or 429), and Redis is used
+    // again while the load goes on.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let clients: Vec<_> = (0..8)
+        .map(|_| {
+            let (client, url, key, stop) =
+                (s.client.clone(), format!("{}/api/hotels", s.base), key.clone(), stop.clone());
+            tokio::spawn(async move {
+                let Auth::Key(secret) = key else { unreachable!("a key") };
+                let mut answered = Vec::new();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let res = client.get(&url).header("authorization", common::basic(&secret)).send().await.unwrap();
+                    answered.push(res.status().as_u16());
+                }
+                answered
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let failures_before = limiter.redis_failures();
+    redis.stop();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(limiter.redis_up(), Some(false));
+    let failures = limiter.redis_failures() - failures_before;
+    assert!((1..=8).contains(&failures), "{failures} calls to a dead Redis under 8 clients");
+    redis.start().await;
+    let mut waited = Duration::ZERO;
+    while limiter.redis_up() != Some(true) {
+        assert!(waited < Duration::from_secs(15), "Redis was not used again under load");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        waited += Duration::from_millis(100);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for client in clients {
+        let answered = client.await.unwrap();
+        assert!(answered.iter().all(|status| matches!(status, 200 | 429)), "{answered:?}");
+    }
+    assert_eq!(limiter.redis_failures() - failures_before, failures, "no call failed after the breaker opened");
     s.stop().await;
 }
 

@@ -138,7 +138,9 @@ impl RateLimiter {
 
     async fn decide(&self, bucket: &str, per_minute: u32) -> Decision {
         let per_minute = per_minute.max(1);
-        if let Some((redis, mut lease)) = self.inner.redis.as_ref().and_then(|redis| Some((redis, redis.lease()?))) {
+        // No lease without Redis, or while its circuit breaker is open: then this process decides alone.
+        let leased = self.inner.redis.as_ref().and_then(|redis| Some((redis, redis.lease()?)));
+        if let Some((redis, mut lease)) = leased {
             let interval = 60_000_000 / i64::from(per_minute);
             let answer: redis::RedisResult<(i64, i64, i64, i64)> = self
                 .inner
