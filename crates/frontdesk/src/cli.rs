@@ -49,8 +49,9 @@ pub enum Command {
     /// Replaces the SQLite database with a backup, after checking it; refused while a frontdesk process uses the
     /// database (PostgreSQL: pg_restore).
     Restore(RestoreArgs),
-    /// Writes everything an organization has (hotels, room types, rooms, rate plans, daily rates, guests,
-    /// reservations with rooms and folio) as JSON lines, each record as the REST API answers it.
+    /// Writes everything an organization has (operators, hotels, room types, rooms, rate plans, daily rates, API
+    /// keys, webhook subscriptions, guests, reservations with rooms and folio) as JSON lines, each record as the REST
+    /// API answers it; no secret, password hash or key digest.
     Export(ExportArgs),
 }
 

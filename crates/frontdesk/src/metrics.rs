@@ -39,6 +39,7 @@ pub mod names {
     pub const WEBHOOK_DELIVERY_DURATION: &str = "frontdesk_webhook_delivery_duration_seconds";
     pub const RATE_LIMIT_REFUSALS: &str = "frontdesk_rate_limit_refusals_total";
     pub const RATE_LIMIT_REDIS_FAILURES: &str = "frontdesk_rate_limit_redis_failures_total";
+    pub const RATE_LIMIT_REDIS_UP: &str = "frontdesk_rate_limit_redis_up";
     pub const AVAILABILITY_COPIES: &str = "frontdesk_availability_copies";
     pub const AVAILABILITY_LOADS: &str = "frontdesk_availability_copy_loads_total";
     pub const AVAILABILITY_RELOADS: &str = "frontdesk_availability_copy_reloads_total";
@@ -47,6 +48,8 @@ pub mod names {
     pub const SCRAPE_ERRORS: &str = "frontdesk_metrics_collection_errors_total";
     pub const BUILD_INFO: &str = "frontdesk_build_info";
     pub const PROCESS_RESIDENT_MEMORY: &str = "process_resident_memory_bytes";
+    pub const PROCESS_ANONYMOUS_MEMORY: &str = "frontdesk_process_anonymous_memory_bytes";
+    pub const PROCESS_FILE_BACKED_MEMORY: &str = "frontdesk_process_file_backed_memory_bytes";
 }
 
 use names::*;
@@ -94,7 +97,8 @@ fn describe() {
     describe_counter!(WEBHOOK_DELIVERIES, "Webhook delivery attempts, by result.");
     describe_histogram!(WEBHOOK_DELIVERY_DURATION, Unit::Seconds, "Time of webhook delivery attempts, by result.");
     describe_counter!(RATE_LIMIT_REFUSALS, "Requests refused with 429, by kind of limit.");
-    describe_counter!(RATE_LIMIT_REDIS_FAILURES, "Rate-limit checks decided in memory because Redis did not answer.");
+    describe_counter!(RATE_LIMIT_REDIS_FAILURES, "Rate-limit calls to Redis that failed (and were decided in memory).");
+    describe_gauge!(RATE_LIMIT_REDIS_UP, "1 while rate limits are kept in Redis, 0 while its circuit breaker is open.");
     describe_gauge!(AVAILABILITY_COPIES, "Hotels whose availability copy this process holds.");
     describe_counter!(AVAILABILITY_LOADS, "Parts of availability copies loaded from the database, by part.");
     describe_counter!(AVAILABILITY_RELOADS, "Availability copies replaced because the hotel's data changed.");
@@ -103,6 +107,17 @@ fn describe() {
     describe_counter!(SCRAPE_ERRORS, "Values /metrics could not read at a scrape, by source (the last value stays).");
     describe_gauge!(BUILD_INFO, "Always 1; the version label names the running build.");
     describe_gauge!(PROCESS_RESIDENT_MEMORY, Unit::Bytes, "Resident memory of this process (Linux).");
+    describe_gauge!(
+        PROCESS_ANONYMOUS_MEMORY,
+        Unit::Bytes,
+        "Resident anonymous memory of this process (heap, stacks; Linux): its own memory."
+    );
+    describe_gauge!(
+        PROCESS_FILE_BACKED_MEMORY,
+        Unit::Bytes,
+        "Resident pages of files this process maps (its binary, SQLite's memory-mapped database) and of shared \
+         memory (Linux): page cache, shared and reclaimable."
+    );
 }
 
 /// How `/metrics` is served by this process, and what it reads at a scrape.
@@ -168,8 +183,9 @@ impl Metrics {
         }
     }
 
-    /// The text of a scrape: reads the states (pools, outbox, copies, memory), then renders everything.
-    pub async fn render(&self, db: &Db, copies: &AvailabilityCopies) -> String {
+    /// The text of a scrape: reads the states (pools, outbox, copies, the link to Redis if one is configured,
+    /// memory), then renders everything.
+    pub async fn render(&self, db: &Db, copies: &AvailabilityCopies, redis_up: Option<bool>) -> String {
         for pool in db.pool_use() {
             gauge!(DB_POOL_IN_USE, "pool" => pool.pool).set(f64::from(pool.in_use));
             gauge!(DB_POOL_IDLE, "pool" => pool.pool).set(f64::from(pool.idle));
@@ -192,19 +208,48 @@ impl Metrics {
             }
         }
         gauge!(AVAILABILITY_COPIES).set(copies.len() as f64);
-        if let Some(bytes) = resident_memory_bytes() {
-            gauge!(PROCESS_RESIDENT_MEMORY).set(bytes as f64);
+        if let Some(up) = redis_up {
+            gauge!(RATE_LIMIT_REDIS_UP).set(f64::from(u8::from(up)));
+        }
+        if let Some(memory) = resident_memory() {
+            gauge!(PROCESS_RESIDENT_MEMORY).set(memory.total as f64);
+            gauge!(PROCESS_ANONYMOUS_MEMORY).set(memory.anonymous as f64);
+            gauge!(PROCESS_FILE_BACKED_MEMORY).set(memory.file_backed as f64);
         }
         self.handle.render()
     }
 }
 
-/// The resident set size of this process, from `/proc/self/status` (Linux; `None` elsewhere).
-pub fn resident_memory_bytes() -> Option<u64> {
+/// The resident memory of this process, by kind, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResidentMemory {
+    pub total: u64,
+    /// Heap and stacks: what the process itself allocated.
+    pub anonymous: u64,
+    /// Pages of mapped files and of shared memory. On SQLite this is mostly the database, which is read through a
+    /// memory map (up to 1 GB, see `store::native::SQLITE_PRAGMAS`): the OS page cache, not the process's own memory.
+    pub file_backed: u64,
+}
+
+/// The resident memory of this process, from `/proc/self/status` (Linux; `None` elsewhere): `VmRSS`, split into
+/// `RssAnon` and `RssFile` + `RssShmem` (which add up to it).
+pub fn resident_memory() -> Option<ResidentMemory> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
-    let kib: u64 = line.trim_start_matches("VmRSS:").trim().trim_end_matches("kB").trim().parse().ok()?;
-    Some(kib * 1024)
+    let field = |name: &str| -> Option<u64> {
+        let line = status.lines().find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))?;
+        let kib: u64 = line.trim().trim_end_matches("kB").trim().parse().ok()?;
+        Some(kib * 1024)
+    };
+    Some(ResidentMemory {
+        total: field("VmRSS")?,
+        anonymous: field("RssAnon")?,
+        file_backed: field("RssFile")? + field("RssShmem")?,
+    })
+}
+
+/// The resident set size of this process (Linux; `None` elsewhere).
+pub fn resident_memory_bytes() -> Option<u64> {
+    resident_memory().map(|memory| memory.total)
 }
 
 /// The `method` label: the standard methods by name, anything else as `other`.
@@ -221,7 +266,7 @@ fn method_label(method: &Method) -> &'static str {
     }
 }
 
-/// Middleware: counts and times every request by method, route template (`/api/reservations/{id}`, or
+/// Middleware: counts and times every request by method, route ([`route_label`]: `/api/reservations/{id}`, or
 /// [`UNMATCHED`]) and status. Installed (outermost) only when metrics are served.
 pub async fn track_requests(request: Request, next: Next) -> Response {
     let started = Instant::now();
@@ -240,7 +285,25 @@ type RequestHandles = HashMap<(&'static str, u16), HashMap<Box<str>, (metrics::C
 
 static REQUEST_HANDLES: LazyLock<RwLock<RequestHandles>> = LazyLock::new(RwLock::default);
 
-/// Records one answered request (what [`track_requests`] does after each answer; public for the benchmark).
+/// The `route` label of a route template: the template with every path parameter written `{id}`, whatever the
+/// route calls it, so that one scheme names every route: the REST API's `/api/reservations/{reservationId}` and
+/// the pages' `/hotels/{hotel_id}/reservations/{id}` are `/api/reservations/{id}` and
+/// `/hotels/{id}/reservations/{id}` (the segment before each `{id}` says what it is).
+pub fn route_label(template: &str) -> String {
+    let mut label = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else { break };
+        label.push_str(&rest[..open]);
+        label.push_str("{id}");
+        rest = &rest[open + close + 1..];
+    }
+    label.push_str(rest);
+    label
+}
+
+/// Records one answered request (what [`track_requests`] does after each answer; public for the benchmark). `route`
+/// is the route template (or [`UNMATCHED`]); it is labelled by [`route_label`].
 pub fn record_request(method: &'static str, route: &str, status: axum::http::StatusCode, elapsed: Duration) {
     let key = (method, status.as_u16());
     let found =
@@ -248,7 +311,7 @@ pub fn record_request(method: &'static str, route: &str, status: axum::http::Sta
     let (requests, duration) = match found {
         Some(handles) => handles,
         None => {
-            let labels = [("method", method.to_string()), ("route", route.to_string()), ("status", key.1.to_string())];
+            let labels = [("method", method.to_string()), ("route", route_label(route)), ("status", key.1.to_string())];
             let handles = (counter!(HTTP_REQUESTS, &labels), histogram!(HTTP_DURATION, &labels));
             if let Ok(mut cache) = REQUEST_HANDLES.write() {
                 cache.entry(key).or_default().insert(route.into(), handles.clone());
@@ -328,7 +391,19 @@ mod tests {
     fn resident_memory_is_read_on_linux() {
         if cfg!(target_os = "linux") {
             assert!(resident_memory_bytes().is_some_and(|bytes| bytes > 0));
+            let memory = resident_memory().expect("read on Linux");
+            assert!(memory.anonymous > 0 && memory.file_backed > 0, "{memory:?}");
+            assert_eq!(memory.anonymous + memory.file_backed, memory.total, "{memory:?}");
         }
+    }
+
+    #[test]
+    fn route_labels_write_every_parameter_as_id() {
+        assert_eq!(route_label("/api/reservations/{reservationId}"), "/api/reservations/{id}");
+        assert_eq!(route_label("/hotels/{hotel_id}/reservations/{id}/rooms"), "/hotels/{id}/reservations/{id}/rooms");
+        assert_eq!(route_label("/book/{hotel_id}/requests/{reservation_id}"), "/book/{id}/requests/{id}");
+        assert_eq!(route_label("/api/hotels"), "/api/hotels");
+        assert_eq!(route_label(UNMATCHED), UNMATCHED);
     }
 
     #[test]

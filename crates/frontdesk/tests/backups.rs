@@ -177,10 +177,32 @@ fn check_reports_each_part_and_fails_when_the_service_could_not_work() {
     let with_metrics = run(&["--metrics-listen", "127.0.0.1:0"]);
     assert!(text(&with_metrics.stdout).contains("ok    metrics"), "{}", text(&with_metrics.stdout));
 
-    let unreachable = run(&["--redis-url", "redis://127.0.0.1:1", "--public-url", "http://hotel.example"]);
+    let warned = run(&["--public-url", "http://hotel.example"]);
+    let report = text(&warned.stdout);
+    assert!(warned.status.success(), "warnings do not fail: {report}");
+    assert!(report.contains("warn  public URL"), "{report}");
+
+    // Configured and unreachable, Redis fails the check (serve would start, but limit per process), naming it
+    // without its password.
+    let unreachable = run(&["--redis-url", "redis://:hunter2-secret@127.0.0.1:1"]);
     let report = text(&unreachable.stdout);
-    assert!(unreachable.status.success(), "warnings do not fail: {report}");
-    assert!(report.contains("warn  redis") && report.contains("warn  public URL"), "{report}");
+    assert_eq!(unreachable.status.code(), Some(1), "{report}");
+    assert!(report.contains("FAIL  redis") && report.contains("127.0.0.1:1"), "{report}");
+    assert!(!report.contains("hunter2-secret"), "{report}");
+
+    // A taken listen or metrics address fails it too, saying which.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let listen_taken = frontdesk(&url).args(["check", "--listen", &address]).output().unwrap();
+    let report = text(&listen_taken.stdout);
+    assert_eq!(listen_taken.status.code(), Some(1), "{report}");
+    assert!(report.contains("FAIL  listen") && report.contains(&format!("{address} is in use")), "{report}");
+    let metrics_taken = run(&["--metrics-listen", &address]);
+    let report = text(&metrics_taken.stdout);
+    assert_eq!(metrics_taken.status.code(), Some(1), "{report}");
+    assert!(report.contains("ok    listen") && report.contains("FAIL  metrics"), "{report}");
+    assert!(report.contains(&format!("{address} is in use")), "{report}");
+    drop(taken);
 
     let invalid = run(&["--rate-limit-per-minute", "0"]);
     assert_eq!(invalid.status.code(), Some(1));

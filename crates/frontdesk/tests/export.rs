@@ -32,6 +32,21 @@ async fn an_export_holds_every_record_as_the_api_answers_it(s: TestServer) {
                    "rooms": [{"roomTypeId": room_type, "ratePlanId": plan}]}),
         )
         .await;
+    // Its setup: an API key pinned to the hotel and a webhook subscription, each with a secret shown once.
+    let key = s
+        .post(
+            "/api/apiKeys",
+            &org.auth(),
+            json!({"name": "channel manager", "scopes": ["rooms:read"], "hotelId": hotel}),
+        )
+        .await
+        .expect(200)
+        .body;
+    let subscription = s
+        .post("/api/webhooksubscriptions", &org.auth(), json!({"hotelId": hotel, "url": "http://127.0.0.1:9/hooks"}))
+        .await
+        .expect(200)
+        .body;
     // Another organization's records never appear.
     let other = s.org("Other").await;
     let other_hotel = s.hotel(&other, "Elsewhere").await;
@@ -51,20 +66,27 @@ async fn an_export_holds_every_record_as_the_api_answers_it(s: TestServer) {
     let count = |kind: &str| kinds.get(kind).map_or(0, Vec::len);
     assert_eq!(
         (
+            count("operator"),
             count("hotel"),
             count("roomType"),
             count("room"),
             count("ratePlan"),
             count("dailyRate"),
+            count("apiKey"),
+            count("webhookSubscription"),
             count("guest"),
             count("reservation")
         ),
-        (1, 1, 1, 1, 3, 1, 1),
+        (1, 1, 1, 1, 1, 3, 1, 1, 1, 1),
         "{kinds:#?}"
     );
     let counts: Value = serde_json::from_slice(out.stderr.rsplit(|b| *b == b'\n').find(|l| !l.is_empty()).unwrap())
         .expect("the counts on stderr");
     assert_eq!(counts["dailyRates"], 3);
+    assert_eq!(
+        (&counts["operators"], &counts["apiKeys"], &counts["webhookSubscriptions"]),
+        (&json!(1), &json!(1), &json!(1))
+    );
 
     // Each record is what the API answers for it.
     let api_reservation = s.get(&format!("/api/reservations/{reservation}"), &org.auth()).await.expect(200).body;
@@ -75,6 +97,40 @@ async fn an_export_holds_every_record_as_the_api_answers_it(s: TestServer) {
     let api_hotel = s.get(&format!("/api/hotels/{hotel}"), &org.auth()).await.expect(200).body;
     assert_eq!(kinds["hotel"][0], api_hotel);
     assert!(!lines.iter().any(|l| l.to_string().contains("Zed")), "nothing of another organization");
+
+    // The setup, as the API answers it, and without any secret: no key or webhook secret, no password hash, no
+    // digest of a key or an access token.
+    let api_keys = s.get("/api/apiKeys", &org.auth()).await.expect(200).body;
+    assert_eq!(kinds["apiKey"][0], api_keys[0]);
+    let api_subscription =
+        s.get(&format!("/api/webhooksubscriptions/{}", subscription["id"].as_str().unwrap()), &org.auth()).await;
+    assert_eq!(kinds["webhookSubscription"][0], api_subscription.expect(200).body);
+    let me = s.get("/api/auth/me", &org.auth()).await.expect(200).body;
+    assert_eq!(kinds["operator"][0]["email"], json!(org.operator_email), "{me}");
+    let mut secrets = vec![
+        key["secret"].as_str().unwrap().to_string(),
+        subscription["secret"].as_str().unwrap().to_string(),
+        org.token.clone(),
+    ];
+    let stored = |sql: &'static str| {
+        let (db, id) = (s.db.clone(), org.id.clone());
+        async move {
+            let mut conn = db.read().await.unwrap();
+            sqlx::query_scalar::<_, String>(sql).bind(id).fetch_all(&mut *conn).await.unwrap()
+        }
+    };
+    secrets.extend(stored("SELECT password_hash FROM operators WHERE organization_id = $1").await);
+    secrets.extend(stored("SELECT secret_hash FROM api_keys WHERE organization_id = $1").await);
+    secrets.extend(stored("SELECT token_hash FROM access_tokens WHERE organization_id = $1").await);
+    secrets.extend(stored("SELECT secret_sealed FROM webhook_subscriptions WHERE organization_id = $1").await);
+    assert_eq!(secrets.len(), 7);
+    let text: String = lines.iter().map(Value::to_string).collect();
+    for secret in &secrets {
+        assert!(!text.contains(secret.as_str()), "a secret or its digest is in the export");
+    }
+    for field in ["secret", "password", "hash", "sealed"] {
+        assert!(!text.to_lowercase().contains(field), "{field} in the export: {text}");
+    }
 
     // An unknown organization is named; an existing file is never overwritten.
     let unknown = command(s.database_url()).args(["export", "--org", "no-such-org"]).output().unwrap();

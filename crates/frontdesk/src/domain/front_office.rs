@@ -56,7 +56,7 @@ async fn check_in_bound(
 /// Reservations matching `filter` with their guests and rooms, in `page`'s order.
 pub(crate) async fn lines(db: &Db, actor: &Actor, filter: &StayFilter, page: &Page) -> Result<Vec<StayLine>> {
     let found: Vec<Reservation> =
-        store::reservations::list(db, &actor.organization_id, filter, page).try_collect().await?;
+        store::reservations::list(db, &actor.organization_id, filter, page).await?.try_collect().await?;
     decorate(db, actor, found).await
 }
 

@@ -178,7 +178,7 @@ pub async fn list(db: &Db, actor: &Actor, mut filter: GuestFilter, params: ListP
     let page = params.validate(shape, &VOCABULARY)?;
     filter.hotel_id = hotels::optional_filter(&mut *db.read().await?, actor, filter.hotel_id.as_deref()).await?;
     let total = store::guests::count(db, &actor.organization_id, &filter, &page).await?;
-    let items = store::guests::list(db, &actor.organization_id, &filter, &page).map_err(Error::from).boxed();
+    let items = store::guests::list(db, &actor.organization_id, &filter, &page).await?.map_err(Error::from).boxed();
     Ok(Listing { total, items: ListItems::Streamed(items), projection: page.projection })
 }
 

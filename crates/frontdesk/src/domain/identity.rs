@@ -68,6 +68,12 @@ pub async fn list_organizations(db: &Db) -> Result<Vec<Organization>> {
     Ok(rows::list_organizations(&mut *db.read().await?).await?)
 }
 
+/// The operators of the actor's organization (operators and the service itself only).
+pub async fn list_operators(db: &Db, actor: &Actor) -> Result<Vec<Operator>> {
+    actor.require_operator()?;
+    Ok(rows::list_operators(&mut *db.read().await?, &actor.organization_id).await?)
+}
+
 pub struct OperatorIn<'a> {
     pub organization_id: &'a str,
     pub email: &'a str,

@@ -31,7 +31,7 @@ pub fn listener_router(state: AppState) -> Router {
 async fn guarded(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let Some(metrics) = &state.metrics else { return not_found() };
     match metrics.access(&headers) {
-        Access::Granted => text(metrics.render(&state.db, &state.availability).await),
+        Access::Granted => text(metrics.render(&state.db, &state.availability, redis_up(&state)).await),
         Access::Refused => refused(),
         Access::NotServed => not_found(),
     }
@@ -39,9 +39,13 @@ async fn guarded(State(state): State<AppState>, headers: HeaderMap) -> Response 
 
 async fn open(State(state): State<AppState>) -> Response {
     match &state.metrics {
-        Some(metrics) => text(metrics.render(&state.db, &state.availability).await),
+        Some(metrics) => text(metrics.render(&state.db, &state.availability, redis_up(&state)).await),
         None => not_found(),
     }
+}
+
+fn redis_up(state: &AppState) -> Option<bool> {
+    state.limiter.as_ref().and_then(|limiter| limiter.redis_up())
 }
 
 fn text(body: String) -> Response {

@@ -61,6 +61,11 @@ fn slug(status: StatusCode) -> String {
 /// What a request is told while the database cannot be reached.
 pub const UNAVAILABLE: &str = "the database is not reachable at the moment; nothing was changed, try again shortly";
 
+/// What a request is told while the database cannot store writes (its disk is full or failing).
+pub const STORAGE_FAILING: &str =
+    "the database cannot store anything at the moment (its disk is full or failing); nothing was changed, try again \
+     shortly";
+
 /// Seconds a client is asked to wait before retrying a 503.
 const RETRY_AFTER_SECS: &str = "5";
 
@@ -113,6 +118,10 @@ impl From<Error> for Problem {
                 problem.title = "The request is invalid".into();
                 problem.errors = Some(errors.clone());
                 return problem;
+            }
+            Error::Internal(err) if crate::store::write_health::is_storage_failure_cause(err) => {
+                tracing::warn!(error = format!("{err:#}"), "the database cannot store writes");
+                (StatusCode::SERVICE_UNAVAILABLE, STORAGE_FAILING.to_string())
             }
             Error::Internal(err) if crate::store::is_unavailable_cause(err) => {
                 tracing::warn!(error = format!("{err:#}"), "the database is unavailable");

@@ -3,8 +3,13 @@
 //! The algorithm is GCRA (a token bucket in disguise): a limit of `L` requests per minute allows a burst of `L`,
 //! then one request every `60 s / L`. With one process the state lives in memory (`governor`). With several
 //! processes it lives in Redis (`FRONTDESK_REDIS_URL`), one atomic script call per request, so the limit holds
-//! for the sum of their traffic. When Redis cannot be reached, requests are still served (fail open): the failure
-//! is logged and counted, and this process falls back to its own memory until Redis answers again.
+//! for the sum of their traffic. When Redis cannot be reached, requests are still served (fail open): this process
+//! decides in its own memory, without asking Redis, until Redis answers again ([`redis_link`]: connected in the
+//! background, with a circuit breaker).
+
+mod redis_link;
+
+pub use redis_link::without_password;
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
@@ -63,14 +68,14 @@ pub struct RateLimiter {
 
 struct Inner {
     memory: Mutex<HashMap<u32, Arc<KeyedLimiter>>>,
-    redis: Option<redis::aio::ConnectionManager>,
+    redis: Option<redis_link::RedisLink>,
     script: redis::Script,
     redis_failures: AtomicU64,
 }
 
 impl std::fmt::Debug for RateLimiter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RateLimiter").field("redis", &self.inner.redis.is_some()).finish()
+        f.debug_struct("RateLimiter").field("redis_up", &self.redis_up()).finish()
     }
 }
 
@@ -79,17 +84,11 @@ fn secs_ceil(micros: i64) -> u64 {
 }
 
 impl RateLimiter {
-    /// A limiter in memory, or in Redis when `redis_url` is given.
+    /// A limiter in memory, or in Redis when `redis_url` is given (whether Redis answers yet or not; only a
+    /// malformed URL fails).
     pub async fn new(redis_url: Option<&str>) -> anyhow::Result<RateLimiter> {
         let redis = match redis_url {
-            Some(url) => {
-                let client = redis::Client::open(url)?;
-                let config = redis::aio::ConnectionManagerConfig::new()
-                    .set_connection_timeout(Some(Duration::from_millis(500)))
-                    .set_response_timeout(Some(Duration::from_millis(500)))
-                    .set_number_of_retries(1);
-                Some(redis::aio::ConnectionManager::new_with_config(client, config).await?)
-            }
+            Some(url) => Some(redis_link::RedisLink::open(url).await?),
             None => None,
         };
         let limiter = RateLimiter {
@@ -117,9 +116,14 @@ impl RateLimiter {
         Ok(limiter)
     }
 
-    /// How many times Redis could not be asked (and this process decided alone).
+    /// How many calls to Redis failed (each decided in this process's memory).
     pub fn redis_failures(&self) -> u64 {
         self.inner.redis_failures.load(Ordering::Relaxed)
+    }
+
+    /// `None` without Redis; else whether Redis is in use (`false` while its circuit breaker is open).
+    pub fn redis_up(&self) -> Option<bool> {
+        self.inner.redis.as_ref().map(redis_link::RedisLink::is_up)
     }
 
     /// Counts one request against `bucket`, limited to `per_minute`; a refusal is counted in the metrics by the
@@ -134,16 +138,17 @@ impl RateLimiter {
 
     async fn decide(&self, bucket: &str, per_minute: u32) -> Decision {
         let per_minute = per_minute.max(1);
-        if let Some(redis) = &self.inner.redis {
+        // No lease without Redis, or while its circuit breaker is open: then this process decides alone.
+        let leased = self.inner.redis.as_ref().and_then(|redis| Some((redis, redis.lease()?)));
+        if let Some((redis, mut lease)) = leased {
             let interval = 60_000_000 / i64::from(per_minute);
-            let mut conn = redis.clone();
             let answer: redis::RedisResult<(i64, i64, i64, i64)> = self
                 .inner
                 .script
                 .key(format!("frontdesk:ratelimit:{bucket}"))
                 .arg(interval)
                 .arg(per_minute)
-                .invoke_async(&mut conn)
+                .invoke_async(&mut lease.connection)
                 .await;
             match answer {
                 Ok((allowed, remaining, reset, retry)) => {
@@ -156,9 +161,9 @@ impl RateLimiter {
                     };
                 }
                 Err(err) => {
-                    let failures = self.inner.redis_failures.fetch_add(1, Ordering::Relaxed) + 1;
+                    self.inner.redis_failures.fetch_add(1, Ordering::Relaxed);
                     crate::metrics::rate_limit_redis_failed();
-                    tracing::warn!(error = %err, failures, "rate limiting could not reach Redis; deciding in memory");
+                    redis.failed(lease, &err);
                 }
             }
         }

@@ -28,15 +28,17 @@ pub async fn backup(db: &Db, target: &Path) -> anyhow::Result<BackupOut> {
     anyhow::ensure!(!target.exists(), "{} exists already; a backup never overwrites a file", target.display());
     let partial = with_suffix(target, "partial");
     let _ = std::fs::remove_file(&partial);
-    maintenance::vacuum_into(db, &partial).await?;
-    let summary = match maintenance::verify_sqlite_file(&partial).await {
-        Ok(summary) => summary,
-        Err(err) => {
-            let _ = std::fs::remove_file(&partial);
-            return Err(err.context("the backup did not verify and was removed"));
-        }
+    // Whatever fails (the disk filling up while the copy is written, the check, the rename), the partial file goes:
+    // a failed backup must not use up the space it ran out of, nor be taken for a backup.
+    let removed = |err: anyhow::Error, what: &str| {
+        let _ = std::fs::remove_file(&partial);
+        err.context(format!("{what}; the partial backup {} was removed", partial.display()))
     };
-    std::fs::rename(&partial, target).with_context(|| format!("moving the backup to {}", target.display()))?;
+    maintenance::vacuum_into(db, &partial).await.map_err(|err| removed(err, "the backup could not be written"))?;
+    let summary =
+        maintenance::verify_sqlite_file(&partial).await.map_err(|err| removed(err, "the backup did not verify"))?;
+    std::fs::rename(&partial, target)
+        .map_err(|err| removed(err.into(), &format!("the backup could not be moved to {}", target.display())))?;
     let bytes = std::fs::metadata(target)?.len();
     Ok(BackupOut { path: absolute(target), bytes, summary })
 }

@@ -1,6 +1,6 @@
-//! `frontdesk check`: everything the service needs, checked before it is started (or while it runs), in one report
-//! with an exit status: configuration, database and its migrations, Redis, the public URL, the listen address, the
-//! metrics address, e-mail.
+//! `frontdesk check`: everything the service needs, checked before it is started, in one report with an exit status:
+//! configuration, database and its migrations, Redis, the public URL, the listen address, the metrics address,
+//! e-mail. Run while the service runs, it fails on the addresses that service holds.
 
 use std::fmt;
 use std::time::Duration;
@@ -104,7 +104,7 @@ async fn redis(config: &Config) -> Finding {
             "not configured: rate limits are kept in each process (set --redis-url when several processes serve)",
         );
     };
-    let shown = redacted(url);
+    let shown = crate::http::rate_limit::without_password(url);
     let ping = async {
         let client = redis::Client::open(url.as_str())?;
         let mut conn = client.get_multiplexed_async_connection().await?;
@@ -112,9 +112,19 @@ async fn redis(config: &Config) -> Finding {
     };
     match tokio::time::timeout(ANSWER_TIMEOUT, ping).await {
         Ok(Ok(_)) => finding(Status::Ok, "redis", format!("{shown} answers")),
-        // The service itself fails open without Redis (every process limits on its own), so this is not fatal.
-        Ok(Err(err)) => finding(Status::Warn, "redis", format!("{shown}: {err}; rate limits would be per process")),
-        Err(_) => finding(Status::Warn, "redis", format!("{shown}: no answer within {} s", ANSWER_TIMEOUT.as_secs())),
+        // The service would start and serve (limiting per process until Redis answers), but not as configured: the
+        // limits of several processes would not add up.
+        Ok(Err(err)) => {
+            finding(Status::Fail, "redis", format!("{shown}: {err}; serve would limit per process until Redis answers"))
+        }
+        Err(_) => finding(
+            Status::Fail,
+            "redis",
+            format!(
+                "{shown}: no answer within {} s; serve would limit per process until Redis answers",
+                ANSWER_TIMEOUT.as_secs()
+            ),
+        ),
     }
 }
 
@@ -154,7 +164,7 @@ async fn listen(config: &Config) -> Finding {
             finding(Status::Ok, "listen", format!("{} is free", config.listen))
         }
         Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => finding(
-            Status::Warn,
+            Status::Fail,
             "listen",
             format!("{} is in use (by a running frontdesk?): serve would not start", config.listen),
         ),
@@ -183,23 +193,10 @@ async fn metrics(config: &Config) -> Finding {
             }
         }
         Err(err) if err.kind() == std::io::ErrorKind::AddrInUse => finding(
-            Status::Warn,
+            Status::Fail,
             "metrics",
             format!("{address} is in use (by a running frontdesk?): serve would not start"),
         ),
         Err(err) => finding(Status::Fail, "metrics", format!("{address}: {err}")),
-    }
-}
-
-/// A URL without its password.
-fn redacted(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) => {
-            if parsed.password().is_some() {
-                let _ = parsed.set_password(Some("***"));
-            }
-            parsed.to_string()
-        }
-        Err(_) => "the configured URL".to_string(),
     }
 }

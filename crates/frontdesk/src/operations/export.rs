@@ -1,6 +1,10 @@
 //! `frontdesk export`: everything an organization has, as JSON lines, for moving to another system or keeping
 //! outside Frontdesk. Each line is `{"type": …, "data": …}` where `data` is the record exactly as the REST API
 //! answers it, so whatever reads the API reads the export. The first line describes the export.
+//!
+//! The organization's setup is in it too (operators, API keys, webhook subscriptions), without any secret: API key
+//! and access token digests, password hashes and webhook signing secrets never leave the database, as the API never
+//! answers them after creation.
 
 use std::io::Write;
 
@@ -12,7 +16,7 @@ use serde_json::json;
 
 use crate::domain::access::Actor;
 use crate::domain::listing::ListParams;
-use crate::domain::{guests, hotels, identity, rate_plans, reservations, room_types, rooms};
+use crate::domain::{api_keys, guests, hotels, identity, rate_plans, reservations, room_types, rooms, webhooks};
 use crate::store::{self, Db};
 
 /// Bounds wide enough for every night that can be stored (writes accept 2000-01-01 onwards), in the form both
@@ -24,17 +28,22 @@ const LAST_NIGHT: NaiveDate = NaiveDate::from_ymd_opt(9999, 12, 31).expect("a va
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportCounts {
+    pub operators: u64,
     pub hotels: u64,
     pub room_types: u64,
     pub rooms: u64,
     pub rate_plans: u64,
     pub daily_rates: u64,
+    pub api_keys: u64,
+    pub webhook_subscriptions: u64,
     pub guests: u64,
     pub reservations: u64,
 }
 
-/// Writes organization `organization_id` to `out`. Reads go through the domain with the service's own rights in
-/// that organization; reservations carry their rooms and folio, as `GET /api/reservations/{id}` answers them.
+/// Writes organization `organization_id` to `out`: the organization, its operators, hotels (each with its room
+/// types, rooms, rate plans and daily rates), API keys, webhook subscriptions, guests and reservations. Reads go
+/// through the domain with the service's own rights in that organization; reservations carry their rooms and folio,
+/// as `GET /api/reservations/{id}` answers them.
 pub async fn export(db: &Db, organization_id: &str, out: &mut impl Write) -> anyhow::Result<ExportCounts> {
     let organizations = identity::list_organizations(db).await?;
     let organization = organizations
@@ -44,6 +53,11 @@ pub async fn export(db: &Db, organization_id: &str, out: &mut impl Write) -> any
     let actor = Actor::system(organization_id);
     let mut counts = ExportCounts::default();
     line(out, "export", &json!({"format": 1, "organization": organization, "exportedAt": crate::domain::now()}))?;
+
+    for operator in identity::list_operators(db, &actor).await? {
+        line(out, "operator", &operator)?;
+        counts.operators += 1;
+    }
 
     for hotel in hotels::list(db, &actor).await? {
         line(out, "hotel", &hotel)?;
@@ -68,6 +82,16 @@ pub async fn export(db: &Db, organization_id: &str, out: &mut impl Write) -> any
                 counts.daily_rates += 1;
             }
         }
+    }
+
+    // After the hotels they may be pinned to (keys) or deliver the events of (subscriptions).
+    for key in api_keys::list(db, &actor).await? {
+        line(out, "apiKey", &key)?;
+        counts.api_keys += 1;
+    }
+    for subscription in webhooks::list(db, &actor).await? {
+        line(out, "webhookSubscription", &subscription)?;
+        counts.webhook_subscriptions += 1;
     }
 
     let mut all_guests =

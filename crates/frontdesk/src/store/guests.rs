@@ -142,16 +142,16 @@ pub async fn count(db: &Db, organization_id: &str, filter: &GuestFilter, page: &
     super::count(db, &sql, c.into_args()).await
 }
 
-pub fn list(
+pub async fn list(
     db: &Db,
     organization_id: &str,
     filter: &GuestFilter,
     page: &Page,
-) -> futures::stream::BoxStream<'static, StoreResult<Guest>> {
+) -> StoreResult<futures::stream::BoxStream<'static, StoreResult<Guest>>> {
     let mut c = conditions(db.engine(), organization_id, filter, page);
     let order = c.order_and_page(page);
     let sql = format!("SELECT {COLUMNS} FROM guests{}{order}", c.where_clause());
-    super::stream(db, sql, c.into_args(), guest)
+    super::stream(db, sql, c.into_args(), guest).await
 }
 
 /// The guests among `ids` (of the organization).

@@ -79,6 +79,17 @@ pub async fn find_operator_by_email(conn: &mut AnyConnection, email: &str) -> St
     row.map(|row| Ok((operator(&row)?, row.try_get("password_hash")?))).transpose()
 }
 
+/// The operators of an organization (never their password hashes).
+pub async fn list_operators(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<Vec<Operator>> {
+    sqlx::query(&format!("SELECT {OPERATOR_COLUMNS} FROM operators WHERE organization_id = $1 ORDER BY id"))
+        .bind(organization_id)
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(operator)
+        .collect()
+}
+
 pub async fn get_operator(conn: &mut AnyConnection, id: &str) -> StoreResult<Option<Operator>> {
     sqlx::query(&format!("SELECT {OPERATOR_COLUMNS} FROM operators WHERE id = $1"))
         .bind(id)

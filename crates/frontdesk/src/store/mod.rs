@@ -29,6 +29,11 @@
 //! dedicated single-connection pool, so writers queue in order instead of failing with `SQLITE_BUSY`; on PostgreSQL
 //! it is an ordinary transaction and code that checks then takes inventory locks the rows it depends on.
 //! [`WriteTx::record_event`] writes webhook events into the outbox inside the same transaction.
+//!
+//! A write that fails leaves its connection as clean as it found it: a connection that comes back to its pool still
+//! counted inside a transaction is closed rather than reused ([`writer_pool_options`]). A write that fails for want of
+//! storage (a full disk) is a passing fault like an unreachable database ([`is_unavailable`]: 503), and readiness
+//! watches for it ([`write_health`]).
 
 pub mod api_keys;
 pub mod attempts;
@@ -51,6 +56,7 @@ pub mod rooms;
 pub mod sql;
 pub mod summaries;
 pub mod webhooks;
+pub mod write_health;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -63,7 +69,7 @@ use sqlx::pool::{PoolConnection, PoolOptions};
 use sqlx::{Any, AnyConnection, AnyPool, Executor, Row};
 use tokio::sync::Notify;
 
-/// How long opening a PostgreSQL database may take before the command says why it cannot.
+/// How long opening a database may take before the command says why it cannot.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Longest a request waits for a PostgreSQL connection. When the server is down every connection attempt fails, and
@@ -84,6 +90,31 @@ pub(crate) fn pool_options<DB: sqlx::Database>() -> PoolOptions<DB> {
         Box::pin(async move {
             if meta.idle_for >= CHECK_AFTER_IDLE {
                 sqlx::Connection::ping(conn).await?;
+            }
+            Ok(true)
+        })
+    })
+}
+
+/// [`pool_options`] for a pool that writes: a connection that comes back still inside a transaction is closed, not
+/// reused. That happens when a transaction's ROLLBACK fails: SQLite rolls a transaction back by itself when a write
+/// finds the disk full (or fails with an I/O error) and then refuses the ROLLBACK that sqlx sends when the
+/// transaction is dropped, so sqlx goes on counting it open, and every later `BEGIN` on that connection would fail
+/// ("begin_with at non-zero transaction depth") until the process restarted. Such a write also counts as one that
+/// failed for want of storage (`health`).
+fn writer_pool_options(health: Arc<write_health::WriteHealth>) -> PoolOptions<Any> {
+    pool_options::<Any>().after_release(move |conn, _| {
+        let health = health.clone();
+        Box::pin(async move {
+            if !sqlx::Connection::is_in_transaction(conn) {
+                return Ok(true);
+            }
+            // A dropped transaction queues its ROLLBACK on the connection; a round trip runs it.
+            sqlx::Connection::ping(conn).await?;
+            if sqlx::Connection::is_in_transaction(conn) {
+                tracing::warn!("a write transaction could not be rolled back; its connection is closed");
+                health.failed();
+                return Ok(false);
             }
             Ok(true)
         })
@@ -182,6 +213,8 @@ pub struct Db {
     recent: Arc<RecentReads>,
     /// The engine's own driver, for the hottest reads ([`native`]).
     native: native::NativePool,
+    /// Whether writes fail for want of storage (see [`write_health`]).
+    write_health: Arc<write_health::WriteHealth>,
 }
 
 /// The answers of hot reads this process reuses for a few milliseconds (see [`recent`]).
@@ -227,10 +260,24 @@ impl Db {
         };
         let options = AnyConnectOptions::from_str(&url).context("parsing the database URL")?;
         let (hot_reads, other_reads) = native::split_connections(max_connections);
+        let write_health = Arc::new(write_health::WriteHealth::default());
         match engine {
             Engine::Sqlite => {
-                let pool_opts = || {
-                    pool_options::<Any>().acquire_timeout(Duration::from_secs(30)).after_connect(|conn, _| {
+                // The pool would retry a file it cannot use (not a database, unreadable) until its acquire timeout
+                // and then say only that it timed out; one direct attempt first fails at once, with the reason.
+                let file = Db::describe(&url);
+                let attempt = async {
+                    let mut conn = <AnyConnection as sqlx::Connection>::connect_with(&options).await?;
+                    conn.execute(native::SQLITE_PRAGMAS).await?;
+                    sqlx::Connection::close(conn).await
+                };
+                match tokio::time::timeout(CONNECT_TIMEOUT, attempt).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(err)) => anyhow::bail!("cannot open {file}: {err}"),
+                    Err(_) => anyhow::bail!("cannot open {file}: no answer within {} s", CONNECT_TIMEOUT.as_secs()),
+                }
+                let with_pragmas = |options: PoolOptions<Any>| {
+                    options.acquire_timeout(Duration::from_secs(30)).after_connect(|conn, _| {
                         Box::pin(async move {
                             // Reads through a memory map (up to 1 GB of the file) skip a system call per page, which
                             // makes a 100-row list of a million-row table 3x faster; the mapped pages are the OS
@@ -243,12 +290,12 @@ impl Db {
                 };
                 // One writer connection: SQLite allows a single writer at a time anyway, and queueing in the
                 // pool is fair and cheap where lock contention inside SQLite would spin on busy_timeout.
-                let write = pool_opts()
+                let write = with_pragmas(writer_pool_options(write_health.clone()))
                     .max_connections(1)
                     .connect_with(options.clone())
                     .await
                     .context("opening the SQLite database")?;
-                let read = pool_opts()
+                let read = with_pragmas(pool_options::<Any>())
                     .max_connections(other_reads.max(2))
                     .connect_with(options)
                     .await
@@ -268,6 +315,7 @@ impl Db {
                     writes: recent::Writes::default(),
                     recent: Arc::default(),
                     native,
+                    write_health,
                 })
             }
             Engine::Postgres => {
@@ -284,7 +332,7 @@ impl Db {
                     }
                 }
                 let native = native::NativePool::postgres(&url, hot_reads).context("connecting to PostgreSQL")?;
-                let pool = pool_options::<Any>()
+                let pool = writer_pool_options(write_health.clone())
                     .max_connections(other_reads)
                     .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
                     .connect_with(options)
@@ -300,6 +348,7 @@ impl Db {
                     writes: recent::Writes::default(),
                     recent: Arc::default(),
                     native,
+                    write_health,
                 })
             }
         }
@@ -354,16 +403,22 @@ impl Db {
     pub async fn begin_write(&self) -> StoreResult<WriteTx> {
         let waiting = self.waiting.write.wait();
         let tx = match self.engine {
-            Engine::Sqlite => self.write.begin_with("BEGIN IMMEDIATE").await?,
-            Engine::Postgres => self.write.begin().await?,
+            Engine::Sqlite => self.write.begin_with("BEGIN IMMEDIATE").await,
+            Engine::Postgres => self.write.begin().await,
         };
         drop(waiting);
+        let tx = tx.inspect_err(|err| {
+            if write_health::is_storage_failure(err) {
+                self.write_health.failed();
+            }
+        })?;
         Ok(WriteTx {
             tx,
             engine: self.engine,
             outbox_signal: None,
             db_signal: self.outbox_signal.clone(),
             writes: self.writes.clone(),
+            write_health: self.write_health.clone(),
         })
     }
 
@@ -376,6 +431,16 @@ impl Db {
     /// Answers whether the database can serve a query now.
     pub async fn ping(&self) -> StoreResult<()> {
         sqlx::query("SELECT 1").execute(&self.read).await?;
+        Ok(())
+    }
+
+    /// Answers whether the database serves now: it answers a query and, if a write failed for want of storage since
+    /// the last one that committed, it takes a write again (see [`write_health`]).
+    pub async fn ready(&self) -> StoreResult<()> {
+        self.ping().await?;
+        if self.write_health.is_failing() {
+            write_health::probe(self).await?;
+        }
         Ok(())
     }
 
@@ -395,6 +460,7 @@ pub struct WriteTx {
     outbox_signal: Option<Arc<Notify>>,
     db_signal: Arc<Notify>,
     writes: recent::Writes,
+    write_health: Arc<write_health::WriteHealth>,
 }
 
 impl WriteTx {
@@ -417,6 +483,11 @@ impl WriteTx {
         let committed = self.tx.commit().await;
         // Even after an error: a commit whose answer was lost may have happened.
         self.writes.committed();
+        match &committed {
+            Ok(()) => self.write_health.committed(),
+            Err(err) if write_health::is_storage_failure(err) => self.write_health.failed(),
+            Err(_) => {}
+        }
         committed?;
         if let Some(signal) = self.outbox_signal {
             signal.notify_one();
@@ -478,11 +549,15 @@ pub fn is_foreign_key_violation(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if db.is_foreign_key_violation())
 }
 
-/// Whether PostgreSQL gave up a transaction because of a concurrent one (deadlock detected, or a serialization
-/// failure): nothing was written, and the same request can simply be sent again.
 /// Whether an error means the database cannot be reached right now (stopped, restarting, every connection
 /// failing), not that a statement failed: the same request may succeed a little later.
+///
+/// A write that failed for want of storage (a full disk: [`write_health::is_storage_failure`]) counts too: nothing was
+/// written, and it may succeed once space is back.
 pub fn is_unavailable(err: &sqlx::Error) -> bool {
+    if write_health::is_storage_failure(err) {
+        return true;
+    }
     match err {
         sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) | sqlx::Error::WorkerCrashed => true,
         // Connection exceptions (class 08), and the server shutting down or starting up (57P01-57P03).
@@ -498,20 +573,39 @@ pub fn is_unavailable_cause(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| cause.downcast_ref::<sqlx::Error>().is_some_and(is_unavailable))
 }
 
+/// Whether PostgreSQL gave up a transaction because of a concurrent one (deadlock detected, or a serialization
+/// failure): nothing was written, and the same request can simply be sent again.
 pub fn is_concurrency_failure(err: &sqlx::Error) -> bool {
     matches!(err, sqlx::Error::Database(db) if matches!(db.code().as_deref(), Some("40P01" | "40001")))
 }
 
+/// What the task reading a [`stream`]'s rows sends: a row, or that the rows ended. A channel that closes without
+/// [`Streamed::End`] means that the task stopped early (it panicked, or the runtime is shutting down).
+enum Streamed<T> {
+    Row(StoreResult<T>),
+    End,
+}
+
+/// The error of a stream whose reader stopped before the last row.
+fn cut_short() -> sqlx::Error {
+    sqlx::Error::Protocol("the rows' reader stopped before the last row".into())
+}
+
 /// Streams the rows of a query, mapped, through a bounded channel: memory stays flat however many rows match,
 /// and the connection is held only while the consumer keeps reading.
-pub fn stream<T: Send + 'static>(
+///
+/// The first row is read before this answers, so that a query that fails at once (no connection, a row that does
+/// not decode) is an error for the caller to answer, not a stream that fails after a list has begun. After that the
+/// stream ends only when the rows did: a failure, or a reader that stopped early, is an `Err` item, never a quiet
+/// end that would pass a partial list for a whole one.
+pub async fn stream<T: Send + 'static>(
     db: &Db,
     sql: String,
     args: sqlx::any::AnyArguments<'static>,
     map: fn(&AnyRow) -> StoreResult<T>,
-) -> futures::stream::BoxStream<'static, StoreResult<T>> {
+) -> StoreResult<futures::stream::BoxStream<'static, StoreResult<T>>> {
     use futures::StreamExt;
-    let (sender, receiver) = tokio::sync::mpsc::channel::<StoreResult<T>>(64);
+    let (sender, mut receiver) = tokio::sync::mpsc::channel::<Streamed<T>>(64);
     let pool = db.read.clone();
     let waiting = db.waiting.clone();
     tokio::spawn(async move {
@@ -522,7 +616,7 @@ pub fn stream<T: Send + 'static>(
         let mut conn = match acquired {
             Ok(conn) => conn,
             Err(err) => {
-                let _ = sender.send(Err(err)).await;
+                let _ = sender.send(Streamed::Row(Err(err))).await;
                 return;
             }
         };
@@ -530,17 +624,59 @@ pub fn stream<T: Send + 'static>(
         while let Some(row) = rows.next().await {
             let item = row.and_then(|row| map(&row));
             let failed = item.is_err();
-            if sender.send(item).await.is_err() || failed {
-                break;
+            if sender.send(Streamed::Row(item)).await.is_err() || failed {
+                return;
             }
         }
+        let _ = sender.send(Streamed::End).await;
     });
-    futures::stream::unfold(receiver, |mut receiver| async move { receiver.recv().await.map(|item| (item, receiver)) })
-        .boxed()
+    let first = match receiver.recv().await {
+        Some(Streamed::Row(Ok(row))) => row,
+        Some(Streamed::Row(Err(err))) => return Err(err),
+        Some(Streamed::End) => return Ok(futures::stream::empty().boxed()),
+        None => return Err(cut_short()),
+    };
+    let rest = futures::stream::unfold(Some(receiver), |receiver| async move {
+        let mut receiver = receiver?;
+        match receiver.recv().await {
+            Some(Streamed::Row(Ok(row))) => Some((Ok(row), Some(receiver))),
+            Some(Streamed::Row(Err(err))) => Some((Err(err), None)),
+            Some(Streamed::End) => None,
+            None => Some((Err(cut_short()), None)),
+        }
+    });
+    Ok(futures::stream::once(async { Ok(first) }).chain(rest).boxed())
 }
 
 /// Counts the rows of a query (`sql` selects `COUNT(*) AS n`).
 pub async fn count(db: &Db, sql: &str, args: sqlx::any::AnyArguments<'_>) -> StoreResult<i64> {
     let row = sqlx::query_with(sql, args).fetch_one(&mut *db.read().await?).await?;
     row.try_get("n")
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt;
+
+    use super::*;
+
+    fn stops_at_three(row: &AnyRow) -> StoreResult<i64> {
+        let n: i64 = row.try_get(0)?;
+        assert!(n != 3, "the reader stops early");
+        Ok(n)
+    }
+
+    #[tokio::test]
+    async fn a_stream_whose_reader_stops_early_ends_with_an_error() {
+        let db = Db::connect("sqlite::memory:", 2).await.unwrap();
+        let sql = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 5) SELECT x FROM n";
+        let rows: Vec<_> = stream(&db, sql.into(), Default::default(), stops_at_three).await.unwrap().collect().await;
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        assert!(matches!(rows[..2], [Ok(1), Ok(2)]), "{rows:?}");
+        assert!(matches!(rows[2], Err(sqlx::Error::Protocol(_))), "not a quiet end: {rows:?}");
+        let whole: Vec<_> =
+            stream(&db, sql.into(), Default::default(), |row| row.try_get::<i64, _>(0)).await.unwrap().collect().await;
+        assert_eq!(whole.into_iter().collect::<StoreResult<Vec<i64>>>().unwrap(), [1, 2, 3, 4, 5]);
+        db.close().await;
+    }
 }

@@ -612,16 +612,16 @@ impl FromPortableRow for PageRow {
     }
 }
 
-pub fn list(
+pub async fn list(
     db: &Db,
     organization_id: &str,
     filter: &StayFilter,
     page: &Page,
-) -> futures::stream::BoxStream<'static, StoreResult<Reservation>> {
+) -> StoreResult<futures::stream::BoxStream<'static, StoreResult<Reservation>>> {
     let mut c = conditions(db.engine(), organization_id, filter, page);
     let order = c.order_and_page(page);
     let sql = format!("SELECT {COLUMNS} FROM reservations{}{order}", c.where_clause());
-    super::stream(db, sql, c.into_args(), reservation)
+    super::stream(db, sql, c.into_args(), reservation).await
 }
 
 /// Locks the given room types until the transaction ends (PostgreSQL; SQLite's write transactions are exclusive),

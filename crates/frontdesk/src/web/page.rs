@@ -209,6 +209,14 @@ impl IntoResponse for WebError {
                     .collect();
                 bad_request(&text.join("; "))
             }
+            Error::Internal(err) if crate::store::write_health::is_storage_failure_cause(&err) => {
+                tracing::warn!(error = format!("{err:#}"), "the database cannot store writes");
+                plain_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "The database cannot store anything at the moment. Nothing was changed; try again in a few \
+                     minutes.",
+                )
+            }
             Error::Internal(err) if crate::store::is_unavailable_cause(&err) => {
                 tracing::warn!(error = format!("{err:#}"), "the database is unavailable");
                 plain_error(

@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod disk;
 pub mod process;
 pub mod receiver;
 
@@ -97,6 +98,15 @@ impl TestDatabase {
                 None
             }
             Err(err) => panic!("the {engine:?} test database is required under CI=true: {err:#}"),
+        }
+    }
+
+    /// A SQLite database at `path` (created when served), removed with its `-wal` and `-shm` files on drop.
+    pub fn sqlite_file(path: std::path::PathBuf) -> TestDatabase {
+        TestDatabase {
+            url: format!("sqlite://{}", path.display()),
+            engine: Engine::Sqlite,
+            cleanup: Some(Cleanup::File(path)),
         }
     }
 

@@ -452,6 +452,6 @@ pub async fn list(
     }
     hotels::optional_filter(&mut *db.read().await?, actor, stay.hotel_id.as_deref()).await?;
     let total = store::reservations::count(db, &actor.organization_id, &stay, &page).await?;
-    let items = store::reservations::list(db, &actor.organization_id, &stay, &page).map_err(Error::from).boxed();
+    let items = store::reservations::list(db, &actor.organization_id, &stay, &page).await?.map_err(Error::from).boxed();
     Ok(Listing { total, items: ListItems::Streamed(items), projection: page.projection })
 }

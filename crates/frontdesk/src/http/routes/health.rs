@@ -6,7 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::http::problem::Problem;
+use crate::http::problem::{Problem, STORAGE_FAILING};
 use crate::http::AppState;
 
 #[derive(Serialize, ToSchema)]
@@ -28,21 +28,25 @@ async fn healthz() -> axum::Json<HealthOut> {
 /// How long readiness waits for the database.
 const READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Readiness: the database answers.
+/// Readiness: the database answers, and takes writes if writes have been failing (a full disk).
 #[utoipa::path(
     get,
     path = "/readyz",
     tag = "operations",
     responses(
         (status = 200, body = HealthOut),
-        (status = 503, description = "The database does not answer", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The database does not answer, or does not take writes", body = Problem, content_type = "application/problem+json"),
     )
 )]
 async fn readyz(State(state): State<AppState>) -> Result<axum::Json<HealthOut>, Problem> {
     // Probes have short timeouts of their own; an unreachable database is reported before them, not after the
     // pool's connection wait.
-    match tokio::time::timeout(READY_TIMEOUT, state.db.ping()).await {
+    match tokio::time::timeout(READY_TIMEOUT, state.db.ready()).await {
         Ok(Ok(())) => Ok(axum::Json(HealthOut { status: "ok" })),
+        Ok(Err(err)) if crate::store::write_health::is_storage_failure(&err) => {
+            tracing::warn!(error = %err, "readiness check failed: writes fail");
+            Err(Problem::new(StatusCode::SERVICE_UNAVAILABLE, Some(STORAGE_FAILING.into())))
+        }
         Ok(Err(err)) => {
             tracing::warn!(error = %err, "readiness check failed");
             Err(Problem::new(StatusCode::SERVICE_UNAVAILABLE, Some("the database does not answer".into())))
