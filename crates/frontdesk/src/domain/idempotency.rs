@@ -82,3 +82,21 @@ pub async fn remember(tx: &mut WriteTx, key: &Key<'_>, request_digest: &str, res
         Err(err) => Err(err.into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn digests_keep_the_parts_apart() {
+        assert_eq!(digest(&["a", "b"]), digest(&["a", "b"]));
+        assert_ne!(digest(&["a", "b"]), digest(&["ab", ""]));
+        assert_ne!(digest(&["a", "b"]), digest(&["b", "a"]));
+        assert_ne!(digest(&["a", "b"]), digest(&["a", "b", ""]));
+    }
+
+    #[test]
+    fn namespaces_have_distinct_stored_names() {
+        assert_ne!(Namespace::BookingPage.as_str(), Namespace::BookReservation.as_str());
+    }
+}
