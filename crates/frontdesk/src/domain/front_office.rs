@@ -23,7 +23,7 @@ use super::reservations::{
 use super::room_types::RoomType;
 use super::rooms::{HousekeepingStatus, Room};
 use super::validate::Checks;
-use super::{rate_plans, Error, Result};
+use super::{idempotency, rate_plans, Error, Result};
 use crate::store::{self, guests::GuestSearch, Db};
 
 /// A reservation as the front desk lists it: with its guest and rooms.
@@ -538,11 +538,54 @@ pub enum DeskGuest {
     New(GuestIn),
 }
 
+/// What sending the desk's reservation form did.
+#[derive(Debug)]
+pub enum DeskBooking {
+    Created(Reservation),
+    /// An earlier sending of the same form made this (a double click, a reload, a second tab): nothing new was
+    /// written.
+    Replayed(Reservation),
+    /// The form made a reservation already and has been changed since: it makes no second one.
+    FormUsed,
+}
+
 /// Creates a reservation at the desk, with a new guest when one is given: both in one transaction, so a refused
-/// reservation leaves no guest behind. Events are recorded as for any writer.
-pub async fn book_at_desk(db: &Db, actor: &Actor, guest: DeskGuest, mut input: ReservationIn) -> Result<Reservation> {
+/// reservation leaves no guest behind. Events are recorded as for any writer. `form_token` is the token the form
+/// was given when it was shown: the same form sent again answers the reservation it made (the token is the
+/// idempotency key, namespace [`idempotency::Namespace::DeskReservation`]); a changed form sent with a used token
+/// makes nothing ([`DeskBooking::FormUsed`]), so one form never makes two stays.
+pub async fn book_at_desk(
+    db: &Db,
+    actor: &Actor,
+    guest: DeskGuest,
+    mut input: ReservationIn,
+    form_token: Option<&str>,
+) -> Result<DeskBooking> {
     actor.require_scope(Scope::ReservationsWrite)?;
+    input.source.get_or_insert(Source::Dashboard);
+    let guest_part = match &guest {
+        DeskGuest::Existing(id) => format!("existing:{id}"),
+        DeskGuest::New(guest) => format!("new:{}", serde_json::to_string(guest).map_err(anyhow::Error::from)?),
+    };
+    let digest = idempotency::digest(&[&guest_part, &serde_json::to_string(&input).map_err(anyhow::Error::from)?]);
+    let scope = idempotency::caller_scope(actor);
+    let key = form_token.map(|token| idempotency::Key {
+        namespace: idempotency::Namespace::DeskReservation,
+        organization_id: &actor.organization_id,
+        scope: &scope,
+        key: token,
+    });
     let mut tx = db.begin_write().await?;
+    if let Some(key) = &key {
+        match idempotency::seen(tx.conn(), key, &digest).await? {
+            idempotency::Seen::New => {}
+            idempotency::Seen::Same(id) => {
+                drop(tx);
+                return Ok(DeskBooking::Replayed(reservations::get(db, actor, &id).await?));
+            }
+            idempotency::Seen::Different => return Ok(DeskBooking::FormUsed),
+        }
+    }
     match guest {
         DeskGuest::Existing(id) => input.guest_id = Some(id),
         DeskGuest::New(guest) => {
@@ -550,8 +593,16 @@ pub async fn book_at_desk(db: &Db, actor: &Actor, guest: DeskGuest, mut input: R
             input.guest_id = Some(guests::insert(&mut tx, actor, guest).await?.id);
         }
     }
-    input.source.get_or_insert(Source::Dashboard);
-    let r = write::insert(&mut tx, actor, input).await?;
+    let reservation = write::insert(&mut tx, actor, input).await?;
+    if let Some(key) = &key {
+        if idempotency::remember(&mut tx, key, &digest, &reservation.id).await?
+            == idempotency::Remembered::TakenMeanwhile
+        {
+            drop(tx);
+            let id = idempotency::replay_after_race(db, key, &digest).await?;
+            return Ok(DeskBooking::Replayed(reservations::get(db, actor, &id).await?));
+        }
+    }
     tx.commit().await?;
-    Ok(r)
+    Ok(DeskBooking::Created(reservation))
 }

@@ -31,7 +31,7 @@ pub struct Guest {
     pub updated_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GuestIn {
     /// A key pinned to a hotel associates the guest with its hotel.

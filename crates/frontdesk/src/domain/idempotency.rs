@@ -21,6 +21,11 @@ pub enum Namespace {
     BookingPage,
     /// `POST /api/hotels/{hotelId}/book-reservation` with an `Idempotency-Key` header.
     BookReservation,
+    /// `POST /api/reservations` with an `Idempotency-Key` header; keys are the caller's own (scope: the API key or
+    /// the operator).
+    Reservations,
+    /// The dashboard's new-reservation form: the token the form was given when it was shown (scope: the operator).
+    DeskReservation,
 }
 
 impl Namespace {
@@ -29,6 +34,8 @@ impl Namespace {
         match self {
             Namespace::BookingPage => "booking-page",
             Namespace::BookReservation => "book-reservation",
+            Namespace::Reservations => "reservations",
+            Namespace::DeskReservation => "desk-reservation",
         }
     }
 }
@@ -56,13 +63,32 @@ pub fn digest(parts: &[&str]) -> String {
     secrets::digest(&parts.join("\u{1f}"))
 }
 
+/// What a key has seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    /// Never used.
+    New,
+    /// Used by the same request, which made this (its id).
+    Same(String),
+    /// Used by a different request.
+    Different,
+}
+
+pub async fn seen(conn: &mut sqlx::AnyConnection, key: &Key<'_>, request_digest: &str) -> Result<Seen> {
+    Ok(match rows::find(conn, key.stored()).await? {
+        Some((stored, result_id)) if secrets::digests_match(&stored, request_digest) => Seen::Same(result_id),
+        Some(_) => Seen::Different,
+        None => Seen::New,
+    })
+}
+
 /// What `key` already made: the id of the first request's result when this request is the same (same digest),
 /// `None` when the key is new, 409 when it was used for a different request.
 pub async fn replay(conn: &mut sqlx::AnyConnection, key: &Key<'_>, request_digest: &str) -> Result<Option<String>> {
-    match rows::find(conn, key.stored()).await? {
-        Some((stored, result_id)) if secrets::digests_match(&stored, request_digest) => Ok(Some(result_id)),
-        Some(_) => Err(Error::Conflict("this idempotency key was used for a different request".into())),
-        None => Ok(None),
+    match seen(conn, key, request_digest).await? {
+        Seen::Same(result_id) => Ok(Some(result_id)),
+        Seen::Different => Err(Error::Conflict("this idempotency key was used for a different request".into())),
+        Seen::New => Ok(None),
     }
 }
 
@@ -72,6 +98,33 @@ pub enum Remembered {
     Stored,
     /// Another request with the same key committed first: drop the transaction and [`replay`].
     TakenMeanwhile,
+}
+
+/// The answer to a request whose [`remember`] found its key [`Remembered::TakenMeanwhile`]: what the request that
+/// took it made (read after that request committed), as [`replay`] answers it.
+pub async fn replay_after_race(db: &crate::store::Db, key: &Key<'_>, request_digest: &str) -> Result<String> {
+    replay(&mut *db.read().await?, key, request_digest)
+        .await?
+        .ok_or_else(|| Error::Conflict("the idempotency key is in use by another request; try again".into()))
+}
+
+/// An idempotency key as a client sent it: 1 to 200 visible ASCII characters (what an HTTP header can carry
+/// unchanged), else a message for the caller.
+pub fn check_key(key: &str) -> Result<(), &'static str> {
+    if (1..=200).contains(&key.len()) && key.bytes().all(|b| b.is_ascii_graphic()) {
+        Ok(())
+    } else {
+        Err("must be 1 to 200 visible ASCII characters")
+    }
+}
+
+/// The scope of a caller's own keys: the API key, the operator, or the service.
+pub fn caller_scope(actor: &super::Actor) -> String {
+    match &actor.credential {
+        super::access::Credential::ApiKey { key_id, .. } => format!("api-key:{key_id}"),
+        super::access::Credential::Operator { operator_id, .. } => format!("operator:{operator_id}"),
+        super::access::Credential::System => "system".to_string(),
+    }
 }
 
 /// Remembers what the request with `key` made, in the transaction that makes it.
@@ -97,6 +150,18 @@ mod tests {
 
     #[test]
     fn namespaces_have_distinct_stored_names() {
-        assert_ne!(Namespace::BookingPage.as_str(), Namespace::BookReservation.as_str());
+        let names =
+            [Namespace::BookingPage, Namespace::BookReservation, Namespace::Reservations, Namespace::DeskReservation]
+                .map(Namespace::as_str);
+        let distinct: std::collections::HashSet<_> = names.iter().collect();
+        assert_eq!(distinct.len(), names.len());
+    }
+
+    #[test]
+    fn keys_are_visible_ascii_of_1_to_200_characters() {
+        assert!(check_key("a").is_ok() && check_key(&"k".repeat(200)).is_ok());
+        for bad in ["", "with space", "tab\t", "é", &"k".repeat(201)] {
+            assert!(check_key(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -565,10 +565,8 @@ pub async fn book(
         {
             // Another process booked with this key first (PostgreSQL); answer what it answered.
             drop(tx);
-            return idempotency::replay(&mut *db.read().await?, k, &digest)
-                .await?
-                .map(|reservation_id| BookingOut { reservation_id, status: ReservationStatus::Requested })
-                .ok_or_else(|| Error::Conflict("the idempotency key is in use by another request".into()));
+            let reservation_id = idempotency::replay_after_race(db, k, &digest).await?;
+            return Ok(BookingOut { reservation_id, status: ReservationStatus::Requested });
         }
     }
     tx.commit().await?;

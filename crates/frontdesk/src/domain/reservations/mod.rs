@@ -149,7 +149,7 @@ impl Reservation {
     }
 }
 
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReservationRoomIn {
     pub room_type_id: String,
@@ -170,7 +170,8 @@ pub struct ReservationRoomIn {
     pub price: Option<i64>,
 }
 
-#[derive(Debug, Deserialize, ToSchema)]
+/// A reservation to create. (Serialize: its canonical form is what an idempotency key's request digest covers.)
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReservationIn {
     /// The hotel; a key pinned to a hotel may leave it out.

@@ -12,7 +12,7 @@ use crate::domain::access::{Actor, Scope};
 use crate::domain::events::{self, EventKind};
 use crate::domain::hotels::{self, Hotel};
 use crate::domain::validate::{parse_date, Checks};
-use crate::domain::{guests, money, new_id, now, rate_plans, room_types, Error, FieldError, Result};
+use crate::domain::{guests, idempotency, money, new_id, now, rate_plans, room_types, Error, FieldError, Result};
 use crate::store::{self, Db, WriteTx};
 
 /// The instant a stay starts or ends: `date` at the hotel's local `time` (`HH:MM`), in UTC.
@@ -127,6 +127,56 @@ pub async fn create(db: &Db, actor: &Actor, input: ReservationIn) -> Result<Rese
     let r = insert(&mut tx, actor, input).await?;
     tx.commit().await?;
     Ok(r)
+}
+
+/// What a create with an idempotency key answers: the reservation, and whether an earlier request with the same key
+/// made it (this request is a retry; nothing new was written).
+#[derive(Debug)]
+pub struct Created {
+    pub reservation: Reservation,
+    pub replayed: bool,
+}
+
+/// Creates a reservation once per idempotency key of the caller (`POST /api/reservations` with `Idempotency-Key`):
+/// a retry with the same key and the same request answers the reservation the first one made, as it is now; the same
+/// key with a different request is refused (409). The key is remembered in the transaction that creates the
+/// reservation, so a create that fails leaves the key unused.
+pub async fn create_once(db: &Db, actor: &Actor, input: ReservationIn, key: &str) -> Result<Created> {
+    actor.require_scope(Scope::ReservationsWrite)?;
+    idempotency::check_key(key)
+        .map_err(|message| Error::Validation(vec![FieldError::field("Idempotency-Key", message)]))?;
+    let digest = idempotency::digest(&[&serde_json::to_string(&input).map_err(anyhow::Error::from)?]);
+    let scope = idempotency::caller_scope(actor);
+    let k = idempotency::Key {
+        namespace: idempotency::Namespace::Reservations,
+        organization_id: &actor.organization_id,
+        scope: &scope,
+        key,
+    };
+    let replayed = |id: String| async move {
+        let reservation = super::get(db, actor, &id).await.map_err(|err| match err {
+            Error::NotFound(_) => Error::Conflict(
+                "this idempotency key created a reservation that has been deleted since; send the request with a new \
+                 key to create it again"
+                    .into(),
+            ),
+            other => other,
+        })?;
+        Ok(Created { reservation, replayed: true })
+    };
+    let mut tx = db.begin_write().await?;
+    if let Some(id) = idempotency::replay(tx.conn(), &k, &digest).await? {
+        drop(tx);
+        return replayed(id).await;
+    }
+    let reservation = insert(&mut tx, actor, input).await?;
+    if idempotency::remember(&mut tx, &k, &digest, &reservation.id).await? == idempotency::Remembered::TakenMeanwhile {
+        // Another process created with this key first (PostgreSQL): answer what it made.
+        drop(tx);
+        return replayed(idempotency::replay_after_race(db, &k, &digest).await?).await;
+    }
+    tx.commit().await?;
+    Ok(Created { reservation, replayed: false })
 }
 
 /// Creates a reservation inside a write that is already under way (the booking request creates its reservation

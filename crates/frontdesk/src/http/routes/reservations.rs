@@ -1,12 +1,13 @@
 //! Reservations: scopes reservations:read / reservations:write.
 
 use axum::extract::State;
-use axum::response::Response;
+use axum::http::{HeaderMap, HeaderValue};
+use axum::response::{IntoResponse, Response};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::domain::listing::ListParams;
 use crate::domain::reservations::{self, write, Reservation, ReservationFilter, ReservationIn, ReservationPatch};
-use crate::domain::Result;
+use crate::domain::{Error, FieldError, Result};
 use crate::http::auth::Principal;
 use crate::http::extract::{Json, Path, Query};
 use crate::http::listing;
@@ -48,26 +49,46 @@ async fn list_reservations(
 }
 
 /// Creates a reservation and its rooms. A CONFIRMED one (the default) takes inventory (409 when a night is full)
-/// and gets its folio.
+/// and gets its folio. With an `Idempotency-Key` header the create can be retried safely: a retry with the same key
+/// and the same body answers the reservation the first request made (as it is now, with `Idempotent-Replayed:
+/// true`), and the same key with a different body is refused with 409. Keys belong to the caller (the API key or
+/// the operator) and are kept for good.
 #[utoipa::path(
     post,
     path = "/api/reservations",
     tag = "reservations",
     security(("apiKey" = []), ("accessToken" = [])),
+    params(
+        ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry answer the first result (1 to 200 visible ASCII characters)"),
+    ),
     request_body = ReservationIn,
     responses(
-        (status = 200, body = Reservation),
+        (status = 200, body = Reservation, headers(("Idempotent-Replayed" = bool, description = "`true` when a retry answers what an earlier request with the same Idempotency-Key made"))),
         (status = 403, description = "Lacks reservations:write, or a pinned key names another hotel", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such hotel or guest", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "No room left on a night, or a physical room is taken", body = Problem, content_type = "application/problem+json"),
+        (status = 409, description = "No room left on a night, or a physical room is taken, or the Idempotency-Key was used for a different request", body = Problem, content_type = "application/problem+json"),
     )
 )]
 async fn create_reservation(
     State(state): State<AppState>,
     Principal(actor): Principal,
+    headers: HeaderMap,
     Json(input): Json<ReservationIn>,
-) -> Result<Json<Reservation>> {
-    write::create(&state.db, &actor, input).await.map(Json)
+) -> Result<Response> {
+    let key = match headers.get("idempotency-key").map(|v| v.to_str()) {
+        None => return Ok(Json(write::create(&state.db, &actor, input).await?).into_response()),
+        Some(Ok(key)) => key.to_string(),
+        Some(Err(_)) => {
+            let message = "must be 1 to 200 visible ASCII characters";
+            return Err(Error::Validation(vec![FieldError::field("Idempotency-Key", message)]));
+        }
+    };
+    let created = write::create_once(&state.db, &actor, input, &key).await?;
+    let mut response = Json(created.reservation).into_response();
+    if created.replayed {
+        response.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
+    }
+    Ok(response)
 }
 
 /// One reservation with its rooms and folio.

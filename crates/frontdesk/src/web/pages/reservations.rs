@@ -17,7 +17,7 @@ use chrono::NaiveDate;
 use serde::Deserialize;
 
 use super::HotelPage;
-use crate::domain::front_office::{self, DeskGuest, StaySearch, StaySort};
+use crate::domain::front_office::{self, DeskBooking, DeskGuest, StaySearch, StaySort};
 use crate::domain::guests::{Guest, GuestIn};
 use crate::domain::housekeeping::{self, RoomNow};
 use crate::domain::reservations::{
@@ -707,6 +707,9 @@ struct NewForm {
     notes: String,
     #[serde(default)]
     intent: String,
+    /// Given to the form when it is shown and sent back with it: the idempotency key of the reservation it makes.
+    #[serde(rename = "formToken", default)]
+    form_token: String,
 }
 
 struct SelectOption {
@@ -777,9 +780,15 @@ struct NewQuery {
     room_type_id: Option<String>,
 }
 
+/// A new form's token: random, so that two forms never share one.
+fn form_token() -> String {
+    crate::domain::secrets::generate("ft_")
+}
+
 async fn new_form(State(state): State<AppState>, page: HotelPage, Query(q): Query<NewQuery>) -> WebResult {
     let today = page.hotel.today();
     let mut form = NewForm {
+        form_token: form_token(),
         guest_mode: if q.guest.is_some() { "existing".into() } else { "new".into() },
         guest_id: q.guest.unwrap_or_default(),
         check_in: q.check_in.unwrap_or_else(|| today.to_string()),
@@ -1020,16 +1029,31 @@ async fn create(State(state): State<AppState>, page: HotelPage, posted: Posted<N
                     price,
                 }],
             };
-            match front_office::book_at_desk(&state.db, &page.session.actor, guest, input).await {
-                Ok(r) => {
-                    let to = page.path(&format!("reservations/{}", r.id));
+            let token = optional(&form.form_token);
+            match front_office::book_at_desk(&state.db, &page.session.actor, guest, input, token.as_deref()).await {
+                Ok(DeskBooking::Created(r)) => {
                     let flash = Flash::success(format!(
                         "Reservation created: {} to {}, {}.",
                         view::date_long(r.check_in_date),
                         view::date_long(r.check_out_date),
                         money::format(r.total_price, &r.currency)
                     ));
-                    return Ok(session::redirect_with(&to, flash, &state));
+                    return Ok(session::redirect_with(&page.path(&format!("reservations/{}", r.id)), flash, &state));
+                }
+                Ok(DeskBooking::Replayed(r)) => {
+                    let flash = Flash::info(
+                        "This form was sent before: here is the reservation it made. Nothing was booked twice.",
+                    );
+                    return Ok(session::redirect_with(&page.path(&format!("reservations/{}", r.id)), flash, &state));
+                }
+                Ok(DeskBooking::FormUsed) => {
+                    // A new stay needs a new form: this one gets a new token, to send once the desk has checked it.
+                    errors.general = Some(
+                        "This form has made a reservation already. It is ready for another stay: check the details \
+                         and create again."
+                            .into(),
+                    );
+                    form.form_token = form_token();
                 }
                 Err(err) => errors.absorb(err)?,
             }
