@@ -244,8 +244,10 @@ impl Browser {
             const root = document.documentElement;
             const width = root.clientWidth;
             if (root.scrollWidth === width) return null;
-            // Inside a scroll container that itself fits, an element may be wider than the window: not the cause.
+            // Inside a scroll container that itself fits, an element may be wider than the window: not the cause
+            // (unless it is positioned out of the container's flow, as screen-reader-only text can be).
             const clipped = el => {
+                if (['absolute', 'fixed'].includes(getComputedStyle(el).position)) return false;
                 for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
                     if (getComputedStyle(a).overflowX !== 'visible' && a.getBoundingClientRect().right <= width + 0.5)
                         return true;
@@ -272,20 +274,26 @@ impl Browser {
         self.assert_accessible(what).await;
     }
 
-    /// Asserts that every visible element matching `css` can be reached where it is and reads in full: scrolled to
-    /// vertically, it lies within the window's width, nothing (the edge of a scroll container, another element)
-    /// covers its middle, and its content is not cut off.
+    /// Asserts that every visible element matching `css` can be reached where it is and reads in full: with the page
+    /// scrolled to it vertically (and nothing scrolled sideways), it lies within the window's width and within every
+    /// scroll container around it, nothing covers its middle, and its content is not cut off.
     pub async fn assert_in_reach(&self, css: &str, what: &str) {
         const REACH: &str = r#"
             const width = document.documentElement.clientWidth;
             const out = [];
             for (const el of document.querySelectorAll(arguments[0])) {
                 if (!el.getClientRects().length) continue;
-                el.scrollIntoView({ block: 'center', inline: 'nearest' });
+                window.scrollTo(0, el.getBoundingClientRect().top + window.scrollY - window.innerHeight / 2);
                 const r = el.getBoundingClientRect();
                 const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
                 const cut = el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1;
-                if (r.left < 0 || r.right > width + 0.5 || !hit || !el.contains(hit) || cut)
+                let hidden = false;
+                for (let a = el.parentElement; a; a = a.parentElement) {
+                    if (getComputedStyle(a).overflowX === 'visible') continue;
+                    const box = a.getBoundingClientRect();
+                    if (r.left < box.left - 0.5 || r.right > box.right + 0.5) hidden = true;
+                }
+                if (r.left < 0 || r.right > width + 0.5 || !hit || !el.contains(hit) || cut || hidden)
                     out.push((el.textContent || '').trim().slice(0, 40) + ' at ' + Math.round(r.left) + '..' +
                              Math.round(r.right) + ' of ' + width);
             }
