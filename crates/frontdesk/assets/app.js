@@ -33,8 +33,11 @@
   // A form submitted twice (a double click) sends once: its buttons are disabled while the answer is on its way.
   // Not by cancelling the second submit event: Chromium then drops the first submission too, and nothing is sent.
   // Disabled only after this event, so that the clicked button's name and value still go with the form.
+  // A form's elements include the buttons outside it that name it (`form="…"`).
   function setButtons(form, disabled) {
-    form.querySelectorAll("button:not([type=button]), input[type=submit]").forEach(function (b) { b.disabled = disabled; });
+    Array.prototype.forEach.call(form.elements, function (b) {
+      if (b.matches("button:not([type=button]), input[type=submit]")) b.disabled = disabled;
+    });
   }
   document.addEventListener("submit", function (event) {
     var form = event.target;

@@ -1,7 +1,8 @@
 //! The public booking page, used as a guest uses it: in a real headless Chromium (chromedriver over WebDriver), on
 //! SQLite and PostgreSQL. A guest searches, chooses, fills in and sends a request; the hotel finds it in the
 //! dashboard's inbox and through the API, with its webhook events; double submits, back-button resubmits and
-//! refreshes make one request; stale offers are explained with the offers of now; mistakes sit beside their fields;
+//! refreshes make one request; a stale offer keeps what the guest typed beside the offer of now; mistakes sit beside
+//! their fields;
 //! only the hotel's own sites may frame the page. The SQLite runs save screenshots to `docs/screenshots/`; every
 //! page visited is checked with axe-core.
 
@@ -20,7 +21,7 @@ use serde_json::{json, Value};
 on_both_engines_configured!(
     a_guest_requests_a_stay_that_the_hotel_approves,
     double_submits_back_button_resubmits_and_refreshes_make_one_request,
-    a_stale_offer_shows_the_offers_of_now,
+    a_stale_offer_keeps_what_the_guest_typed_beside_the_offer_of_now,
     mistakes_are_shown_beside_their_fields,
     the_booking_page_works_without_javascript,
     a_hotel_without_public_booking_answers_404_and_nothing_leaks,
@@ -212,10 +213,10 @@ async fn a_guest_requests_a_stay_that_the_hotel_approves(engine: Engine) {
     b.wait_for_text("Book your stay").await;
     let text = b.page_text().await;
     assert!(text.contains("Seaside Inn") && text.contains("Avenida da Praia 7, Cascais, Portugal"), "{text}");
-    b.assert_accessible("the booking page").await;
+    b.assert_page_ok("the booking page").await;
     search(&b, 3, 5, "2").await;
     b.wait_for_text("3 offers for 2 adults").await;
-    b.assert_accessible("the results").await;
+    b.assert_page_ok("the results").await;
     // The same offers as the JSON endpoint, computed by the same domain code, cheapest first.
     let path = format!("/api/hotels/{}/availability?checkInDate={}&checkOutDate={}&adults=2", h.id, day(3), day(5));
     let api = s.get(&path, &Auth::None).await.expect(200).body;
@@ -241,7 +242,7 @@ async fn a_guest_requests_a_stay_that_the_hotel_approves(engine: Engine) {
     choose(&b, "Standard Double", "Flexible").await;
     let summary = b.text(".summary").await;
     assert!(summary.contains("Standard Double") && summary.contains("EUR 240.00") && summary.contains("2 nights"));
-    b.assert_accessible("the guest form").await;
+    b.assert_page_ok("the guest form").await;
     fill_guest(&b, "Marie", "Dubois", "marie@example.com").await;
     b.fill("#phone", "+33 6 12 34 56 78").await;
     b.select("#country", "FR").await;
@@ -249,7 +250,7 @@ async fn a_guest_requests_a_stay_that_the_hotel_approves(engine: Engine) {
     b.fill("#notes", "A quiet room, please.").await;
     send(&b).await;
     b.wait_for_text("your request has been sent").await;
-    b.assert_accessible("the confirmation").await;
+    b.assert_page_ok("the confirmation").await;
     let text = b.page_text().await;
     assert!(text.contains("Thank you, Marie") && text.contains("Once the hotel confirms it"), "{text}");
     assert!(
@@ -401,39 +402,103 @@ async fn double_submits_back_button_resubmits_and_refreshes_make_one_request(eng
     b.close().await;
 }
 
-async fn a_stale_offer_shows_the_offers_of_now(engine: Engine) {
+/// The values of the guest form's fields, in the order of `GUEST_FIELDS`.
+const GUEST_FIELDS: [&str; 7] = ["#firstName", "#lastName", "#email", "#phone", "#country", "#arrivalTime", "#notes"];
+
+async fn guest_fields(b: &Browser) -> Vec<String> {
+    let mut values = Vec::new();
+    for css in GUEST_FIELDS {
+        values.push(b.find(css).await.prop("value").await.unwrap().unwrap_or_default());
+    }
+    values
+}
+
+async fn a_stale_offer_keeps_what_the_guest_typed_beside_the_offer_of_now(engine: Engine) {
     let Some(s) = server(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    // Repriced between the choice and the request.
+    // Repriced between the choice and the request: the form again with everything typed, the new price beside it.
     b.goto(&search_path(&h, 3, 5, 2)).await;
     choose(&b, "Standard Double", "Flexible").await;
     fill_guest(&b, "Sofia", "Rossi", "sofia@example.com").await;
+    b.fill("#phone", "+39 333 123 4567").await;
+    b.select("#country", "IT").await;
+    b.select("#arrivalTime", "20:00").await;
+    b.fill("#notes", "A cot for our baby, please.").await;
+    let typed = guest_fields(&b).await;
+    let stale_offer = b.find("input[name=offer]").await.attr("value").await.unwrap().unwrap();
+    let key = b.find("input[name=key]").await.attr("value").await.unwrap().unwrap();
     price_nights(&s, &org, &h.flexible, 3, 5, 13000).await;
     send(&b).await;
     b.wait_for_text("has changed from EUR 240.00 to EUR 260.00").await;
-    assert!(offers_shown(&b).await.iter().any(|o| o.1 == "Flexible" && o.2 == "EUR 260.00"));
+    assert_eq!(guest_fields(&b).await, typed, "everything typed is kept");
+    let summary = b.text(".summary").await;
+    assert!(summary.contains("Standard Double") && summary.contains("Flexible") && summary.contains("EUR 260.00"));
+    assert!(!summary.contains("EUR 240.00"), "{summary}");
     assert_eq!(b.find(".stale").await.attr("role").await.unwrap().as_deref(), Some("alert"));
-    b.assert_accessible("the stale-offer message").await;
+    b.assert_page_ok("the stale offer beside the form").await;
     shot(&s, &b, "booking-stale-offer").await;
     assert_eq!(s.count("reservations").await, 0);
-    // Choosing again books at the new price.
-    choose(&b, "Standard Double", "Flexible").await;
-    fill_guest(&b, "Sofia", "Rossi", "sofia@example.com").await;
+    // A reload sends the stale form again, as it was: refused again, nothing booked.
+    let resent = s
+        .client
+        .post(format!("{}/book/{}/request", s.base, h.id))
+        .form(&[
+            ("offer", stale_offer.as_str()),
+            ("key", key.as_str()),
+            ("firstName", "Sofia"),
+            ("lastName", "Rossi"),
+            ("email", "sofia@example.com"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resent.status().as_u16(), 409);
+    assert!(resent.text().await.unwrap().contains("has changed from EUR 240.00 to EUR 260.00"));
+    assert_eq!(s.count("reservations").await, 0);
+    // Sent as shown: booked at the new price, with everything typed.
     send(&b).await;
     b.wait_for_text("your request has been sent").await;
-    assert_eq!(requests(&s, &org, &h).await[0]["totalPrice"], json!(26000));
+    let booked = &requests(&s, &org, &h).await[0];
+    assert_eq!(booked["totalPrice"], json!(26000));
+    assert_eq!(booked["notes"], json!("A cot for our baby, please."));
+    let guest = s.get(&format!("/api/guests/{}", booked["guestId"].as_str().unwrap()), &org.auth()).await.expect(200);
+    assert_eq!(guest.body["phone"], json!("+39 333 123 4567"));
+    assert_eq!(guest.body["country"], json!("IT"));
 
-    // Sold out between the choice and the request: both suites taken at the desk.
-    b.goto(&search_path(&h, 8, 9, 3)).await;
+    // Sold out between the choice and the request, other rooms still free: the form kept, each of them sends it.
+    b.goto(&search_path(&h, 8, 9, 2)).await;
     choose(&b, "Family Suite", "Flexible").await;
     fill_guest(&b, "Lea", "Fischer", "lea@example.com").await;
+    b.fill("#notes", "Two beds for the children").await;
+    let typed = guest_fields(&b).await;
     fill_suites(&s, &org, &h, 8, 9).await;
     send(&b).await;
     b.wait_for_text("has just been booked by someone else").await;
+    assert_eq!(guest_fields(&b).await, typed, "everything typed is kept");
+    assert_eq!(b.find_all(".alternatives button").await.len(), 2, "both standard plans are free");
+    b.assert_page_ok("the stale form with the rooms still free").await;
+    let xpath = "//ul[@class='alternatives']/li[.//p[@class='offer-plan'][normalize-space()='Flexible']]//button";
+    b.client.find(Locator::XPath(xpath)).await.unwrap().click().await.unwrap();
+    b.wait_for_text("your request has been sent").await;
+    let listed = requests(&s, &org, &h).await;
+    let lea = listed.iter().find(|r| r["notes"] == json!("Two beds for the children")).expect("Lea's request");
+    let lea = s.get(&format!("/api/reservations/{}", lea["id"].as_str().unwrap()), &org.auth()).await.expect(200).body;
+    assert_eq!(lea["rooms"][0]["ratePlanId"], json!(h.flexible));
+    assert_eq!(lea["totalPrice"], json!(12000));
+
+    // Sold out with no other room for the party (only the suites take three): the search of the stay, at its GET URL.
+    b.goto(&search_path(&h, 10, 11, 3)).await;
+    choose(&b, "Family Suite", "Flexible").await;
+    fill_guest(&b, "Lea", "Fischer", "lea@example.com").await;
+    fill_suites(&s, &org, &h, 10, 11).await;
+    send(&b).await;
+    b.wait_for_text("has just been booked by someone else").await;
     assert!(b.page_text().await.contains("No room is free for all of these nights"));
-    assert_eq!(requests(&s, &org, &h).await.len(), 1);
+    assert!(b.path().await.starts_with(&format!("/book/{}?checkInDate=", h.id)), "{}", b.path().await);
+    b.assert_page_ok("the search after a sold-out request").await;
+    assert_eq!(requests(&s, &org, &h).await.len(), 2);
     // An offer opened after it went stale says so before the form is filled in.
     b.goto(&search_path(&h, 20, 22, 2)).await;
     let details = b.find("li.offer a").await.attr("href").await.unwrap().unwrap();
@@ -458,7 +523,7 @@ async fn mistakes_are_shown_beside_their_fields(engine: Engine) {
     b.wait_for_text("Must be after the check-in date.").await;
     assert_eq!(invalid("#checkOutDate").await, "true");
     assert_eq!(b.text("#checkOutDate-error").await, "Must be after the check-in date.");
-    b.assert_accessible("the search with a mistake").await;
+    b.assert_page_ok("the search with a mistake").await;
     shot(&s, &b, "booking-mistakes").await;
     // A check-in in the past.
     b.goto(&format!("/book/{}?checkInDate=2020-01-01&checkOutDate=2020-01-03", h.id)).await;
@@ -490,7 +555,7 @@ async fn mistakes_are_shown_beside_their_fields(engine: Engine) {
     assert_eq!(b.text("#email-error").await, "Must be an e-mail address.");
     assert_eq!(invalid("#lastName").await, "true");
     assert_eq!(b.find("#email").await.prop("value").await.unwrap().as_deref(), Some("not an address"));
-    b.assert_accessible("the guest form with mistakes").await;
+    b.assert_page_ok("the guest form with mistakes").await;
     assert_eq!(s.count("reservations").await, 2, "only the desk's");
     assert_eq!(s.count("guests").await, 1, "only the desk's");
     fill_guest(&b, "Ines", "Costa", "ines@example.com").await;
@@ -581,7 +646,7 @@ async fn a_hotel_without_public_booking_answers_404_and_nothing_leaks(engine: En
     assert_eq!(hotel["publicBooking"], json!(false));
     b.goto(&search_path(&h, 2, 3, 2)).await;
     b.wait_for_text("Page not found").await;
-    b.assert_accessible("the booking page's 404 page").await;
+    b.assert_page_ok("the booking page's 404 page").await;
     for path in [format!("/book/{}", h.id), format!("/book/{}/details?offer=x", h.id)] {
         let answer = s.client.get(format!("{}{path}", s.base)).send().await.unwrap();
         assert_eq!(answer.status().as_u16(), 404, "{path}");
@@ -644,11 +709,11 @@ async fn only_the_hotels_own_sites_may_frame_the_booking_page(engine: Engine) {
     b.click_text("button", "Save settings").await;
     b.wait_for_text("is not an origin").await;
     assert_eq!(b.find("#embedOrigins").await.attr("aria-invalid").await.unwrap().as_deref(), Some("true"));
-    b.assert_accessible("the settings with a mistake").await;
+    b.assert_page_ok("the settings with a mistake").await;
     b.fill("#embedOrigins", &format!("{own_site}/\nhttps://www.seaside-inn.example")).await;
     b.click_text("button", "Save settings").await;
     b.wait_for_text("Saved the booking page settings.").await;
-    b.assert_accessible("the booking page settings").await;
+    b.assert_page_ok("the booking page settings").await;
     shot(&s, &b, "booking-settings").await;
     let hotel = s.get(&format!("/api/hotels/{}", h.id), &org.auth()).await.expect(200).body;
     assert_eq!(hotel["bookingEmbedOrigins"], json!([own_site, "https://www.seaside-inn.example"]));
@@ -693,35 +758,73 @@ async fn visitors_are_rate_limited_per_address_like_the_public_api(engine: Engin
     assert_eq!(posted.unwrap().status().as_u16(), 429);
 }
 
-/// Every step of the demo hotel's booking page at desktop and phone width: no serious or critical accessibility
-/// violation, and on SQLite the screenshots in `docs/screenshots/` that the README shows.
+/// Every step of the demo hotel's booking page at desktop (1280 px) and phone (375 px) width, the guest form with
+/// mistakes and with a stale offer, and the 404 page: none scrolls sideways, axe-core finds no violation, a phone's
+/// pickers take a finger; and on SQLite the screenshots in `docs/screenshots/` that the README shows.
 async fn the_booking_page_reads_well_on_desktop_and_phone(engine: Engine) {
     let Some(s) = server(engine).await else { return };
     let seeded = frontdesk::demo::seed(&s.db).await.unwrap();
     let hotel = seeded.hotel_id.unwrap();
-    // The demo hotel is busy this month; six weeks ahead every room type is free.
-    let results = format!("/book/{hotel}?checkInDate={}&checkOutDate={}&adults=2", day(42), day(45));
-    for (size, suffix) in [(DESKTOP, ""), (PHONE, "-phone")] {
+    let login = json!({"email": frontdesk::demo::DEMO_EMAIL, "password": frontdesk::demo::DEMO_PASSWORD});
+    let token =
+        s.post("/api/auth/login", &Auth::None, login).await.expect(200).body["token"].as_str().unwrap().to_string();
+    for (round, (size, suffix)) in [(DESKTOP, ""), (PHONE, "-phone")].into_iter().enumerate() {
+        let phone = size == PHONE;
+        // The demo hotel is busy this month; six weeks ahead every room type is free.
+        let (from, to) = (42 + 7 * round as u64, 45 + 7 * round as u64);
+        let results = format!("/book/{hotel}?checkInDate={}&checkOutDate={}&adults=2", day(from), day(to));
         let Some(b) = Browser::start_sized(&s.base, size).await else { return };
+        let pickers = "select, input[type=date], input[type=number], button";
         b.goto(&format!("/book/{hotel}")).await;
         b.wait_for_text("Book your stay").await;
-        b.assert_accessible("the booking page").await;
+        b.assert_page_ok("the booking page").await;
+        if phone {
+            b.assert_min_height(pickers, 44.0, "the booking page").await;
+        }
         shot(&s, &b, &format!("booking-search{suffix}")).await;
         b.goto(&results).await;
         b.wait_for_text("offers for 2 adults").await;
-        b.assert_accessible("the results").await;
+        b.assert_page_ok("the results").await;
         shot(&s, &b, &format!("booking-results{suffix}")).await;
         b.click("li.offer a").await;
         b.wait_for_text("Who is staying").await;
-        fill_guest(&b, "Emma", "Johansson", &format!("emma{suffix}@example.com")).await;
+        b.assert_page_ok("the guest form").await;
+        send(&b).await;
+        b.wait_for_text("Please check the fields marked below.").await;
+        b.assert_page_ok("the guest form with mistakes").await;
+        // A long e-mail address (without a hyphen to break at), which the confirmation repeats.
+        let email = format!("emma.johanssonlindqvist.bookings{round}@harbourviewexamplehotels.com");
+        fill_guest(&b, "Emma", "Johansson", &email).await;
         b.select("#country", "SE").await;
         b.select("#arrivalTime", "17:00").await;
-        b.assert_accessible("the guest form").await;
+        if phone {
+            b.assert_min_height(pickers, 44.0, "the guest form").await;
+        }
         shot(&s, &b, &format!("booking-details{suffix}")).await;
+        // Repriced while the form was filled in: the form again, with the price of now beside it.
+        let search =
+            format!("/api/hotels/{hotel}/availability?checkInDate={}&checkOutDate={}&adults=2", day(from), day(to));
+        let cheapest = s.get(&search, &Auth::None).await.expect(200).body[0].clone();
+        let values: Vec<Value> = cheapest["nightly"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| json!({"ratePlanId": cheapest["ratePlanId"], "date": n["date"], "price": n["price"].as_i64().unwrap() + 1500}))
+            .collect();
+        s.post("/api/dailyRates", &Auth::Token(token.clone()), json!({"values": values})).await.expect(200);
+        send(&b).await;
+        b.wait_for_text("has changed from").await;
+        b.assert_page_ok("the guest form with a stale offer").await;
+        if phone {
+            shot(&s, &b, "booking-stale-offer-phone").await;
+        }
         send(&b).await;
         b.wait_for_text("your request has been sent").await;
-        b.assert_accessible("the confirmation").await;
+        b.assert_page_ok("the confirmation").await;
         shot(&s, &b, &format!("booking-confirmation{suffix}")).await;
+        b.goto("/book/00000000-0000-0000-0000-000000000000").await;
+        b.wait_for_text("Page not found").await;
+        b.assert_page_ok("the booking page's 404 page").await;
         b.close().await;
     }
 }

@@ -22,6 +22,7 @@ use axum::http::{HeaderName, Request, StatusCode};
 use axum::middleware::map_response;
 use axum::Router;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::compression::CompressionLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
@@ -136,8 +137,8 @@ pub fn routes(state: AppState) -> Router {
 }
 
 /// The middleware every answer passes through: body limit, timeout, panic recovery, problem documents for every
-/// error, the security headers, request ids and tracing; and, when metrics are served, the request metrics
-/// (outermost, so that they time and see the final answer of every other layer).
+/// error, the security headers, compression, request ids and tracing; and, when metrics are served, the request
+/// metrics (outermost, so that they time and see the final answer of every other layer).
 pub fn with_middleware(router: Router, config: &Config) -> Router {
     let router = with_stack(router, config);
     match config.metrics_enabled() {
@@ -160,6 +161,11 @@ fn with_stack(router: Router, config: &Config) -> Router {
         .layer(map_response(problem::ensure_problem))
         .layer(axum::middleware::from_fn(head_limit::refuse_large_heads))
         .layer(axum::middleware::map_response_with_state(config.is_https(), headers::secure))
+        // gzip or brotli when the client's Accept-Encoding asks, outside every layer that reads or replaces a body
+        // (the problem mapping above). Not for answers under 256 bytes (which come out no smaller), images, or event
+        // streams (the assistant connector's SSE must reach the client as each event is written); a streamed list,
+        // whose size is not known beforehand, is compressed.
+        .layer(CompressionLayer::new().compress_when(compressible()))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
             let request_id = req.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or_default();
@@ -167,6 +173,12 @@ fn with_stack(router: Router, config: &Config) -> Router {
         }))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .layer(axum::middleware::from_fn(keep_alive::close_when_body_unread))
+}
+
+/// Which answers [`CompressionLayer`] compresses: tower-http's default predicate with a larger minimum size.
+fn compressible() -> impl tower_http::compression::Predicate {
+    use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove};
+    SizeAbove::new(256).and(NotForContentType::GRPC).and(NotForContentType::IMAGES).and(NotForContentType::SSE)
 }
 
 /// Serves until `shutdown` completes, then stops accepting and lets requests in flight finish.

@@ -1,5 +1,6 @@
 //! Static files compiled into the binary. Pages link them as `/assets/<name>?v=<digest of the content>`, so a
-//! browser may keep them for a year: a changed file gets a new URL.
+//! browser may keep them for a year: a changed file gets a new URL. The favicon is one of them (every page links it
+//! in `templates/base.html`), so no browser asks for `/favicon.ico`.
 
 use std::sync::LazyLock;
 
@@ -19,13 +20,14 @@ struct Asset {
     body: &'static [u8],
 }
 
-const FILES: [Asset; 3] = [
+const FILES: [Asset; 4] = [
     Asset { name: "app.css", content_type: "text/css; charset=utf-8", body: include_bytes!("../../assets/app.css") },
     Asset {
         name: "app.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_bytes!("../../assets/app.js"),
     },
+    Asset { name: "favicon.svg", content_type: "image/svg+xml", body: include_bytes!("../../assets/favicon.svg") },
     Asset {
         name: "htmx.min.js",
         content_type: "text/javascript; charset=utf-8",
@@ -49,6 +51,12 @@ pub fn url(name: &str) -> String {
     }
 }
 
+/// The favicon's URL, for the page frame every page shares.
+pub fn favicon_url() -> &'static str {
+    static URL: LazyLock<String> = LazyLock::new(|| url("favicon.svg"));
+    &URL
+}
+
 pub fn router() -> Router<AppState> {
     Router::new().route("/assets/{name}", get(serve))
 }
@@ -66,13 +74,20 @@ async fn serve(
     let Some((asset, current)) = find(&name) else {
         return super::page::not_found();
     };
-    let etag = format!("\"{current}\"");
+    // Weak: the same file is sent gzip-compressed, brotli-compressed or as it is (`http::with_stack`), and a strong
+    // tag would promise the same bytes.
+    let quoted = format!("\"{current}\"");
+    let etag = format!("W/{quoted}");
     let cache = if version.v.as_deref() == Some(current) {
         "public, max-age=31536000, immutable"
     } else {
         "public, max-age=300"
     };
-    let mut response = if headers.get(header::IF_NONE_MATCH).and_then(|v| v.to_str().ok()) == Some(etag.as_str()) {
+    let known = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|tags| tags.split(',').any(|tag| tag.trim().trim_start_matches("W/") == quoted));
+    let mut response = if known {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
         ([(header::CONTENT_TYPE, asset.content_type)], asset.body).into_response()

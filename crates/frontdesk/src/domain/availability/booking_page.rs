@@ -62,6 +62,10 @@ pub struct Rechecked {
     pub stay: Stay,
     /// Every offer for that stay and party now (empty when the stay can no longer be searched, e.g. it began).
     pub offers: Vec<Offer>,
+    /// The room type and rate plan the offer was for (so that the offer of now for the same room can be found when
+    /// the chosen one expired).
+    pub room_type_id: String,
+    pub rate_plan_id: String,
     /// The offer as it stands now, signed afresh (so the guest has the full time to fill in the form), or why it
     /// cannot be had.
     pub chosen: std::result::Result<Offer, Stale>,
@@ -89,7 +93,7 @@ pub async fn recheck(
         Err(err) => return Err(err),
     };
     let chosen = judge(&claims, &offers, Utc::now().timestamp());
-    Ok(Rechecked { stay, offers, chosen })
+    Ok(Rechecked { stay, offers, room_type_id: claims.t, rate_plan_id: claims.p, chosen })
 }
 
 /// The offer of `claims` among the offers of now (at Unix time `now`), or why it is stale.

@@ -342,6 +342,7 @@ pub struct OfferCard {
     /// "Only 2 left" when few rooms remain.
     pub few_left: Option<String>,
     pub choose_href: String,
+    pub offer_id: String,
 }
 
 /// Rooms left at which a card says so.
@@ -373,6 +374,7 @@ impl OfferCard {
                 n => format!("Only {n} rooms left"),
             }),
             choose_href: format!("/book/{hotel_id}/details?{choose}"),
+            offer_id: offer.offer_id.clone(),
         }
     }
 }
@@ -492,8 +494,19 @@ async fn search_page(
         false => (None, FormErrors::default()),
     };
     let title = if searched { "Available rooms" } else { "Book a stay" };
-    search_answer(&hotel, title, form, errors, results, None, StatusCode::OK)
+    // Sent here by a request whose room went while the form was filled in, with no other room left for the stay.
+    let sold = url::form_urlencoded::parse(raw.as_deref().unwrap_or("").as_bytes())
+        .any(|(name, value)| name == "stale" && value == SOLD_OUT_PARAM);
+    let notice = sold.then(|| format!("{SOLD_OUT} Nothing was booked, and no other room is free for these nights."));
+    search_answer(&hotel, title, form, errors, results, notice, StatusCode::OK)
 }
+
+/// Why a chosen room can no longer be had.
+const SOLD_OUT: &str =
+    "Sorry, the room you chose has just been booked by someone else, or is no longer sold for these dates.";
+
+/// The search page's query parameter value that shows [`SOLD_OUT`] above the search.
+const SOLD_OUT_PARAM: &str = "sold-out";
 
 fn search_answer(
     hotel: &Hotel,
@@ -594,29 +607,66 @@ struct DetailsPage {
     errors: FormErrors,
     countries: Vec<Choice>,
     arrival_times: Vec<Choice>,
+    /// Why the form is shown again with what the guest typed (its offer went stale).
+    notice: Option<String>,
+    /// When the chosen room is gone: the rooms free for the stay now, each of which sends the form (the summary
+    /// then has no room of its own).
+    alternatives: Vec<OfferCard>,
+}
+
+/// What the guest form is for: one offer, or a choice among the offers of now (when the chosen one went).
+enum Chosen<'a> {
+    Offer(&'a Offer),
+    OneOf(&'a [Offer]),
 }
 
 fn details_answer(
     hotel: &Hotel,
     rechecked: &Rechecked,
     offer: &Offer,
-    mut form: GuestForm,
+    form: GuestForm,
     errors: FormErrors,
 ) -> Response {
+    let status = if errors.is_empty() { StatusCode::OK } else { StatusCode::UNPROCESSABLE_ENTITY };
+    guest_form_page(hotel, rechecked, Chosen::Offer(offer), form, errors, None, status)
+}
+
+fn guest_form_page(
+    hotel: &Hotel,
+    rechecked: &Rechecked,
+    chosen: Chosen,
+    mut form: GuestForm,
+    errors: FormErrors,
+    notice: Option<String>,
+    status: StatusCode,
+) -> Response {
     let stay = &rechecked.stay;
-    form.offer = offer.offer_id.clone();
-    let card = OfferCard::new(&hotel.id, offer);
-    let summary = Summary {
-        room_type: offer.room_type_name.clone(),
-        description: offer.description.clone().unwrap_or_default(),
-        rate_plan: offer.rate_plan_name.clone(),
+    let mut summary = Summary {
+        room_type: String::new(),
+        description: String::new(),
+        rate_plan: String::new(),
         stay: stay_line(stay.check_in, stay.check_out),
         party: view::party(stay.adults, stay.children, stay.infants),
-        nightly: card.nightly,
-        total: card.total,
+        nightly: Vec::new(),
+        total: String::new(),
         back: search_link(&hotel.id, &booking_page::query_of(stay)),
     };
-    let status = if errors.is_empty() { StatusCode::OK } else { StatusCode::BAD_REQUEST };
+    let mut alternatives = Vec::new();
+    match chosen {
+        Chosen::Offer(offer) => {
+            form.offer = offer.offer_id.clone();
+            let card = OfferCard::new(&hotel.id, offer);
+            summary.room_type = offer.room_type_name.clone();
+            summary.description = offer.description.clone().unwrap_or_default();
+            summary.rate_plan = offer.rate_plan_name.clone();
+            summary.nightly = card.nightly;
+            summary.total = card.total;
+        }
+        Chosen::OneOf(offers) => {
+            form.offer = String::new();
+            alternatives = offers.iter().map(|o| OfferCard::new(&hotel.id, o)).collect();
+        }
+    }
     let page = DetailsPage {
         frame: Frame::new(hotel, "Your details"),
         step: 3,
@@ -625,12 +675,64 @@ fn details_answer(
         summary,
         form,
         errors,
+        notice,
+        alternatives,
     };
     let mut response = framed_for(render(&page, status), Some(hotel));
     // The browser may keep this page for the back button (always revalidated otherwise), so that a form sent, left
     // and sent again carries the same idempotency key.
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-cache"));
     response
+}
+
+/// The guest form again after its offer went stale between the search and the request (sold, repriced or
+/// expired): everything the guest typed is kept, and beside it the offer of now for the same room and rate, or, when
+/// that room is gone, the rooms still free for the stay, each of which sends the form. The answer to the POST is
+/// this page with 409, as for a refused form: a reload sends the stale offer again, which is refused again and books
+/// nothing. With no room left for the stay there is nothing to send: a redirect (303) to the search of the stay,
+/// which says why.
+fn stale_form_answer(
+    hotel: &Hotel,
+    rechecked: &Rechecked,
+    stale: &Stale,
+    form: GuestForm,
+    errors: FormErrors,
+) -> Response {
+    const KEPT: &str = "Nothing was booked, and your details are kept:";
+    let same = match stale {
+        Stale::Repriced { now, .. } => Some(now.as_ref()),
+        Stale::Expired | Stale::SoldOut => rechecked
+            .offers
+            .iter()
+            .find(|o| o.room_type_id == rechecked.room_type_id && o.rate_plan_id == rechecked.rate_plan_id),
+    };
+    match (stale, same) {
+        (Stale::Repriced { was, now }, _) => {
+            let notice = format!(
+                "The price of the room you chose has changed from {} to {}. {KEPT} check the new price and send your \
+                 request again.",
+                money::format(*was, &now.currency),
+                money::format(now.total_price, &now.currency)
+            );
+            guest_form_page(hotel, rechecked, Chosen::Offer(now), form, errors, Some(notice), StatusCode::CONFLICT)
+        }
+        (_, Some(offer)) => {
+            let notice = format!(
+                "The offer you chose has expired: offers are held for 30 minutes. {KEPT} the room is shown again at \
+                 its price of now; check it and send your request again."
+            );
+            guest_form_page(hotel, rechecked, Chosen::Offer(offer), form, errors, Some(notice), StatusCode::CONFLICT)
+        }
+        (_, None) if !rechecked.offers.is_empty() => {
+            let notice = format!("{SOLD_OUT} {KEPT} choose one of the rooms still free for your stay to send it.");
+            let chosen = Chosen::OneOf(&rechecked.offers);
+            guest_form_page(hotel, rechecked, chosen, form, errors, Some(notice), StatusCode::CONFLICT)
+        }
+        (_, None) => {
+            let search = search_link(&hotel.id, &booking_page::query_of(&rechecked.stay));
+            Redirect::to(&format!("{search}&stale={SOLD_OUT_PARAM}")).into_response()
+        }
+    }
 }
 
 async fn details_page(
@@ -749,13 +851,14 @@ async fn send_request(
                     Err(err) => return error_page(err, Some(&hotel)),
                 };
             let stale = rechecked.chosen.as_ref().err().cloned().unwrap_or(Stale::SoldOut);
-            stale_answer(&hotel, &rechecked, &stale, StatusCode::CONFLICT)
+            stale_form_answer(&hotel, &rechecked, &stale, form, FormErrors::default())
         }
         Err(err) => error_page(err, Some(&hotel)),
     }
 }
 
-/// The guest form again, with `errors`, for the chosen offer as it stands now (or the stale-offer page).
+/// The guest form again, with `errors`, for the chosen offer as it stands now (or, when it went stale, with the
+/// offer of now).
 async fn form_again(state: &AppState, hotel: &Hotel, form: GuestForm, errors: FormErrors) -> Response {
     let rechecked =
         match booking_page::recheck(&state.db, &state.offer_key, &state.availability, &hotel.id, &form.offer).await {
@@ -764,7 +867,7 @@ async fn form_again(state: &AppState, hotel: &Hotel, form: GuestForm, errors: Fo
         };
     match &rechecked.chosen {
         Ok(offer) => details_answer(hotel, &rechecked, offer, form, errors),
-        Err(stale) => stale_answer(hotel, &rechecked, stale, StatusCode::CONFLICT),
+        Err(stale) => stale_form_answer(hotel, &rechecked, stale, form, errors),
     }
 }
 

@@ -285,7 +285,7 @@ async fn delete(
             detail: "Their details are removed for good. A guest with reservations cannot be deleted.".into(),
             action: format!("{href}/delete"),
             fields: vec![("confirmed".into(), "yes".into())],
-            button: "Yes, delete".into(),
+            button: format!("Yes, delete {name}"),
             cancel_href: href,
         };
         return Ok(render_page(&template, &page.session, &state));

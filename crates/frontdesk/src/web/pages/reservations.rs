@@ -390,6 +390,15 @@ fn move_words(to: ReservationStatus, requested: bool) -> (&'static str, &'static
     }
 }
 
+/// The question and the button of a move's confirmation page, each naming the whole action and whom it is about
+/// (the page is all there is to go by without JavaScript).
+fn confirm_words(to: ReservationStatus, verb: &str, guest: &str) -> (String, String) {
+    match to {
+        ReservationStatus::NoShow => (format!("Mark {guest} as a no-show?"), format!("Yes, mark {guest} as a no-show")),
+        _ => (format!("{verb} {guest}?"), format!("Yes, {} {guest}", verb.to_lowercase())),
+    }
+}
+
 /// `POST …/status`: one move of the state machine. A check-in may carry room assignments (`room:<reservation room
 /// id>` = physical room id), applied in the same write. Cancelling, declining and no-shows ask for confirmation.
 async fn move_status(
@@ -412,9 +421,10 @@ async fn move_status(
             form.iter().filter(|(k, _)| *k != session::CSRF_FIELD).map(|(k, v)| (k.clone(), v.clone())).collect();
         fields.push(("confirmed".into(), "yes".into()));
         fields.sort();
+        let (question, button) = confirm_words(to, verb, &guest);
         let template = ConfirmPage {
             chrome: page.chrome(&state, Section::Reservations, "Please confirm").await?,
-            question: format!("{verb} {guest}?"),
+            question,
             detail: format!(
                 "{} to {}, {}. This cannot be undone.",
                 view::date_long(line.reservation.check_in_date),
@@ -423,7 +433,7 @@ async fn move_status(
             ),
             action: format!("{}/reservations/{id}/status", page.path("").trim_end_matches('/')),
             fields,
-            button: format!("Yes, {}", verb.to_lowercase()),
+            button,
             cancel_href: back,
         };
         return Ok(render_page(&template, &page.session, &state));

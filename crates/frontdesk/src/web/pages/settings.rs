@@ -98,7 +98,7 @@ async fn save(State(state): State<AppState>, page: HotelPage, posted: Posted<Set
             let chrome = page.chrome(&state, Section::Settings, "Booking page settings").await?;
             let t = template(chrome, &state, public_booking, form.embed_origins, errors);
             let mut response = render_page(&t, &page.session, &state);
-            *response.status_mut() = axum::http::StatusCode::BAD_REQUEST;
+            *response.status_mut() = axum::http::StatusCode::UNPROCESSABLE_ENTITY;
             Ok(response)
         }
     }

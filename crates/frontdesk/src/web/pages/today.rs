@@ -76,9 +76,10 @@ async fn today(State(state): State<AppState>, page: HotelPage) -> WebResult {
 }
 
 /// The occupancy outlook as bars of a server-drawn SVG: no script, no library, readable by a screen reader through
-/// its title, description and the table beside it.
+/// its title, description and the table beside it. The SVG has no `viewBox`: bars and labels are placed in per cent
+/// of its width and in pixels of its fixed height, so it takes the width of its card without scaling its text, and
+/// the labels keep their CSS size (12 px) on a phone as on a desktop.
 struct OccupancyChart {
-    width: i64,
     height: i64,
     baseline: i64,
     bars: Vec<Bar>,
@@ -86,11 +87,15 @@ struct OccupancyChart {
 }
 
 struct Bar {
-    x: i64,
+    /// Left edge, width and the middle of the slot, in per cent of the chart's width (`"3.571%"`).
+    x: String,
+    width: String,
+    label_x: String,
     y: i64,
-    width: i64,
     height: i64,
-    label_x: i64,
+    /// The weekday in two letters ("Mo"), and the rest of its short name ("n"), which narrow screens leave out.
+    day_start: String,
+    day_rest: String,
     day: String,
     date: String,
     percent: i64,
@@ -99,14 +104,18 @@ struct Bar {
     class: &'static str,
 }
 
+/// `value` per cent, as an SVG length.
+fn per_cent(value: f64) -> String {
+    format!("{value:.3}%")
+}
+
 impl OccupancyChart {
-    const WIDTH: i64 = 720;
     const HEIGHT: i64 = 190;
     const TOP: i64 = 22;
     const BOTTOM: i64 = 40;
 
     fn new(nights: &[NightOccupancy]) -> OccupancyChart {
-        let slot = Self::WIDTH / (nights.len().max(1) as i64);
+        let slot = 100.0 / (nights.len().max(1) as f64);
         let plot = Self::HEIGHT - Self::TOP - Self::BOTTOM;
         let baseline = Self::HEIGHT - Self::BOTTOM;
         let bars = nights
@@ -115,14 +124,18 @@ impl OccupancyChart {
             .map(|(i, night)| {
                 let percent = night.percent().clamp(0, 100);
                 let height = (plot * percent / 100).max(if night.occupied > 0 { 2 } else { 0 });
-                let x = i as i64 * slot + slot / 6;
+                let left = i as f64 * slot;
+                let day = night.date.format("%a").to_string();
+                let split = day.char_indices().nth(2).map_or(day.len(), |(at, _)| at);
                 Bar {
-                    x,
+                    x: per_cent(left + slot / 6.0),
+                    width: per_cent(slot * 2.0 / 3.0),
+                    label_x: per_cent(left + slot / 2.0),
                     y: baseline - height,
-                    width: slot * 2 / 3,
                     height,
-                    label_x: x + slot / 3,
-                    day: night.date.format("%a").to_string(),
+                    day_start: day[..split].to_string(),
+                    day_rest: day[split..].to_string(),
+                    day,
                     date: night.date.format("%-d").to_string(),
                     percent: night.percent(),
                     occupied: night.occupied,
@@ -147,6 +160,6 @@ impl OccupancyChart {
             ),
             None => "No nights to show.".into(),
         };
-        OccupancyChart { width: Self::WIDTH, height: Self::HEIGHT, baseline, bars, summary }
+        OccupancyChart { height: Self::HEIGHT, baseline, bars, summary }
     }
 }
