@@ -547,6 +547,25 @@ pub enum DeskBooking {
     Replayed(Reservation),
     /// The form made a reservation already and has been changed since: it makes no second one.
     FormUsed,
+    /// A new guest was asked for with an e-mail that these guests of the organization have: most likely one of
+    /// them, so nothing was written; the desk books for one of them, or says it is someone else.
+    KnownEmail(Vec<Guest>),
+}
+
+/// Who a reservation made at the desk is for, and whether a new guest may share an e-mail with known guests.
+pub struct DeskGuestChoice {
+    pub guest: DeskGuest,
+    /// The desk said a new guest is someone else than the known guests with the same e-mail.
+    pub new_despite_email: bool,
+}
+
+fn desk_form_key<'a>(actor: &'a Actor, scope: &'a str, form_token: &'a str) -> idempotency::Key<'a> {
+    idempotency::Key {
+        namespace: idempotency::Namespace::DeskReservation,
+        organization_id: &actor.organization_id,
+        scope,
+        key: form_token,
+    }
 }
 
 /// Creates a reservation at the desk, with a new guest when one is given: both in one transaction, so a refused
@@ -557,10 +576,11 @@ pub enum DeskBooking {
 pub async fn book_at_desk(
     db: &Db,
     actor: &Actor,
-    guest: DeskGuest,
+    choice: DeskGuestChoice,
     mut input: ReservationIn,
     form_token: Option<&str>,
 ) -> Result<DeskBooking> {
+    let DeskGuestChoice { guest, new_despite_email } = choice;
     actor.require_scope(Scope::ReservationsWrite)?;
     input.source.get_or_insert(Source::Dashboard);
     let guest_part = match &guest {
@@ -569,12 +589,7 @@ pub async fn book_at_desk(
     };
     let digest = idempotency::digest(&[&guest_part, &serde_json::to_string(&input).map_err(anyhow::Error::from)?]);
     let scope = idempotency::caller_scope(actor);
-    let key = form_token.map(|token| idempotency::Key {
-        namespace: idempotency::Namespace::DeskReservation,
-        organization_id: &actor.organization_id,
-        scope: &scope,
-        key: token,
-    });
+    let key = form_token.map(|token| desk_form_key(actor, &scope, token));
     let mut tx = db.begin_write().await?;
     if let Some(key) = &key {
         match idempotency::seen(tx.conn(), key, &digest).await? {
@@ -584,6 +599,34 @@ pub async fn book_at_desk(
                 return Ok(DeskBooking::Replayed(reservations::get(db, actor, &id).await?));
             }
             idempotency::Seen::Different => return Ok(DeskBooking::FormUsed),
+        }
+    }
+    // Asked in the same transaction as the form's token, so that the form sent twice at once is answered as one
+    // form, never as a second guest with the first one's e-mail.
+    if let (DeskGuest::New(new), false) = (&guest, new_despite_email) {
+        if let Some(email) = new.email.as_deref().filter(|e| e.contains('@')) {
+            let search = GuestSearch::Email(email.to_string());
+            let known: Vec<Guest> = store::guests::search(tx.conn(), &actor.organization_id, &search, 5)
+                .await?
+                .into_iter()
+                .filter(|g| actor.sees_hotel(g.hotel_id.as_deref()))
+                .collect();
+            if !known.is_empty() {
+                // The guest found may be the one this very form made, sent at once from another tab and
+                // committed between the token's check above and this one (PostgreSQL reads what committed before
+                // each statement): its token, committed with it, says so now.
+                if let Some(key) = &key {
+                    match idempotency::seen(tx.conn(), key, &digest).await? {
+                        idempotency::Seen::Same(id) => {
+                            drop(tx);
+                            return Ok(DeskBooking::Replayed(reservations::get(db, actor, &id).await?));
+                        }
+                        idempotency::Seen::Different => return Ok(DeskBooking::FormUsed),
+                        idempotency::Seen::New => {}
+                    }
+                }
+                return Ok(DeskBooking::KnownEmail(known));
+            }
         }
     }
     match guest {

@@ -17,7 +17,7 @@ use chrono::NaiveDate;
 use serde::Deserialize;
 
 use super::HotelPage;
-use crate::domain::front_office::{self, DeskBooking, DeskGuest, StaySearch, StaySort};
+use crate::domain::front_office::{self, DeskBooking, DeskGuest, DeskGuestChoice, StaySearch, StaySort};
 use crate::domain::guests::{Guest, GuestIn};
 use crate::domain::housekeeping::{self, RoomNow};
 use crate::domain::reservations::{
@@ -999,15 +999,10 @@ async fn create(State(state): State<AppState>, page: HotelPage, posted: Posted<N
         errors.add("ratePlanId", "Choose a rate plan, or enter a price for the stay.");
     }
     let quote = price_quote(&state, &page, &form).await;
-    // A new guest whose e-mail the organization already knows is most likely that guest: offer them instead of
-    // making a second record (unless the desk says it is someone else).
+    // A new guest whose e-mail the organization already knows is most likely that guest: the domain offers them
+    // instead of making a second record, unless the desk says it is someone else.
     let mut same_email = Vec::new();
-    if !existing && creating && form.intent != "create-new-guest" {
-        if let Some(email) = optional(&form.email).filter(|e| e.contains('@')) {
-            same_email = front_office::find_guests(&state.db, &page.session.actor, &email, 5).await?;
-        }
-    }
-    if creating && same_email.is_empty() && errors.is_empty() {
+    if creating && errors.is_empty() {
         if let (Some(guest), Some(check_in), Some(check_out)) = (guest, check_in, check_out) {
             let input = ReservationIn {
                 hotel_id: Some(page.hotel.id.clone()),
@@ -1040,7 +1035,8 @@ async fn create(State(state): State<AppState>, page: HotelPage, posted: Posted<N
                 }],
             };
             let token = optional(&form.form_token);
-            match front_office::book_at_desk(&state.db, &page.session.actor, guest, input, token.as_deref()).await {
+            let choice = DeskGuestChoice { guest, new_despite_email: form.intent == "create-new-guest" };
+            match front_office::book_at_desk(&state.db, &page.session.actor, choice, input, token.as_deref()).await {
                 Ok(DeskBooking::Created(r)) => {
                     let flash = Flash::success(format!(
                         "Reservation created: {} to {}, {}.",
@@ -1056,6 +1052,7 @@ async fn create(State(state): State<AppState>, page: HotelPage, posted: Posted<N
                     );
                     return Ok(session::redirect_with(&page.path(&format!("reservations/{}", r.id)), flash, &state));
                 }
+                Ok(DeskBooking::KnownEmail(known)) => same_email = known,
                 Ok(DeskBooking::FormUsed) => {
                     // A new stay needs a new form: this one gets a new token, to send once the desk has checked it.
                     errors.general = Some(
