@@ -48,8 +48,9 @@ struct Catalogue {
 async fn catalogue(s: &TestServer, org: &Org, name: &str) -> Catalogue {
     let auth = org.auth();
     let hotel = s.hotel(org, name).await;
-    let room_type =
-        s.create("/api/roomTypes", &auth, json!({"hotelId": hotel, "name": "Standard Double", "maxOccupancy": 2})).await;
+    let room_type = s
+        .create("/api/roomTypes", &auth, json!({"hotelId": hotel, "name": "Standard Double", "maxOccupancy": 2}))
+        .await;
     let mut rooms = Vec::new();
     for room in ["101", "102"] {
         rooms.push(s.create("/api/rooms", &auth, json!({"roomTypeId": room_type, "name": room, "floor": 1})).await);
@@ -402,13 +403,17 @@ async fn operator_rules_hold_for_the_dashboard_and_the_command_line(engine: Engi
     let rival_id = identity::find_operator_by_email(&s.db, &rival.operator_email).await.unwrap().id;
     assert!(matches!(identity::remove_operator(&s.db, &me, &my_id).await, Err(Error::Conflict(_))));
     assert!(matches!(identity::remove_operator(&s.db, &me, &rival_id).await, Err(Error::NotFound(_))));
-    assert!(matches!(identity::reset_password(&s.db, &me, &rival_id, "a long password").await, Err(Error::NotFound(_))));
+    assert!(matches!(
+        identity::reset_password(&s.db, &me, &rival_id, "a long password").await,
+        Err(Error::NotFound(_))
+    ));
     assert!(matches!(identity::reset_password(&s.db, &me, &my_id, "a long password").await, Err(Error::Conflict(_))));
     s.get("/api/auth/me", &rival.auth()).await.expect(200);
     // A colleague whose password is reset loses their sessions.
     let colleague = identity::add_operator(&s.db, &me, "cole@example.com", "Cole", "first password").await.unwrap();
     let login = json!({"email": "cole@example.com", "password": "first password"});
-    let cole = s.post("/api/auth/login", &Auth::None, login).await.expect(200).body["token"].as_str().unwrap().to_string();
+    let cole =
+        s.post("/api/auth/login", &Auth::None, login).await.expect(200).body["token"].as_str().unwrap().to_string();
     identity::reset_password(&s.db, &me, &colleague.id, "second password").await.unwrap();
     s.get("/api/auth/me", &Auth::Token(cole)).await.expect(401);
     // The e-mail is taken across organizations: the message is beside the e-mail field.
@@ -422,7 +427,9 @@ async fn operator_rules_hold_for_the_dashboard_and_the_command_line(engine: Engi
     // (here the first removal is made by the command line, and `me` still holds its session's actor).
     identity::remove_operator(&s.db, &Actor::system(&org.id), &colleague.id).await.unwrap();
     let colleague_again =
-        identity::add_operator(&s.db, &Actor::system(&org.id), "dee@example.com", "Dee", "a long password").await.unwrap();
+        identity::add_operator(&s.db, &Actor::system(&org.id), "dee@example.com", "Dee", "a long password")
+            .await
+            .unwrap();
     let dee = identity::authenticate_token(
         &s.db,
         s.post("/api/auth/login", &Auth::None, json!({"email": "dee@example.com", "password": "a long password"}))
@@ -444,7 +451,8 @@ async fn operator_rules_hold_for_the_dashboard_and_the_command_line(engine: Engi
 async fn status_with_session(s: &TestServer, cookie: &str, method: reqwest::Method, path: &str) -> u16 {
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let csrf = frontdesk::web::session::csrf_for(cookie);
-    let mut request = client.request(method.clone(), format!("{}{path}", s.base)).header("cookie", format!("fd_session={cookie}"));
+    let mut request =
+        client.request(method.clone(), format!("{}{path}", s.base)).header("cookie", format!("fd_session={cookie}"));
     if method == reqwest::Method::POST {
         request = request.form(&[
             ("_csrf", csrf.as_str()),
@@ -521,8 +529,20 @@ async fn another_organizations_setup_records_are_not_found(engine: Engine) {
     }
     let rival_hotel = s.get(&format!("/api/hotels/{}", t.hotel), &rival.auth()).await.expect(200).body;
     assert_eq!(rival_hotel["name"], json!("Rival Resort"));
-    assert_eq!(s.get(&format!("/api/roomTypes/{}", t.room_type), &rival.auth()).await.expect(200).body["name"], json!("Standard Double"));
-    assert_eq!(s.get(&format!("/api/rooms?hotelId={}", t.hotel), &rival.auth()).await.expect(200).body.as_array().unwrap().len(), 2);
+    assert_eq!(
+        s.get(&format!("/api/roomTypes/{}", t.room_type), &rival.auth()).await.expect(200).body["name"],
+        json!("Standard Double")
+    );
+    assert_eq!(
+        s.get(&format!("/api/rooms?hotelId={}", t.hotel), &rival.auth())
+            .await
+            .expect(200)
+            .body
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     s.get(&format!("/api/ratePlans/{}", t.plan), &rival.auth()).await.expect(200);
     s.get("/api/auth/me", &rival.auth()).await.expect(200);
     // The rival's list of hotels and operators is not shown either.
@@ -542,14 +562,31 @@ async fn setup_pages_read_well_on_desktop_and_phone(engine: Engine) {
     let org = s.org("Acme").await;
     let c = catalogue(&s, &org, "Seaside Inn").await;
     let auth = org.auth();
-    let suite = s.create("/api/roomTypes", &auth, json!({"hotelId": c.hotel, "name": "Family Suite", "maxOccupancy": 4})).await;
-    s.create("/api/rooms", &auth, json!({"roomTypeId": suite, "name": "201", "floor": 2, "housekeepingStatus": "OUT_OF_ORDER"})).await;
-    s.create("/api/ratePlans", &auth, json!({"hotelId": c.hotel, "name": "Non-refundable", "code": "NRF", "roomTypeId": suite})).await;
+    let suite =
+        s.create("/api/roomTypes", &auth, json!({"hotelId": c.hotel, "name": "Family Suite", "maxOccupancy": 4})).await;
+    s.create(
+        "/api/rooms",
+        &auth,
+        json!({"roomTypeId": suite, "name": "201", "floor": 2, "housekeepingStatus": "OUT_OF_ORDER"}),
+    )
+    .await;
+    s.create(
+        "/api/ratePlans",
+        &auth,
+        json!({"hotelId": c.hotel, "name": "Non-refundable", "code": "NRF", "roomTypeId": suite}),
+    )
+    .await;
     s.hotel(&org, "Mountain Lodge").await;
     let me = identity::authenticate_token(&s.db, &org.token).await.unwrap();
-    identity::add_operator(&s.db, &me, "annika.lindqvistjohansson@harbourviewexamplehotels.com", "Annika Lindqvist", "a long password")
-        .await
-        .unwrap();
+    identity::add_operator(
+        &s.db,
+        &me,
+        "annika.lindqvistjohansson@harbourviewexamplehotels.com",
+        "Annika Lindqvist",
+        "a long password",
+    )
+    .await
+    .unwrap();
     let invited = identity::invite_operator(&s.db, &me, "bea@example.com", "Bea Santos").await.unwrap();
     let pages = [
         ("setup-hotels", "/setup/hotels".to_string(), "Mountain Lodge"),
@@ -573,11 +610,21 @@ async fn setup_pages_read_well_on_desktop_and_phone(engine: Engine) {
                 b.screenshot(&format!("{name}{suffix}")).await;
             }
         }
+        // The hotel's room types, rooms and rate plans, below its details.
+        b.goto(&format!("/setup/hotels/{}", c.hotel)).await;
+        b.wait_for_text("Rate plans").await;
+        b.client.execute("document.getElementById('types-title').scrollIntoView();", vec![]).await.unwrap();
+        if s.engine == Engine::Sqlite {
+            b.screenshot(&format!("setup-hotel-catalogue{suffix}")).await;
+        }
         // The confirmation page of a delete (as without JavaScript) and the page of a new invitation link.
         b.goto(&format!("/setup/hotels/{}", c.hotel)).await;
         b.wait_for_text("Rate plans").await;
         b.client
-            .execute("document.querySelectorAll('[data-confirm]').forEach(f => f.removeAttribute('data-confirm'));", vec![])
+            .execute(
+                "document.querySelectorAll('[data-confirm]').forEach(f => f.removeAttribute('data-confirm'));",
+                vec![],
+            )
             .await
             .unwrap();
         b.click(&format!("form[action$='/room-types/{}/delete'] button", c.room_type)).await;

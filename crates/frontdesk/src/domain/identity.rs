@@ -106,9 +106,10 @@ async fn insert_operator(tx: &mut store::WriteTx, input: &OperatorIn<'_>, passwo
         return Err(Error::NotFound("organization"));
     }
     match rows::insert_operator(tx.conn(), &op, password_hash).await {
-        Err(e) if store::is_unique_violation(&e) => {
-            Err(Error::Validation(vec![super::FieldError::field("email", "an operator with this e-mail already exists")]))
-        }
+        Err(e) if store::is_unique_violation(&e) => Err(Error::Validation(vec![super::FieldError::field(
+            "email",
+            "an operator with this e-mail already exists",
+        )])),
         other => {
             other?;
             Ok(op)
@@ -357,9 +358,8 @@ pub async fn invitation(db: &Db, token: &str) -> Result<InvitationView> {
     let mut conn = db.read().await?;
     let stored = valid_invitation(&mut conn, token).await?;
     let operator = rows::get_operator(&mut conn, &stored.operator_id).await?.ok_or(Error::NotFound("invitation"))?;
-    let organization = rows::get_organization(&mut conn, &operator.organization_id)
-        .await?
-        .ok_or(Error::NotFound("invitation"))?;
+    let organization =
+        rows::get_organization(&mut conn, &operator.organization_id).await?.ok_or(Error::NotFound("invitation"))?;
     Ok(InvitationView { operator, organization, invited_by: stored.invited_by })
 }
 

@@ -10,7 +10,7 @@ use axum::Router;
 use serde::Deserialize;
 
 use super::hotels::hotel_path;
-use super::{render_form, Area, SetupChrome, SetupConfirm, SetupPage};
+use super::{render_form, Area, SetupChrome, SetupConfirm};
 use crate::domain::hotels::Hotel;
 use crate::domain::rate_plans::{self, RatePlan, RatePlanIn, RatePlanPatch};
 use crate::domain::room_types::{self, RoomType, RoomTypeIn, RoomTypePatch};
@@ -38,8 +38,8 @@ pub fn router() -> Router<AppState> {
         .route("/setup/hotels/{hotel_id}/rate-plans/{id}/delete", post(delete_rate_plan))
 }
 
-/// How the housekeeping statuses read on the page.
-pub fn status_label(status: HousekeepingStatus) -> &'static str {
+/// How the housekeeping statuses read on the page (by reference: templates hold their values so).
+pub fn status_label(status: &HousekeepingStatus) -> &'static str {
     match status {
         HousekeepingStatus::Clean => "Clean",
         HousekeepingStatus::Dirty => "Dirty",
@@ -49,7 +49,7 @@ pub fn status_label(status: HousekeepingStatus) -> &'static str {
 }
 
 /// The CSS class of a status pill (shared with the housekeeping page's colours).
-pub fn status_class(status: HousekeepingStatus) -> &'static str {
+pub fn status_class(status: &HousekeepingStatus) -> &'static str {
     match status {
         HousekeepingStatus::Clean => "clean",
         HousekeepingStatus::Dirty => "dirty",
@@ -99,9 +99,11 @@ fn deleted(state: &AppState, hotel: &Hotel, what: &str, result: Result<(), Error
     let to = hotel_path(&hotel.id);
     match result {
         Ok(()) => Ok(session::redirect_with(&to, Flash::success(format!("Deleted {what}.")), state)),
-        Err(Error::Conflict(message)) => {
-            Ok(session::redirect_with(&to, Flash::error(format!("{} was not deleted: {message}.", capital(what))), state))
-        }
+        Err(Error::Conflict(message)) => Ok(session::redirect_with(
+            &to,
+            Flash::error(format!("{} was not deleted: {message}.", capital(what))),
+            state,
+        )),
         Err(err) => Err(err.into()),
     }
 }
@@ -347,7 +349,7 @@ async fn room_page(
         room_types: types.into_iter().map(|t| (t.id, t.name)).collect(),
         statuses: HousekeepingStatus::ALL
             .into_iter()
-            .map(|s| (s.as_str().to_string(), status_label(s).to_string()))
+            .map(|s| (s.as_str().to_string(), status_label(&s).to_string()))
             .collect(),
     };
     Ok(render_form(&template, &page.session, state, refused))

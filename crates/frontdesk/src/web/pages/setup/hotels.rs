@@ -46,10 +46,8 @@ struct ListTemplate {
 async fn list(State(state): State<AppState>, page: SetupPage) -> WebResult {
     let found = hotels::list(&state.db, &page.session.actor).await?;
     let base = state.config.public_base();
-    let rows = found
-        .into_iter()
-        .map(|hotel| HotelRow { booking_url: format!("{base}/book/{}", hotel.id), hotel })
-        .collect();
+    let rows =
+        found.into_iter().map(|hotel| HotelRow { booking_url: format!("{base}/book/{}", hotel.id), hotel }).collect();
     let template = ListTemplate { chrome: page.chrome(&state, Area::Hotels, "Hotels").await?, rows };
     Ok(crate::web::page::render_page(&template, &page.session, &state))
 }
@@ -197,7 +195,10 @@ async fn hotel_page(
     let refused = !errors.is_empty();
     let template = HotelTemplate {
         chrome: page.chrome(state, Area::Hotels, title).await?,
-        booking_url: hotel.as_ref().map(|h| format!("{}/book/{}", state.config.public_base(), h.id)).unwrap_or_default(),
+        booking_url: hotel
+            .as_ref()
+            .map(|h| format!("{}/book/{}", state.config.public_base(), h.id))
+            .unwrap_or_default(),
         hotel,
         action,
         unplaced: errors.unplaced(&HOTEL_FIELDS),

@@ -58,7 +58,12 @@ pub struct SetupChrome {
 }
 
 impl SetupChrome {
-    pub async fn load(state: &AppState, session: &Session, area: Area, title: impl Into<String>) -> Result<Self, WebError> {
+    pub async fn load(
+        state: &AppState,
+        session: &Session,
+        area: Area,
+        title: impl Into<String>,
+    ) -> Result<Self, WebError> {
         let hotels = hotel_records::list(&state.db, &session.actor).await?;
         Ok(SetupChrome {
             title: title.into(),
@@ -106,7 +111,12 @@ impl FromRequestParts<AppState> for SetupPage {
 }
 
 impl SetupPage {
-    pub async fn chrome(&self, state: &AppState, area: Area, title: impl Into<String>) -> Result<SetupChrome, WebError> {
+    pub async fn chrome(
+        &self,
+        state: &AppState,
+        area: Area,
+        title: impl Into<String>,
+    ) -> Result<SetupChrome, WebError> {
         SetupChrome::load(state, &self.session, area, title).await
     }
 }

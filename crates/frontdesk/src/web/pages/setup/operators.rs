@@ -305,14 +305,24 @@ async fn change_own_password(
 ) -> WebResult {
     let f = posted.form;
     let limits = state.config.session_limits();
-    match identity::change_own_password(&state.db, &page.session.actor, f.current_password, &f.password, &address, limits)
-        .await
+    match identity::change_own_password(
+        &state.db,
+        &page.session.actor,
+        f.current_password,
+        &f.password,
+        &address,
+        limits,
+    )
+    .await
     {
         Ok(signed_in) => {
             let flash = Flash::success("Your password is changed. Every other session and token of yours has ended.");
             let mut response = session::redirect_with("/setup/password", flash, &state);
             let max_age = (signed_in.expires_at - chrono::Utc::now()).num_seconds().max(0);
-            session::append_cookie(&mut response, &session::set_cookie(Cookie::Session, &signed_in.token, max_age, &state));
+            session::append_cookie(
+                &mut response,
+                &session::set_cookie(Cookie::Session, &signed_in.token, max_age, &state),
+            );
             Ok(response)
         }
         Err(Error::TooManyAttempts { retry_after_secs, .. }) => {
@@ -415,7 +425,10 @@ async fn accept(State(state): State<AppState>, request: Request) -> Response {
             let flash = Flash::success(format!("Welcome, {}. Your password is set.", signed_in.operator.name));
             let mut response = session::redirect_with("/", flash, &state);
             let max_age = (signed_in.expires_at - chrono::Utc::now()).num_seconds().max(0);
-            session::append_cookie(&mut response, &session::set_cookie(Cookie::Session, &signed_in.token, max_age, &state));
+            session::append_cookie(
+                &mut response,
+                &session::set_cookie(Cookie::Session, &signed_in.token, max_age, &state),
+            );
             session::append_cookie(&mut response, &session::clear_cookie(Cookie::SignInCsrf, &state));
             response
         }
