@@ -55,7 +55,7 @@ async fn list(State(state): State<AppState>, page: SetupPage) -> WebResult {
 /// The hotel form's fields, as typed (named like the API's JSON fields, so the domain's messages find them).
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub struct HotelForm {
+struct HotelForm {
     name: String,
     timezone: String,
     currency: String,
@@ -174,19 +174,19 @@ async fn hotel_page(
         Some(h) => (h.name.clone(), hotel_path(&h.id)),
         None => ("New hotel".to_string(), "/setup/hotels".to_string()),
     };
-    let (mut room_types, mut rooms, mut rate_plans) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut types, mut room_lines, mut plan_lines) = (Vec::new(), Vec::new(), Vec::new());
     if let Some(h) = &hotel {
-        room_types = room_types::list(&state.db, actor, Some(&h.id)).await?;
+        types = room_types::list(&state.db, actor, Some(&h.id)).await?;
         let type_name = |id: Option<&str>| match id {
-            Some(id) => room_types.iter().find(|t| t.id == id).map(|t| t.name.clone()).unwrap_or_default(),
+            Some(id) => types.iter().find(|t| t.id == id).map(|t| t.name.clone()).unwrap_or_default(),
             None => "Every room type".to_string(),
         };
-        rooms = rooms::list(&state.db, actor, Some(&h.id), None)
+        room_lines = rooms::list(&state.db, actor, Some(&h.id), None)
             .await?
             .into_iter()
             .map(|room| RoomLine { room_type: type_name(Some(&room.room_type_id)), room })
             .collect();
-        rate_plans = rate_plans::list(&state.db, actor, Some(&h.id), None)
+        plan_lines = rate_plans::list(&state.db, actor, Some(&h.id), None)
             .await?
             .into_iter()
             .map(|plan| PlanLine { room_type: type_name(plan.room_type_id.as_deref()), plan })
@@ -205,9 +205,9 @@ async fn hotel_page(
         form,
         errors,
         timezones: chrono_tz::TZ_VARIANTS.iter().map(|tz| tz.name()).collect(),
-        room_types,
-        rooms,
-        rate_plans,
+        room_types: types,
+        rooms: room_lines,
+        rate_plans: plan_lines,
     };
     Ok(render_form(&template, &page.session, state, refused))
 }
