@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::config::{self, Config, DatabaseSettings, LogFormat, LogSettings, TokenSettings};
-use crate::domain::{self, api_keys, identity, Scope};
+use crate::domain::{self, api_keys, identity, Actor, Scope};
 use crate::http::{self, AppState};
 use crate::operations;
 use crate::store::{Db, IfMissing};
@@ -403,11 +403,17 @@ async fn admin(db: &Db, cmd: AdminCommand, leaf: &ArgMatches, file: Option<&Path
         )
         .await
         .map_err(explain)?),
+        // The same functions as the dashboard's Operators page, acting for the operator's organization.
         AdminCommand::SetPassword { email, password, .. } => {
-            json!({ "passwordChanged": identity::set_password(db, &email, &password).await.map_err(explain)? })
+            let operator = identity::find_operator_by_email(db, &email).await.map_err(explain)?;
+            let actor = Actor::system(&operator.organization_id);
+            let changed = identity::reset_password(db, &actor, &operator.id, &password).await.map_err(explain)?;
+            json!({ "passwordChanged": changed })
         }
         AdminCommand::RemoveOperator { email, .. } => {
-            json!({ "removed": identity::remove_operator(db, &email).await.map_err(explain)? })
+            let operator = identity::find_operator_by_email(db, &email).await.map_err(explain)?;
+            let actor = Actor::system(&operator.organization_id);
+            json!({ "removed": identity::remove_operator(db, &actor, &operator.id).await.map_err(explain)? })
         }
         AdminCommand::CreateToken { email, tokens, .. } => {
             let tokens = config::with_file(tokens, leaf, file)?;

@@ -88,6 +88,13 @@ pub async fn create_operator(db: &Db, input: OperatorIn<'_>) -> Result<Operator>
     check_new_password(&mut checks, input.password);
     checks.finish()?;
     let password_hash = hash(input.password).await?;
+    let mut tx = db.begin_write().await?;
+    let op = insert_operator(&mut tx, &input, &password_hash).await?;
+    tx.commit().await?;
+    Ok(op)
+}
+
+async fn insert_operator(tx: &mut store::WriteTx, input: &OperatorIn<'_>, password_hash: &str) -> Result<Operator> {
     let op = Operator {
         id: new_id(),
         organization_id: input.organization_id.to_string(),
@@ -95,18 +102,19 @@ pub async fn create_operator(db: &Db, input: OperatorIn<'_>) -> Result<Operator>
         name: clean(input.name),
         created_at: now(),
     };
-    let mut tx = db.begin_write().await?;
     if rows::get_organization(tx.conn(), &op.organization_id).await?.is_none() {
         return Err(Error::NotFound("organization"));
     }
-    match rows::insert_operator(tx.conn(), &op, &password_hash).await {
-        Err(e) if store::is_unique_violation(&e) => {
-            return Err(Error::Conflict("an operator with this e-mail already exists".into()))
+    match rows::insert_operator(tx.conn(), &op, password_hash).await {
+        Err(e) if store::is_unique_violation(&e) => Err(Error::Validation(vec![super::FieldError::field(
+            "email",
+            "an operator with this e-mail already exists",
+        )])),
+        other => {
+            other?;
+            Ok(op)
         }
-        other => other?,
     }
-    tx.commit().await?;
-    Ok(op)
 }
 
 /// A password's argon2id hash, made in turn with every other ([`secrets::PasswordHashing`]).
@@ -220,30 +228,257 @@ async fn check_password(db: &Db, email: &str, password: String) -> Result<Operat
     }
 }
 
-/// Gives an operator a new password. Every session token, connector token and connector sign-in in progress of
-/// the operator ends with the old password: whoever held one must sign in with the new.
-pub async fn set_password(db: &Db, email: &str, password: &str) -> Result<Operator> {
+/// The operators of the actor's organization, each with when their invitation link expires while they have not
+/// chosen a password yet (`None`: they have one).
+#[derive(Debug, Clone)]
+pub struct OperatorEntry {
+    pub operator: Operator,
+    pub invited_until: Option<DateTime<Utc>>,
+}
+
+pub async fn operators_with_invitations(db: &Db, actor: &Actor) -> Result<Vec<OperatorEntry>> {
+    actor.require_operator()?;
+    let mut conn = db.read().await?;
+    let operators = rows::list_operators(&mut conn, &actor.organization_id).await?;
+    let invited = rows::invitation_expiries(&mut conn, &actor.organization_id).await?;
+    Ok(operators
+        .into_iter()
+        .map(|operator| {
+            let invited_until = invited.iter().find(|(id, _)| *id == operator.id).map(|(_, at)| *at);
+            OperatorEntry { operator, invited_until }
+        })
+        .collect())
+}
+
+/// An operator of the actor's organization, or 404 (another organization's operators do not exist for it).
+pub async fn operator_of_organization(db: &Db, actor: &Actor, id: &str) -> Result<Operator> {
+    actor.require_operator()?;
+    in_organization(&mut *db.read().await?, actor, id).await
+}
+
+async fn in_organization(conn: &mut sqlx::AnyConnection, actor: &Actor, id: &str) -> Result<Operator> {
+    rows::get_operator(conn, id)
+        .await?
+        .filter(|op| op.organization_id == actor.organization_id)
+        .ok_or(Error::NotFound("operator"))
+}
+
+/// The operator the actor signs in as, if it is one (not an API key, not the command line).
+fn acting_operator(actor: &Actor) -> Option<&str> {
+    match &actor.credential {
+        Credential::Operator { operator_id, .. } => Some(operator_id),
+        _ => None,
+    }
+}
+
+/// Adds an operator with a password chosen for them, to the actor's organization.
+pub async fn add_operator(db: &Db, actor: &Actor, email: &str, name: &str, password: &str) -> Result<Operator> {
+    actor.require_operator()?;
+    create_operator(db, OperatorIn { organization_id: &actor.organization_id, email, name, password }).await
+}
+
+/// How long an invitation link works.
+pub const INVITATION_TTL: TimeDelta = TimeDelta::days(7);
+
+/// The prefix of an invitation link's token.
+pub const INVITATION_PREFIX: &str = "fdi_";
+
+/// An invitation: the token of its link, shown once to the operator who invited, and never stored.
+#[derive(Debug)]
+pub struct Invitation {
+    pub operator: Operator,
+    pub token: String,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// Adds an operator to the actor's organization who chooses their own password through a link ([`accept_invitation`]).
+/// Until then the operator has a random password nobody knows, so nobody can sign in as them.
+pub async fn invite_operator(db: &Db, actor: &Actor, email: &str, name: &str) -> Result<Invitation> {
+    actor.require_operator()?;
+    let input = OperatorIn { organization_id: &actor.organization_id, email, name, password: "" };
+    let mut checks = Checks::new();
+    checks.email("email", input.email);
+    checks.line("name", input.name, 200);
+    checks.finish()?;
+    let unknowable = hash(&secrets::generate("")).await?;
+    let mut tx = db.begin_write().await?;
+    let operator = insert_operator(&mut tx, &input, &unknowable).await?;
+    let invitation = new_invitation(&mut tx, actor, &operator).await?;
+    tx.commit().await?;
+    Ok(invitation)
+}
+
+/// A new link for an operator who has not chosen a password yet (their earlier links stop working).
+pub async fn renew_invitation(db: &Db, actor: &Actor, operator_id: &str) -> Result<Invitation> {
+    actor.require_operator()?;
+    let mut tx = db.begin_write().await?;
+    let operator = in_organization(tx.conn(), actor, operator_id).await?;
+    let pending = rows::invitation_expiries(tx.conn(), &actor.organization_id).await?;
+    if !pending.iter().any(|(id, _)| *id == operator.id) {
+        return Err(Error::Conflict(format!("{} has chosen a password already", operator.name)));
+    }
+    rows::delete_operator_invitations(tx.conn(), &operator.id).await?;
+    let invitation = new_invitation(&mut tx, actor, &operator).await?;
+    tx.commit().await?;
+    Ok(invitation)
+}
+
+async fn new_invitation(tx: &mut store::WriteTx, actor: &Actor, operator: &Operator) -> Result<Invitation> {
+    let token = secrets::generate(INVITATION_PREFIX);
+    let created_at = now();
+    let expires_at = created_at + INVITATION_TTL;
+    let invited_by = who(tx.conn(), actor).await?;
+    rows::insert_invitation(
+        tx.conn(),
+        &rows::NewInvitation {
+            id: &new_id(),
+            operator_id: &operator.id,
+            organization_id: &operator.organization_id,
+            token_hash: &secrets::digest(&token),
+            invited_by: &invited_by,
+            created_at,
+            expires_at,
+        },
+    )
+    .await?;
+    Ok(Invitation { operator: operator.clone(), token, expires_at })
+}
+
+/// What an invitation link's page shows: who is invited, to which organization, by whom.
+#[derive(Debug)]
+pub struct InvitationView {
+    pub operator: Operator,
+    pub organization: Organization,
+    pub invited_by: String,
+}
+
+/// The invitation a link's token opens: 404 for a token that is unknown, used, replaced or expired (one answer for
+/// all, so a link says nothing about why it does not work).
+pub async fn invitation(db: &Db, token: &str) -> Result<InvitationView> {
+    let mut conn = db.read().await?;
+    let stored = valid_invitation(&mut conn, token).await?;
+    let operator = rows::get_operator(&mut conn, &stored.operator_id).await?.ok_or(Error::NotFound("invitation"))?;
+    let organization =
+        rows::get_organization(&mut conn, &operator.organization_id).await?.ok_or(Error::NotFound("invitation"))?;
+    Ok(InvitationView { operator, organization, invited_by: stored.invited_by })
+}
+
+async fn valid_invitation(conn: &mut sqlx::AnyConnection, token: &str) -> Result<rows::StoredInvitation> {
+    let gone = || Error::NotFound("invitation");
+    if !token.starts_with(INVITATION_PREFIX) {
+        return Err(gone());
+    }
+    let digest = secrets::digest(token);
+    let stored = rows::find_invitation(conn, &digest).await?.ok_or_else(gone)?;
+    if !secrets::digests_match(&stored.token_hash, &digest) || stored.expires_at <= now() {
+        return Err(gone());
+    }
+    Ok(stored)
+}
+
+/// Sets the invited operator's password through their link, once, and signs them in. The link stops working.
+pub async fn accept_invitation(db: &Db, token: &str, password: &str, limits: SessionLimits) -> Result<SessionOut> {
     let mut checks = Checks::new();
     check_new_password(&mut checks, password);
     checks.finish()?;
     let password_hash = hash(password).await?;
     let mut tx = db.begin_write().await?;
-    let (operator, _) =
-        rows::find_operator_by_email(tx.conn(), email.trim()).await?.ok_or(Error::NotFound("operator"))?;
+    let stored = valid_invitation(tx.conn(), token).await?;
+    // Deleted first: of two uses of one link at once, only the one that deletes it goes on.
+    if !rows::delete_invitation(tx.conn(), &stored.id).await? {
+        return Err(Error::NotFound("invitation"));
+    }
+    let operator = rows::get_operator(tx.conn(), &stored.operator_id).await?.ok_or(Error::NotFound("invitation"))?;
     let at = now();
     rows::set_password_hash(tx.conn(), &operator.id, &password_hash, at).await?;
-    rows::revoke_operator_tokens(tx.conn(), &operator.id, at).await?;
-    store::oauth::forget_operator(tx.conn(), &operator.id).await?;
+    rows::delete_operator_invitations(tx.conn(), &operator.id).await?;
+    tx.commit().await?;
+    issue_session(db, operator, limits).await
+}
+
+/// Gives another operator of the actor's organization a new password. Every session token, connector token and
+/// connector sign-in in progress of that operator ends with the old password, and any invitation link of theirs
+/// stops working. An operator changes their own password with [`change_own_password`], which asks for the current
+/// one.
+pub async fn reset_password(db: &Db, actor: &Actor, operator_id: &str, password: &str) -> Result<Operator> {
+    actor.require_operator()?;
+    if acting_operator(actor) == Some(operator_id) {
+        return Err(Error::Conflict(
+            "change your own password with your current one (Your password), not by resetting it".into(),
+        ));
+    }
+    let mut checks = Checks::new();
+    check_new_password(&mut checks, password);
+    checks.finish()?;
+    let password_hash = hash(password).await?;
+    let mut tx = db.begin_write().await?;
+    let operator = in_organization(tx.conn(), actor, operator_id).await?;
+    replace_password(&mut tx, &operator.id, &password_hash).await?;
     tx.commit().await?;
     Ok(operator)
 }
 
-/// Removes an operator, and with them (the database cascades) every session token, connector token and connector
-/// sign-in of theirs.
-pub async fn remove_operator(db: &Db, email: &str) -> Result<Operator> {
+/// Stores a new password hash and ends everything the old password opened.
+async fn replace_password(tx: &mut store::WriteTx, operator_id: &str, password_hash: &str) -> Result<()> {
+    let at = now();
+    rows::set_password_hash(tx.conn(), operator_id, password_hash, at).await?;
+    rows::revoke_operator_tokens(tx.conn(), operator_id, at).await?;
+    rows::delete_operator_invitations(tx.conn(), operator_id).await?;
+    store::oauth::forget_operator(tx.conn(), operator_id).await?;
+    Ok(())
+}
+
+/// The signed-in operator changes their own password, giving the current one (checked, and counted, as a sign-in
+/// from `address` is: a session left open cannot be used to guess it). Every session and token of theirs ends, this
+/// one too; the new session answered replaces it.
+pub async fn change_own_password(
+    db: &Db,
+    actor: &Actor,
+    current: String,
+    new: &str,
+    address: &str,
+    limits: SessionLimits,
+) -> Result<SessionOut> {
+    let Some(operator_id) = acting_operator(actor) else {
+        return Err(Error::Forbidden("only a signed-in operator has a password to change".into()));
+    };
+    let me = rows::get_operator(&mut *db.read().await?, operator_id).await?.ok_or(Error::NotFound("operator"))?;
+    let mut checks = Checks::new();
+    check_new_password(&mut checks, new);
+    checks.finish()?;
+    match sign_in(db, &me.email, current, address).await {
+        Ok(_) => {}
+        Err(Error::Unauthorized(_)) => {
+            return Err(Error::Validation(vec![super::FieldError::field(
+                "currentPassword",
+                "is not your current password",
+            )]))
+        }
+        Err(err) => return Err(err),
+    }
+    let password_hash = hash(new).await?;
     let mut tx = db.begin_write().await?;
-    let (operator, _) =
-        rows::find_operator_by_email(tx.conn(), email.trim()).await?.ok_or(Error::NotFound("operator"))?;
+    replace_password(&mut tx, &me.id, &password_hash).await?;
+    tx.commit().await?;
+    issue_session(db, me, limits).await
+}
+
+/// Removes an operator of the actor's organization, and with them (the database cascades) every session token,
+/// connector token, connector sign-in and invitation of theirs. An operator cannot remove themselves, and an
+/// organization keeps at least one operator, so that nobody locks the organization out of its dashboard by a click.
+/// The command line (the service's administrator, who can create operators) may remove the last one.
+pub async fn remove_operator(db: &Db, actor: &Actor, operator_id: &str) -> Result<Operator> {
+    actor.require_operator()?;
+    if acting_operator(actor) == Some(operator_id) {
+        return Err(Error::Conflict("you cannot remove yourself; another operator of your organization can".into()));
+    }
+    let mut tx = db.begin_write().await?;
+    rows::lock_organization(tx.conn(), &actor.organization_id).await?;
+    let operator = in_organization(tx.conn(), actor, operator_id).await?;
+    let by_command_line = matches!(actor.credential, Credential::System);
+    if !by_command_line && rows::count_operators(tx.conn(), &actor.organization_id).await? <= 1 {
+        return Err(Error::Conflict("the last operator of an organization cannot be removed".into()));
+    }
     rows::delete_operator(tx.conn(), &operator.id).await?;
     tx.commit().await?;
     Ok(operator)

@@ -223,3 +223,100 @@ pub async fn touch_access_token(
     .await?;
     Ok(())
 }
+
+/// Locks an organization's row until the transaction ends, so that writes that count its operators (removing one)
+/// take turns on PostgreSQL (SQLite's write transactions are exclusive already).
+pub async fn lock_organization(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<()> {
+    sqlx::query("UPDATE organizations SET name = name WHERE id = $1").bind(organization_id).execute(conn).await?;
+    Ok(())
+}
+
+pub async fn count_operators(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<i64> {
+    let row = sqlx::query("SELECT COUNT(*) AS n FROM operators WHERE organization_id = $1")
+        .bind(organization_id)
+        .fetch_one(conn)
+        .await?;
+    row.try_get("n")
+}
+
+/// An invitation to set a password, stored by the digest of its link's token.
+pub struct NewInvitation<'a> {
+    pub id: &'a str,
+    pub operator_id: &'a str,
+    pub organization_id: &'a str,
+    pub token_hash: &'a str,
+    pub invited_by: &'a str,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+}
+
+pub async fn insert_invitation(conn: &mut AnyConnection, invitation: &NewInvitation<'_>) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO operator_invitations (id, operator_id, organization_id, token_hash, invited_by, created_at, \
+         expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(invitation.id)
+    .bind(invitation.operator_id)
+    .bind(invitation.organization_id)
+    .bind(invitation.token_hash)
+    .bind(invitation.invited_by)
+    .bind(format_ts(invitation.created_at))
+    .bind(format_ts(invitation.expires_at))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// A stored invitation, found by its digest.
+pub struct StoredInvitation {
+    pub id: String,
+    pub operator_id: String,
+    pub token_hash: String,
+    pub invited_by: String,
+    pub expires_at: DateTime<Utc>,
+}
+
+pub async fn find_invitation(conn: &mut AnyConnection, token_hash: &str) -> StoreResult<Option<StoredInvitation>> {
+    let row = sqlx::query(
+        "SELECT id, operator_id, token_hash, invited_by, expires_at FROM operator_invitations WHERE token_hash = $1",
+    )
+    .bind(token_hash)
+    .fetch_optional(conn)
+    .await?;
+    row.map(|row| {
+        Ok(StoredInvitation {
+            id: row.try_get("id")?,
+            operator_id: row.try_get("operator_id")?,
+            token_hash: row.try_get("token_hash")?,
+            invited_by: row.try_get("invited_by")?,
+            expires_at: row.get_ts("expires_at")?,
+        })
+    })
+    .transpose()
+}
+
+/// Deletes one invitation; answers whether it was still there (a link works once, even when opened twice at once).
+pub async fn delete_invitation(conn: &mut AnyConnection, id: &str) -> StoreResult<bool> {
+    let done = sqlx::query("DELETE FROM operator_invitations WHERE id = $1").bind(id).execute(conn).await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn delete_operator_invitations(conn: &mut AnyConnection, operator_id: &str) -> StoreResult<()> {
+    sqlx::query("DELETE FROM operator_invitations WHERE operator_id = $1").bind(operator_id).execute(conn).await?;
+    Ok(())
+}
+
+/// When each invited operator of an organization's invitation expires (the latest, should there be several).
+pub async fn invitation_expiries(
+    conn: &mut AnyConnection,
+    organization_id: &str,
+) -> StoreResult<Vec<(String, DateTime<Utc>)>> {
+    let rows = sqlx::query(
+        "SELECT operator_id, MAX(expires_at) AS expires_at FROM operator_invitations WHERE organization_id = $1 \
+         GROUP BY operator_id",
+    )
+    .bind(organization_id)
+    .fetch_all(conn)
+    .await?;
+    rows.iter().map(|row| Ok((row.try_get("operator_id")?, row.get_ts("expires_at")?))).collect()
+}

@@ -1,4 +1,5 @@
-//! The dashboard's front door: `/` opens the first hotel's Today page; the hotel switcher lands here too.
+//! The dashboard's front door: `/` opens the first hotel's Today page (or, without a hotel, the setup of one); the
+//! hotel switcher lands here too.
 
 use axum::extract::{Query, State};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -8,8 +9,7 @@ use serde::Deserialize;
 
 use crate::domain::hotels;
 use crate::http::AppState;
-use crate::web::assets;
-use crate::web::page::{self, MessagePage, WebResult};
+use crate::web::page::{self, WebResult};
 use crate::web::session::Session;
 
 pub fn router() -> Router<AppState> {
@@ -18,19 +18,12 @@ pub fn router() -> Router<AppState> {
 
 async fn home(State(state): State<AppState>, session: Session) -> WebResult {
     let hotels = hotels::list(&state.db, &session.actor).await?;
-    Ok(match hotels.first() {
-        Some(hotel) => Redirect::to(&format!("/hotels/{}/today", hotel.id)).into_response(),
-        None => page::render(
-            &MessagePage {
-                title: "No hotels yet",
-                message: "Your organization has no hotel yet. Create one with POST /api/hotels (see the README), \
-                          then come back here.",
-                css: assets::url("app.css"),
-                link: ("/", "Reload"),
-            },
-            axum::http::StatusCode::OK,
-        ),
-    })
+    // An organization without a hotel begins by setting one up.
+    let to = match hotels.first() {
+        Some(hotel) => format!("/hotels/{}/today", hotel.id),
+        None => "/setup/hotels".to_string(),
+    };
+    Ok(Redirect::to(&to).into_response())
 }
 
 #[derive(Deserialize)]

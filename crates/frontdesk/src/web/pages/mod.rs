@@ -7,6 +7,7 @@ pub mod rack;
 pub mod requests;
 pub mod reservations;
 pub mod settings;
+pub mod setup;
 pub mod sign_in;
 pub mod today;
 

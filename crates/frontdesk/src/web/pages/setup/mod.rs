@@ -1,0 +1,143 @@
+//! Setup: what an organization sets up before and beside the front desk's work. Hotels (create, edit, with their
+//! room types, rooms and rate plans), the operators of the organization (add, invite, reset a password, remove) and
+//! the signed-in operator's own password. Organization-wide pages, so they have a frame of their own ([`SetupChrome`])
+//! without a hotel's tabs: an organization without a hotel yet sets up its first one here.
+//!
+//! Every write goes through the same domain functions as the REST routes (`hotels::update` is
+//! `PUT /api/hotels/{id}`, `room_types::delete` is the room type's `DELETE`), so every rule, every 409 and every
+//! validation message is the API's. Any operator of the organization may do all of it: see docs/dashboard.md,
+//! "Hotel setup".
+
+pub mod catalogue;
+pub mod hotels;
+pub mod operators;
+
+use askama::Template;
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::Router;
+
+use crate::domain::hotels as hotel_records;
+use crate::http::AppState;
+use crate::web::assets;
+use crate::web::page::{render_page, HotelChoice, WebError};
+use crate::web::session::Session;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/setup", axum::routing::get(|| async { axum::response::Redirect::to("/setup/hotels") }))
+        .merge(hotels::router())
+        .merge(catalogue::router())
+        .merge(operators::router())
+}
+
+/// The areas of setup, for its navigation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Area {
+    Hotels,
+    Operators,
+    Password,
+}
+
+/// The frame of a setup page: who is signed in, the organization's hotels (to go back to one's front desk), the
+/// areas of setup, the flash message.
+#[derive(Debug, Clone)]
+pub struct SetupChrome {
+    pub title: String,
+    pub operator_id: String,
+    pub operator_name: String,
+    pub organization_name: String,
+    pub hotels: Vec<HotelChoice>,
+    pub area: Area,
+    pub csrf: String,
+    pub flash: Option<crate::web::session::Flash>,
+    pub css: String,
+    pub js: String,
+}
+
+impl SetupChrome {
+    pub async fn load(
+        state: &AppState,
+        session: &Session,
+        area: Area,
+        title: impl Into<String>,
+    ) -> Result<Self, WebError> {
+        let hotels = hotel_records::list(&state.db, &session.actor).await?;
+        Ok(SetupChrome {
+            title: title.into(),
+            operator_id: session.operator.id.clone(),
+            operator_name: session.operator.name.clone(),
+            organization_name: session.organization.name.clone(),
+            hotels: hotels.into_iter().map(|h| HotelChoice { id: h.id, name: h.name }).collect(),
+            area,
+            csrf: session.csrf.clone(),
+            flash: session.flash.clone(),
+            css: assets::url("app.css"),
+            js: assets::url("app.js"),
+        })
+    }
+
+    /// `aria-current` for the navigation link of an area.
+    pub fn current(&self, area: Area) -> &'static str {
+        if self.area == area {
+            "page"
+        } else {
+            "false"
+        }
+    }
+
+    /// Where "Front desk" leads: the first hotel's Today page, or the dashboard's home without one.
+    pub fn front_desk(&self) -> String {
+        match self.hotels.first() {
+            Some(h) => format!("/hotels/{}/today", h.id),
+            None => "/".to_string(),
+        }
+    }
+}
+
+/// A signed-in operator on a setup page (the session, read once per request).
+pub struct SetupPage {
+    pub session: Session,
+}
+
+impl FromRequestParts<AppState> for SetupPage {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        Ok(SetupPage { session: Session::from_request_parts(parts, state).await? })
+    }
+}
+
+impl SetupPage {
+    pub async fn chrome(
+        &self,
+        state: &AppState,
+        area: Area,
+        title: impl Into<String>,
+    ) -> Result<SetupChrome, WebError> {
+        SetupChrome::load(state, &self.session, area, title).await
+    }
+}
+
+/// Renders a setup page: 200, or 422 for a form refused with messages beside its fields.
+pub fn render_form(template: &impl Template, session: &Session, state: &AppState, refused: bool) -> Response {
+    let mut response = render_page(template, session, state);
+    if refused {
+        *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+    }
+    response
+}
+
+/// "Are you sure?" in the setup frame (the dashboard's [`crate::web::page::ConfirmPage`] needs a hotel's frame).
+#[derive(Template)]
+#[template(path = "setup_confirm.html")]
+pub struct SetupConfirm {
+    pub chrome: SetupChrome,
+    pub question: String,
+    pub detail: String,
+    pub action: String,
+    pub button: String,
+    pub cancel_href: String,
+}
