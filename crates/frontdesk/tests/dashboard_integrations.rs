@@ -264,13 +264,23 @@ async fn an_operator_token_works_until_revoked_and_other_sessions_can_be_ended(e
     s.get("/api/hotels", &as_script).await.expect(401);
     assert!(!b.page_text().await.contains("Nightly export"));
 
-    // Without JavaScript the revoke asks on a page of its own first; this very session cannot be revoked there.
+    // Without JavaScript the revoke asks on a page of its own first, and changes nothing until confirmed.
     let d = Dashboard::new(&s, &org.token);
-    let (_, page) = d.get(&format!("/hotels/{hotel}/integrations/tokens")).await;
-    let own = page.split("/tokens/").nth(1).and_then(|rest| rest.split('/').next()).expect("a token id").to_string();
-    let (status, _, body) = d.post(&format!("/hotels/{hotel}/integrations/tokens/{own}/revoke"), &[]).await;
+    let tokens = format!("/hotels/{hotel}/integrations/tokens");
+    let (status, headers, body) = d.post(&tokens, &[("name", "Spare")]).await;
     assert_eq!(status, 200, "{body}");
-    assert!(body.contains("Yes, revoke"), "{body}");
+    assert_eq!(headers.get("cache-control").and_then(|v| v.to_str().ok()), Some("no-store"));
+    let spare = Auth::Token(secret_in(&body));
+    let (_, page) = d.get(&tokens).await;
+    // Newest first: the spare token's row comes first.
+    let id = page.split("/tokens/").nth(1).and_then(|rest| rest.split('/').next()).expect("a token id").to_string();
+    let (status, _, body) = d.post(&format!("{tokens}/{id}/revoke"), &[]).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("Yes, revoke the access token “Spare”"), "{body}");
+    s.get("/api/hotels", &spare).await.expect(200);
+    let (status, _, _) = d.post(&format!("{tokens}/{id}/revoke"), &[("confirmed", "yes")]).await;
+    assert_eq!(status, 303);
+    s.get("/api/hotels", &spare).await.expect(401);
     s.get("/api/hotels", &org.auth()).await.expect(200);
     // An expiry in the past is refused beside its field.
     let (status, _, body) =

@@ -349,7 +349,7 @@ pub async fn connections(
     )
     .bind(organization_id)
     .bind(format_ts(at))
-    .fetch_all(conn)
+    .fetch_all(&mut *conn)
     .await?;
     let mut out: Vec<ConnectionRow> = Vec::new();
     for row in rows {
@@ -377,6 +377,18 @@ pub async fn connections(
             c.granted_at = c.granted_at.min(granted_at);
             c.last_used_at = c.last_used_at.max(last_used_at);
         }
+    }
+    // The last use of any of its tokens in the organization, expired ones included: a refresh hands out a fresh
+    // access token that has not been used yet, and "last used" must not go back to "not yet" because of it.
+    for c in &mut out {
+        let row = sqlx::query(
+            "SELECT MAX(last_used_at) AS last_used_at FROM oauth_tokens WHERE organization_id = $1 AND client_id = $2",
+        )
+        .bind(organization_id)
+        .bind(&c.client_id)
+        .fetch_one(&mut *conn)
+        .await?;
+        c.last_used_at = c.last_used_at.max(row.get_opt_ts("last_used_at")?);
     }
     Ok(out)
 }
