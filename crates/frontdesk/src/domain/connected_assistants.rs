@@ -54,11 +54,7 @@ pub async fn list(db: &Db, actor: &Actor) -> Result<Vec<ConnectedAssistant>> {
 
 /// One connected client of the organization; a client not connected to it is not found.
 pub async fn get(db: &Db, actor: &Actor, client_id: &str) -> Result<ConnectedAssistant> {
-    list(db, actor)
-        .await?
-        .into_iter()
-        .find(|c| c.client_id == client_id)
-        .ok_or(Error::NotFound("connected assistant"))
+    list(db, actor).await?.into_iter().find(|c| c.client_id == client_id).ok_or(Error::NotFound("connected assistant"))
 }
 
 /// Cuts a client off from the actor's organization (see the module's description).

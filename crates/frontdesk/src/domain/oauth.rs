@@ -571,6 +571,7 @@ async fn issue(
                 used: false,
                 revoked: false,
                 granted_at: family.granted_at.unwrap_or(at),
+                last_used_at: None,
             },
         )
         .await?;

@@ -310,7 +310,12 @@ pub async fn purge_unused_clients(conn: &mut AnyConnection, before: DateTime<Utc
 }
 
 /// Records an access token's use at `at`, unless one since `since` is recorded already.
-pub async fn touch_token(conn: &mut AnyConnection, id: &str, at: DateTime<Utc>, since: DateTime<Utc>) -> StoreResult<()> {
+pub async fn touch_token(
+    conn: &mut AnyConnection,
+    id: &str,
+    at: DateTime<Utc>,
+    since: DateTime<Utc>,
+) -> StoreResult<()> {
     sqlx::query(
         "UPDATE oauth_tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)",
     )

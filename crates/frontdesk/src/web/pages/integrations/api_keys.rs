@@ -4,13 +4,13 @@
 use std::collections::HashMap;
 
 use askama::Template;
-use base64::Engine as _;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use axum::extract::{Path, State};
 use axum::Router;
+use base64::Engine as _;
 
-use super::{Nav, field, secret_response, ticked, when, when_or, Frame, SecretPage, Tab};
+use super::{field, secret_response, ticked, when, when_or, Frame, Nav, SecretPage, Tab};
 use crate::domain::access::Scope;
 use crate::domain::api_keys::{self, ApiKey, ApiKeyIn, ApiKeyPatch, MAX_RATE_LIMIT};
 use crate::domain::hotels::{self, Hotel};
@@ -92,7 +92,7 @@ struct ListPage {
     keys: Vec<KeyRow>,
     hotels: Vec<(String, String)>,
     errors: FormErrors,
-    name: String,
+    typed_name: String,
     pin: String,
     rate_limit: String,
     scopes: Vec<ScopeBox>,
@@ -112,7 +112,7 @@ async fn list_page(
         keys: keys.iter().map(|k| key_row(&frame, &hotels, k)).collect(),
         hotels: hotels.iter().map(|h| (h.id.clone(), h.name.clone())).collect(),
         errors,
-        name: form.map(|f| field(f, "name").to_string()).unwrap_or_default(),
+        typed_name: form.map(|f| field(f, "name").to_string()).unwrap_or_default(),
         pin: form.map(|f| field(f, "hotelId").to_string()).unwrap_or_default(),
         rate_limit: form.map(|f| field(f, "rateLimitPerMinute").to_string()).unwrap_or_default(),
         // New keys start read-only: the read scopes are ticked until the operator says otherwise.
@@ -159,7 +159,10 @@ async fn create(State(state): State<AppState>, page: HotelPage, posted: Posted<H
             let t = SecretPage {
                 heading: format!("API key “{}” created", created.key.name),
                 label: "API key secret".into(),
-                usage: vec![format!("Authorization: Basic {}", base64::engine::general_purpose::STANDARD.encode(&created.secret))],
+                usage: vec![format!(
+                    "Authorization: Basic {}",
+                    base64::engine::general_purpose::STANDARD.encode(&created.secret)
+                )],
                 note: "Copy the secret now and keep it where your integration keeps credentials: it is shown only \
                        on this page, never again. Send it as HTTP Basic credentials: the base64 of the secret alone, \
                        with no user name and no colon."
@@ -192,7 +195,7 @@ struct EditPage {
     nav: Nav,
     row: KeyRow,
     errors: FormErrors,
-    name: String,
+    typed_name: String,
     rate_limit: String,
     scopes: Vec<ScopeBox>,
 }
@@ -209,7 +212,7 @@ async fn edit_page(
     let t = EditPage {
         row: key_row(&frame, &hotels, key),
         errors,
-        name: form.map_or_else(|| key.name.clone(), |f| field(f, "name").to_string()),
+        typed_name: form.map_or_else(|| key.name.clone(), |f| field(f, "name").to_string()),
         rate_limit: form.map_or_else(
             || key.rate_limit_per_minute.map(|n| n.to_string()).unwrap_or_default(),
             |f| field(f, "rateLimitPerMinute").to_string(),

@@ -5,11 +5,11 @@
 use std::collections::HashMap;
 
 use askama::Template;
-use axum::routing::{get, post};
 use axum::extract::{Path, State};
+use axum::routing::{get, post};
 use axum::Router;
 
-use super::{Nav, when, when_or, Frame, Tab};
+use super::{when, when_or, Frame, Nav, Tab};
 use crate::domain::connected_assistants::{self, ConnectedAssistant};
 use crate::http::AppState;
 use crate::web::form;

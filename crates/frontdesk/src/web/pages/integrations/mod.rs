@@ -89,7 +89,6 @@ impl Nav {
     }
 }
 
-
 /// A moment as people of the hotel read it: `25 Nov 2026, 17:40 CET`, in the hotel's time zone.
 pub fn when(hotel: &Hotel, at: DateTime<Utc>) -> String {
     at.with_timezone(&hotel.time_zone()).format("%-d %b %Y, %H:%M %Z").to_string()

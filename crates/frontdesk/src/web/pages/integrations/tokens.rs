@@ -5,12 +5,12 @@
 use std::collections::HashMap;
 
 use askama::Template;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use axum::extract::{Path, State};
 use axum::Router;
 
-use super::{Nav, field, secret_response, when, when_or, Frame, SecretPage, Tab};
+use super::{field, secret_response, when, when_or, Frame, Nav, SecretPage, Tab};
 use crate::domain::operator_tokens::{self, OperatorToken, MAX_EXPIRY_DAYS};
 use crate::http::AppState;
 use crate::web::form::{self, FormErrors};
@@ -62,7 +62,7 @@ struct ListPage {
     tokens: Vec<TokenRow>,
     sessions: Vec<TokenRow>,
     errors: FormErrors,
-    name: String,
+    typed_name: String,
     expires_on: String,
     min_date: String,
     max_date: String,
@@ -82,7 +82,7 @@ async fn list_page(
         tokens: listed.tokens.iter().map(|t| token_row(&frame, t)).collect(),
         sessions: listed.sessions.iter().map(|t| token_row(&frame, t)).collect(),
         errors,
-        name: form.map(|f| field(f, "name").to_string()).unwrap_or_default(),
+        typed_name: form.map(|f| field(f, "name").to_string()).unwrap_or_default(),
         expires_on: form.map(|f| field(f, "expiresOn").to_string()).unwrap_or_default(),
         min_date: today.to_string(),
         max_date: (today + chrono::Days::new(MAX_EXPIRY_DAYS)).to_string(),
@@ -169,7 +169,11 @@ fn frame_path(page: &HotelPage, rest: &str) -> String {
     page.path(&format!("integrations/{rest}"))
 }
 
-async fn sign_out_others(State(state): State<AppState>, page: HotelPage, _posted: Posted<HashMap<String, String>>) -> WebResult {
+async fn sign_out_others(
+    State(state): State<AppState>,
+    page: HotelPage,
+    _posted: Posted<HashMap<String, String>>,
+) -> WebResult {
     let ended = operator_tokens::sign_out_other_sessions(&state.db, &page.session.actor).await?;
     let text = match ended {
         0 => "There was no other session to sign out.".to_string(),

@@ -6,12 +6,12 @@
 use std::collections::HashMap;
 
 use askama::Template;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use axum::extract::{Path, State};
 use axum::Router;
 
-use super::{Nav, field, secret_response, ticked, when, Frame, SecretPage, Tab};
+use super::{field, secret_response, ticked, when, Frame, Nav, SecretPage, Tab};
 use crate::domain::events::EventKind;
 use crate::domain::hotels::{self, Hotel};
 use crate::domain::webhooks::{
