@@ -56,7 +56,23 @@
     if (field) field.focus();
   }
 
-  function ready() { autoSubmit(document); focusFirstError(); }
+  // A secret shown once gets a Copy button; without JavaScript the text is there to select and copy by hand.
+  function copyButtons(root) {
+    root.querySelectorAll("button[data-copy]").forEach(function (button) {
+      var field = document.getElementById(button.getAttribute("data-copy"));
+      if (!field || !navigator.clipboard) return;
+      button.hidden = false;
+      button.addEventListener("click", function () {
+        navigator.clipboard.writeText(field.value).then(function () {
+          button.textContent = "Copied";
+        }, function () {
+          field.select();
+        });
+      });
+    });
+  }
+
+  function ready() { autoSubmit(document); focusFirstError(); copyButtons(document); }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", ready);
   else ready();
   document.addEventListener("htmx:afterSwap", function (event) { autoSubmit(event.target); });

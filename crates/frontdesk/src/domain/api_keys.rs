@@ -84,6 +84,12 @@ pub async fn list(db: &Db, actor: &Actor) -> Result<Vec<ApiKey>> {
     Ok(store::api_keys::list(&mut *db.read().await?, &actor.organization_id).await?)
 }
 
+/// One key of the actor's organization (without its secret, which is never kept).
+pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<ApiKey> {
+    actor.require_operator()?;
+    store::api_keys::get(&mut *db.read().await?, &actor.organization_id, id).await?.ok_or(Error::NotFound("API key"))
+}
+
 /// Creates a key for the actor's organization. Also used by the admin command, with an operator-less actor.
 pub async fn create_for_organization(db: &Db, organization_id: &str, input: ApiKeyIn) -> Result<ApiKeyCreated> {
     let mut checks = Checks::new();

@@ -146,33 +146,84 @@ pub struct SessionLimits {
     pub idle: Option<TimeDelta>,
 }
 
-/// Issues a new access token for an operator, without an idle limit (`admin create-token`).
+/// Issues a new access token for an operator, without an idle limit (`admin create-token`): a named token, like
+/// those the dashboard's Integrations page makes.
 pub async fn issue_token(db: &Db, operator: Operator, ttl: TimeDelta) -> Result<SessionOut> {
-    issue_session(db, operator, SessionLimits { ttl, idle: None }).await
-}
-
-/// Issues a new access token for an operator.
-pub async fn issue_session(db: &Db, operator: Operator, limits: SessionLimits) -> Result<SessionOut> {
-    let ttl = limits.ttl;
     let token = secrets::generate(secrets::ACCESS_TOKEN_PREFIX);
     let created_at = now();
-    let expires_at = created_at + ttl;
+    let new = NewToken {
+        kind: super::operator_tokens::KIND_TOKEN,
+        name: Some("Command line"),
+        user_agent: None,
+        expires_at: created_at + ttl,
+        idle: None,
+    };
     let mut tx = db.begin_write().await?;
+    insert_token(&mut tx, &operator, &token, created_at, &new).await?;
+    tx.commit().await?;
+    Ok(SessionOut { token, expires_at: new.expires_at, operator })
+}
+
+/// Issues a new session token for an operator who signed in (with the browser's `User-Agent`, when one was sent).
+pub async fn issue_session(
+    db: &Db,
+    operator: Operator,
+    limits: SessionLimits,
+    user_agent: Option<&str>,
+) -> Result<SessionOut> {
+    let token = secrets::generate(secrets::ACCESS_TOKEN_PREFIX);
+    let created_at = now();
+    let new = NewToken {
+        kind: super::operator_tokens::KIND_SESSION,
+        name: None,
+        user_agent,
+        expires_at: created_at + limits.ttl,
+        idle: limits.idle,
+    };
+    let mut tx = db.begin_write().await?;
+    insert_token(&mut tx, &operator, &token, created_at, &new).await?;
+    tx.commit().await?;
+    Ok(SessionOut { token, expires_at: new.expires_at, operator })
+}
+
+/// What distinguishes one access token from another, besides its operator.
+pub(crate) struct NewToken<'a> {
+    pub kind: &'a str,
+    pub name: Option<&'a str>,
+    pub user_agent: Option<&'a str>,
+    pub expires_at: DateTime<Utc>,
+    pub idle: Option<TimeDelta>,
+}
+
+/// Stores a new access token (its digest) in the transaction; answers its id.
+pub(crate) async fn insert_token(
+    tx: &mut store::WriteTx,
+    operator: &Operator,
+    token: &str,
+    created_at: DateTime<Utc>,
+    new: &NewToken<'_>,
+) -> Result<String> {
+    let id = new_id();
+    // A browser's description of itself is only shown back, never trusted: kept to one short line.
+    let user_agent: Option<String> =
+        new.user_agent.map(|ua| ua.chars().filter(|c| !c.is_control()).take(300).collect());
     rows::insert_access_token(
         tx.conn(),
         &rows::NewAccessToken {
-            id: &new_id(),
+            id: &id,
             operator_id: &operator.id,
             organization_id: &operator.organization_id,
-            token_hash: &secrets::digest(&token),
+            token_hash: &secrets::digest(token),
             created_at,
-            expires_at,
-            idle_timeout_secs: limits.idle.map(|idle| idle.num_seconds()),
+            expires_at: new.expires_at,
+            idle_timeout_secs: new.idle.map(|idle| idle.num_seconds()),
+            kind: new.kind,
+            name: new.name,
+            user_agent: user_agent.as_deref(),
         },
     )
     .await?;
-    tx.commit().await?;
-    Ok(SessionOut { token, expires_at, operator })
+    Ok(id)
 }
 
 pub async fn find_operator_by_email(db: &Db, email: &str) -> Result<Operator> {
@@ -184,9 +235,15 @@ pub async fn find_operator_by_email(db: &Db, email: &str) -> Result<Operator> {
 
 /// Signs an operator in and issues a session token. A wrong e-mail and a wrong password answer alike, and take
 /// alike long.
-pub async fn login(db: &Db, input: LoginIn, address: &str, limits: SessionLimits) -> Result<SessionOut> {
+pub async fn login(
+    db: &Db,
+    input: LoginIn,
+    address: &str,
+    limits: SessionLimits,
+    user_agent: Option<&str>,
+) -> Result<SessionOut> {
     let operator = sign_in(db, &input.email, input.password, address).await?;
-    issue_session(db, operator, limits).await
+    issue_session(db, operator, limits, user_agent).await
 }
 
 /// The operator whose e-mail and password these are, for a sign-in from the client `address`. Every way to sign in

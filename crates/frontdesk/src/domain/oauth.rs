@@ -527,6 +527,8 @@ struct Family {
     organization_id: String,
     scope: String,
     resource: String,
+    /// When the operator allowed the connection; `None`: now (the code is being exchanged).
+    granted_at: Option<DateTime<Utc>>,
 }
 
 impl From<&rows::GrantRow> for Family {
@@ -538,6 +540,7 @@ impl From<&rows::GrantRow> for Family {
             organization_id: g.organization_id.clone(),
             scope: g.scope.clone(),
             resource: g.resource.clone(),
+            granted_at: None,
         }
     }
 }
@@ -567,6 +570,8 @@ async fn issue(
                 expires_at: at + ttl,
                 used: false,
                 revoked: false,
+                granted_at: family.granted_at.unwrap_or(at),
+                last_used_at: None,
             },
         )
         .await?;
@@ -624,6 +629,7 @@ async fn refresh(db: &Db, settings: &Settings, p: TokenParams) -> OAuthResult<To
         organization_id: row.organization_id,
         scope: row.scope,
         resource: row.resource,
+        granted_at: Some(row.granted_at),
     };
     let out = issue(&mut tx, settings, &family, at).await?;
     tx.commit().await?;
@@ -697,6 +703,23 @@ pub async fn authenticate(db: &Db, settings: &Settings, token: &str) -> Result<A
     }
     if !row.scope.split_whitespace().any(|s| s == SCOPE) {
         return Err(BearerError::InvalidToken("the access token lacks the scope service:read"));
+    }
+    // The dashboard lists when each connected assistant was last used: recorded to the minute, off the request's path.
+    let at = Utc::now();
+    if row.last_used_at.is_none_or(|t| at - t >= TimeDelta::seconds(60)) {
+        let db = db.clone();
+        let id = row.id.clone();
+        tokio::spawn(async move {
+            let touched = async {
+                let mut tx = db.begin_write().await?;
+                rows::touch_token(tx.conn(), &id, at, at - TimeDelta::seconds(60)).await?;
+                tx.commit().await?;
+                Ok::<_, Error>(())
+            };
+            if let Err(err) = touched.await {
+                tracing::warn!(error = %err, "could not record a connector token's last use");
+            }
+        });
     }
     Ok(Actor {
         organization_id: row.organization_id,

@@ -140,12 +140,16 @@ pub struct NewAccessToken<'a> {
     pub expires_at: DateTime<Utc>,
     /// How long the token may go unused; `None`: as long as it lives.
     pub idle_timeout_secs: Option<i64>,
+    /// `session` (signing in) or `token` (named, for scripts).
+    pub kind: &'a str,
+    pub name: Option<&'a str>,
+    pub user_agent: Option<&'a str>,
 }
 
 pub async fn insert_access_token(conn: &mut AnyConnection, token: &NewAccessToken<'_>) -> StoreResult<()> {
     sqlx::query(
         "INSERT INTO access_tokens (id, operator_id, organization_id, token_hash, created_at, expires_at, \
-         idle_timeout_secs) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+         idle_timeout_secs, kind, name, user_agent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(token.id)
     .bind(token.operator_id)
@@ -154,6 +158,9 @@ pub async fn insert_access_token(conn: &mut AnyConnection, token: &NewAccessToke
     .bind(format_ts(token.created_at))
     .bind(format_ts(token.expires_at))
     .bind(token.idle_timeout_secs)
+    .bind(token.kind)
+    .bind(token.name)
+    .bind(token.user_agent)
     .execute(conn)
     .await?;
     Ok(())
@@ -319,4 +326,89 @@ pub async fn invitation_expiries(
     .fetch_all(conn)
     .await?;
     rows.iter().map(|row| Ok((row.try_get("operator_id")?, row.get_ts("expires_at")?))).collect()
+}
+
+/// An access token as its operator sees it in the dashboard (never its digest).
+#[derive(Debug, Clone)]
+pub struct ListedAccessToken {
+    pub id: String,
+    pub kind: String,
+    pub name: Option<String>,
+    pub user_agent: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    pub last_used_at: Option<DateTime<Utc>>,
+    pub idle_timeout_secs: Option<i64>,
+}
+
+const LISTED_COLUMNS: &str = "id, kind, name, user_agent, created_at, expires_at, last_used_at, idle_timeout_secs";
+
+fn listed(row: &AnyRow) -> StoreResult<ListedAccessToken> {
+    Ok(ListedAccessToken {
+        id: row.try_get("id")?,
+        kind: row.try_get("kind")?,
+        name: row.try_get("name")?,
+        user_agent: row.try_get("user_agent")?,
+        created_at: row.get_ts("created_at")?,
+        expires_at: row.get_ts("expires_at")?,
+        last_used_at: row.get_opt_ts("last_used_at")?,
+        idle_timeout_secs: row.try_get("idle_timeout_secs")?,
+    })
+}
+
+/// The operator's tokens that are neither revoked nor expired at `at` (idle sessions are the caller's to judge),
+/// newest first.
+pub async fn list_operator_tokens(
+    conn: &mut AnyConnection,
+    operator_id: &str,
+    at: DateTime<Utc>,
+) -> StoreResult<Vec<ListedAccessToken>> {
+    sqlx::query(&format!(
+        "SELECT {LISTED_COLUMNS} FROM access_tokens WHERE operator_id = $1 AND revoked_at IS NULL AND expires_at > $2 \
+         ORDER BY created_at DESC, id DESC"
+    ))
+    .bind(operator_id)
+    .bind(format_ts(at))
+    .fetch_all(conn)
+    .await?
+    .iter()
+    .map(listed)
+    .collect()
+}
+
+/// One unrevoked token of the operator.
+pub async fn get_operator_token(
+    conn: &mut AnyConnection,
+    operator_id: &str,
+    id: &str,
+) -> StoreResult<Option<ListedAccessToken>> {
+    sqlx::query(&format!(
+        "SELECT {LISTED_COLUMNS} FROM access_tokens WHERE operator_id = $1 AND id = $2 AND revoked_at IS NULL"
+    ))
+    .bind(operator_id)
+    .bind(id)
+    .fetch_optional(conn)
+    .await?
+    .as_ref()
+    .map(listed)
+    .transpose()
+}
+
+/// Revokes every signed-in session of the operator but `keep_id`; named tokens stay. Answers how many ended.
+pub async fn revoke_other_sessions(
+    conn: &mut AnyConnection,
+    operator_id: &str,
+    keep_id: &str,
+    at: DateTime<Utc>,
+) -> StoreResult<u64> {
+    let done = sqlx::query(
+        "UPDATE access_tokens SET revoked_at = $1 WHERE operator_id = $2 AND id <> $3 AND kind = 'session' \
+         AND revoked_at IS NULL",
+    )
+    .bind(format_ts(at))
+    .bind(operator_id)
+    .bind(keep_id)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected())
 }

@@ -186,12 +186,16 @@ pub struct TokenRow {
     pub expires_at: DateTime<Utc>,
     pub used: bool,
     pub revoked: bool,
+    /// When the operator allowed the connection this token descends from.
+    pub granted_at: DateTime<Utc>,
+    /// The last use at the connector (access tokens), recorded to the minute.
+    pub last_used_at: Option<DateTime<Utc>>,
 }
 
 pub async fn insert_token(conn: &mut AnyConnection, t: &TokenRow) -> StoreResult<()> {
     sqlx::query(
         "INSERT INTO oauth_tokens (id, token_hash, kind, family_id, client_id, operator_id, organization_id, scope, \
-         resource, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+         resource, created_at, expires_at, granted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
     )
     .bind(&t.id)
     .bind(&t.token_hash)
@@ -204,6 +208,7 @@ pub async fn insert_token(conn: &mut AnyConnection, t: &TokenRow) -> StoreResult
     .bind(&t.resource)
     .bind(format_ts(t.created_at))
     .bind(format_ts(t.expires_at))
+    .bind(format_ts(t.granted_at))
     .execute(conn)
     .await?;
     Ok(())
@@ -212,7 +217,7 @@ pub async fn insert_token(conn: &mut AnyConnection, t: &TokenRow) -> StoreResult
 pub async fn token_by_hash(conn: &mut AnyConnection, token_hash: &str) -> StoreResult<Option<TokenRow>> {
     let row = sqlx::query(
         "SELECT id, token_hash, kind, family_id, client_id, operator_id, organization_id, scope, resource, \
-         created_at, expires_at, used_at, revoked_at FROM oauth_tokens WHERE token_hash = $1",
+         created_at, expires_at, used_at, revoked_at, granted_at, last_used_at FROM oauth_tokens WHERE token_hash = $1",
     )
     .bind(token_hash)
     .fetch_optional(conn)
@@ -232,6 +237,8 @@ pub async fn token_by_hash(conn: &mut AnyConnection, token_hash: &str) -> StoreR
             expires_at: row.get_ts("expires_at")?,
             used: row.get_opt_ts("used_at")?.is_some(),
             revoked: row.get_opt_ts("revoked_at")?.is_some(),
+            granted_at: row.get_opt_ts("granted_at")?.unwrap_or(row.get_ts("created_at")?),
+            last_used_at: row.get_opt_ts("last_used_at")?,
         })
     })
     .transpose()
@@ -297,6 +304,120 @@ pub async fn client_used(conn: &mut AnyConnection, id: &str, at: DateTime<Utc>) 
 pub async fn purge_unused_clients(conn: &mut AnyConnection, before: DateTime<Utc>) -> StoreResult<u64> {
     let done = sqlx::query("DELETE FROM oauth_clients WHERE used_at IS NULL AND created_at < $1")
         .bind(format_ts(before))
+        .execute(conn)
+        .await?;
+    Ok(done.rows_affected())
+}
+
+/// Records an access token's use at `at`, unless one since `since` is recorded already.
+pub async fn touch_token(
+    conn: &mut AnyConnection,
+    id: &str,
+    at: DateTime<Utc>,
+    since: DateTime<Utc>,
+) -> StoreResult<()> {
+    sqlx::query(
+        "UPDATE oauth_tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)",
+    )
+    .bind(format_ts(at))
+    .bind(id)
+    .bind(format_ts(since))
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// A client with live tokens in an organization: an assistant connected to it.
+#[derive(Debug, Clone)]
+pub struct ConnectionRow {
+    pub client_id: String,
+    pub client_name: String,
+    pub redirect_uris: Vec<String>,
+    /// The operators who allowed it (ids), each once.
+    pub operator_ids: Vec<String>,
+    pub granted_at: DateTime<Utc>,
+    pub last_used_at: Option<DateTime<Utc>>,
+}
+
+/// The clients holding an unrevoked, unexpired token of the organization at `at`, by name. A refresh token that
+/// was spent (rotated) no longer connects anything, so only unspent ones count.
+pub async fn connections(
+    conn: &mut AnyConnection,
+    organization_id: &str,
+    at: DateTime<Utc>,
+) -> StoreResult<Vec<ConnectionRow>> {
+    let rows = sqlx::query(
+        "SELECT t.client_id, c.name, c.redirect_uris, t.operator_id, t.granted_at, t.created_at, t.last_used_at \
+         FROM oauth_tokens t JOIN oauth_clients c ON c.id = t.client_id \
+         WHERE t.organization_id = $1 AND t.revoked_at IS NULL AND t.used_at IS NULL AND t.expires_at > $2 \
+         ORDER BY c.name, t.client_id, t.id",
+    )
+    .bind(organization_id)
+    .bind(format_ts(at))
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut out: Vec<ConnectionRow> = Vec::new();
+    for row in rows {
+        let client_id: String = row.try_get("client_id")?;
+        let operator_id: String = row.try_get("operator_id")?;
+        let created_at = row.get_ts("created_at")?;
+        let granted_at = row.get_opt_ts("granted_at")?.unwrap_or(created_at);
+        let last_used_at = row.get_opt_ts("last_used_at")?;
+        let same = out.last().is_some_and(|c| c.client_id == client_id);
+        if !same {
+            let uris: String = row.try_get("redirect_uris")?;
+            out.push(ConnectionRow {
+                client_id: client_id.clone(),
+                client_name: row.try_get("name")?,
+                redirect_uris: serde_json::from_str(&uris).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+                operator_ids: Vec::new(),
+                granted_at,
+                last_used_at: None,
+            });
+        }
+        if let Some(c) = out.last_mut() {
+            if !c.operator_ids.contains(&operator_id) {
+                c.operator_ids.push(operator_id);
+            }
+            c.granted_at = c.granted_at.min(granted_at);
+            c.last_used_at = c.last_used_at.max(last_used_at);
+        }
+    }
+    // The last use of any of its tokens in the organization, expired ones included: a refresh hands out a fresh
+    // access token that has not been used yet, and "last used" must not go back to "not yet" because of it.
+    for c in &mut out {
+        let row = sqlx::query(
+            "SELECT MAX(last_used_at) AS last_used_at FROM oauth_tokens WHERE organization_id = $1 AND client_id = $2",
+        )
+        .bind(organization_id)
+        .bind(&c.client_id)
+        .fetch_one(&mut *conn)
+        .await?;
+        c.last_used_at = c.last_used_at.max(row.get_opt_ts("last_used_at")?);
+    }
+    Ok(out)
+}
+
+/// Cuts a client off from an organization: every token of it there is revoked (access and refresh alike) and every
+/// authorization deleted, so neither a token held nor a code not yet exchanged works again. Answers how many tokens
+/// were live.
+pub async fn revoke_client_in_organization(
+    conn: &mut AnyConnection,
+    organization_id: &str,
+    client_id: &str,
+    at: DateTime<Utc>,
+) -> StoreResult<u64> {
+    let done = sqlx::query(
+        "UPDATE oauth_tokens SET revoked_at = $1 WHERE organization_id = $2 AND client_id = $3 AND revoked_at IS NULL",
+    )
+    .bind(format_ts(at))
+    .bind(organization_id)
+    .bind(client_id)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("DELETE FROM oauth_grants WHERE organization_id = $1 AND client_id = $2")
+        .bind(organization_id)
+        .bind(client_id)
         .execute(conn)
         .await?;
     Ok(done.rows_affected())

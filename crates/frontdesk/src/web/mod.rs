@@ -45,6 +45,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(pages::guests::router())
         .merge(pages::settings::router())
         .merge(pages::setup::router())
+        .merge(pages::integrations::router())
         .merge(booking::router())
         .merge(assets::router())
         .layer(axum::middleware::from_fn_with_state(state.clone(), refuse_control_characters))

@@ -21,6 +21,7 @@ pub enum Section {
     Reservations,
     Guests,
     Settings,
+    Integrations,
 }
 
 /// A hotel in the switcher.

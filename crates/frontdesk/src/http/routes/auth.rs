@@ -32,9 +32,11 @@ pub fn router() -> OpenApiRouter<AppState> {
 async fn login(
     State(state): State<AppState>,
     ClientAddress(address): ClientAddress,
+    headers: axum::http::HeaderMap,
     Json(input): Json<LoginIn>,
 ) -> Result<Json<SessionOut>> {
-    identity::login(&state.db, input, &address, state.config.session_limits()).await.map(Json)
+    let user_agent = headers.get(axum::http::header::USER_AGENT).and_then(|v| v.to_str().ok());
+    identity::login(&state.db, input, &address, state.config.session_limits(), user_agent).await.map(Json)
 }
 
 /// Revokes the access token of this request.

@@ -107,7 +107,8 @@ async fn sign_in(State(state): State<AppState>, request: Request) -> Response {
     }
     let address = client_address(&parts, &state);
     let login = LoginIn { email: form.email.clone(), password: form.password };
-    match identity::login(&state.db, login, &address, state.config.session_limits()).await {
+    let user_agent = parts.headers.get(axum::http::header::USER_AGENT).and_then(|v| v.to_str().ok());
+    match identity::login(&state.db, login, &address, state.config.session_limits(), user_agent).await {
         Ok(signed_in) => {
             let mut response = Redirect::to(&next).into_response();
             let max_age = (signed_in.expires_at - chrono::Utc::now()).num_seconds().max(0);
