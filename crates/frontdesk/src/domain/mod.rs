@@ -22,6 +22,7 @@ pub mod json_time;
 pub mod listing;
 pub mod money;
 pub mod oauth;
+pub mod rate_calendar;
 pub mod rate_plans;
 pub mod reservations;
 pub mod room_types;

@@ -4,6 +4,7 @@ pub mod guests;
 pub mod home;
 pub mod housekeeping;
 pub mod rack;
+pub mod rates;
 pub mod requests;
 pub mod reservations;
 pub mod settings;
