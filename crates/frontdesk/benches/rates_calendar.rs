@@ -45,7 +45,8 @@ fn report(name: &str, stats: &Stats, floor: f64) {
 async fn post(server: &BenchServer, cookie: &str, path: &str, form: &[(String, String)]) -> (u16, String, Duration) {
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
     let started = Instant::now();
-    let res = client.post(format!("{}{path}", server.base)).header("cookie", cookie).form(form).send().await.expect("post");
+    let res =
+        client.post(format!("{}{path}", server.base)).header("cookie", cookie).form(form).send().await.expect("post");
     let status = res.status().as_u16();
     let body = res.text().await.unwrap_or_default();
     (status, body, started.elapsed())

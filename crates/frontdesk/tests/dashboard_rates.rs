@@ -50,9 +50,7 @@ async fn hotel(s: &TestServer, org: &Org, name: &str) -> Hotel {
     for room in ["201", "202"] {
         s.create("/api/rooms", &auth, json!({"roomTypeId": suite, "name": room})).await;
     }
-    let plan = |name: &str, code: &str, room_type: Option<&str>| {
-        json!({"hotelId": id, "name": name, "code": code, "roomTypeId": room_type})
-    };
+    let plan = |name: &str, code: &str, room_type: Option<&str>| json!({"hotelId": id, "name": name, "code": code, "roomTypeId": room_type});
     let plans = [
         s.create("/api/ratePlans", &auth, plan("Best Available Rate", "BAR", Some(&standard))).await,
         s.create("/api/ratePlans", &auth, plan("Non-refundable", "NRF", Some(&standard))).await,
@@ -81,10 +79,14 @@ async fn rates(s: &TestServer, org: &Org, hotel: &str, plan: &str, from: u64, to
 
 /// The public offer of (room type, plan) for one night `offset` days ahead.
 async fn offer(s: &TestServer, hotel: &str, room_type: &str, plan: &str, offset: u64) -> Option<Value> {
-    let path =
-        format!("/api/hotels/{hotel}/availability?checkInDate={}&checkOutDate={}", day(offset), day(offset + 1));
+    let path = format!("/api/hotels/{hotel}/availability?checkInDate={}&checkOutDate={}", day(offset), day(offset + 1));
     let offers = s.get(&path, &Auth::None).await.expect(200).body;
-    offers.as_array().expect("offers").iter().find(|o| o["roomTypeId"] == json!(room_type) && o["ratePlanId"] == json!(plan)).cloned()
+    offers
+        .as_array()
+        .expect("offers")
+        .iter()
+        .find(|o| o["roomTypeId"] == json!(room_type) && o["ratePlanId"] == json!(plan))
+        .cloned()
 }
 
 /// Waits until the browser shows a page whose path starts with `prefix`.
@@ -179,9 +181,13 @@ async fn a_bulk_edit_of_a_year_applies_completely_or_not_at_all(engine: Engine) 
 
     // Meanwhile a channel manager limits one night of one plan to two nights: the minimum of three is now a bad
     // value for that night, and the edit, applied as previewed, is refused whole.
-    s.post("/api/dailyRates", &org.auth(), json!({"values": [{"ratePlanId": plans[2], "date": day(200), "price": 14000, "maxStay": 2}]}))
-        .await
-        .expect(200);
+    s.post(
+        "/api/dailyRates",
+        &org.auth(),
+        json!({"values": [{"ratePlanId": plans[2], "date": day(200), "price": 14000, "maxStay": 2}]}),
+    )
+    .await
+    .expect(200);
     let mut before = Vec::new();
     for plan in &plans {
         before.push(rates(&s, &org, &h.id, plan, 1, 365).await);
@@ -345,7 +351,9 @@ async fn another_organizations_operator_gets_the_404_page(engine: Engine) {
     // The forms: posted with the rival's own session and CSRF token, they answer 404 and change nothing.
     let token = b.client.get_named_cookie("fd_session").await.unwrap().value().to_string();
     let csrf = frontdesk::web::session::csrf_for(&token);
-    for path in [format!("/hotels/{}/rates/{bar}/{}", h.id, day(3)), format!("/hotels/{rival_hotel}/rates/{bar}/{}", day(3))] {
+    for path in
+        [format!("/hotels/{}/rates/{bar}/{}", h.id, day(3)), format!("/hotels/{rival_hotel}/rates/{bar}/{}", day(3))]
+    {
         let answer = s
             .client
             .post(format!("{}{path}", s.base))

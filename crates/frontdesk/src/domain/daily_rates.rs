@@ -263,11 +263,8 @@ impl Stored {
         from: NaiveDate,
         to: NaiveDate,
     ) -> Result<Stored> {
-        let plans: HashMap<String, rate_plans::RatePlan> = plans
-            .into_iter()
-            .filter(|p| actor.sees_hotel(Some(&p.hotel_id)))
-            .map(|p| (p.id.clone(), p))
-            .collect();
+        let plans: HashMap<String, rate_plans::RatePlan> =
+            plans.into_iter().filter(|p| actor.sees_hotel(Some(&p.hotel_id))).map(|p| (p.id.clone(), p)).collect();
         let known: Vec<&str> = plans.keys().map(String::as_str).collect();
         let records = store::daily_rates::for_plans(conn, &known, from, to)
             .await?

@@ -760,7 +760,10 @@ mod tests {
         let (changed, outcome) = plan(&e, "h", &s).unwrap();
         assert_eq!(changed.len(), 1);
         assert_eq!(changed[0].date, day(5).to_string());
-        assert_eq!((outcome.selected, outcome.changed, outcome.unchanged, outcome.days, outcome.plans), (2, 1, 1, 1, 1));
+        assert_eq!(
+            (outcome.selected, outcome.changed, outcome.unchanged, outcome.days, outcome.plans),
+            (2, 1, 1, 1, 1)
+        );
         // A plan of another hotel is refused.
         assert!(plan(&e, "another hotel", &s).is_err());
     }

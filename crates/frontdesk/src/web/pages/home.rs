@@ -40,7 +40,8 @@ struct Switch {
 }
 
 /// The sections a switch may land on (anything else lands on Today).
-const SECTIONS: [&str; 8] = ["today", "rack", "rates", "housekeeping", "requests", "reservations", "guests", "settings"];
+const SECTIONS: [&str; 8] =
+    ["today", "rack", "rates", "housekeeping", "requests", "reservations", "guests", "settings"];
 
 async fn switch_hotel(State(state): State<AppState>, session: Session, Query(to): Query<Switch>) -> Response {
     match hotels::get(&state.db, &session.actor, &to.hotel).await {

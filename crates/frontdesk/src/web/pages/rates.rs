@@ -124,11 +124,7 @@ async fn calendar(State(state): State<AppState>, page: HotelPage, Query(q): Quer
                     RowView {
                         plan: plan.name.clone(),
                         note: plan_note(plan, None),
-                        cells: row
-                            .nights
-                            .iter()
-                            .map(|night| cell(night, plan, cal.today, &back))
-                            .collect(),
+                        cells: row.nights.iter().map(|night| cell(night, plan, cal.today, &back)).collect(),
                     }
                 })
                 .collect(),
@@ -153,11 +149,7 @@ async fn calendar(State(state): State<AppState>, page: HotelPage, Query(q): Quer
                 } else {
                     ""
                 },
-                label: if *d == cal.today {
-                    format!("{}, today", view::date_long(*d))
-                } else {
-                    view::date_long(*d)
-                },
+                label: if *d == cal.today { format!("{}, today", view::date_long(*d)) } else { view::date_long(*d) },
                 today: *d == cal.today,
             })
             .collect(),
@@ -292,7 +284,12 @@ fn back_to(page: &HotelPage, back: &str, date: NaiveDate) -> String {
 }
 
 /// The plan and night of a night's address: 404 for a plan of another hotel or organization, or no date.
-async fn plan_and_night(state: &AppState, page: &HotelPage, plan_id: &str, date: &str) -> Result<(RatePlan, NaiveDate), WebError> {
+async fn plan_and_night(
+    state: &AppState,
+    page: &HotelPage,
+    plan_id: &str,
+    date: &str,
+) -> Result<(RatePlan, NaiveDate), WebError> {
     let date = crate::domain::validate::calendar_date(date).ok_or(WebError(Error::NotFound("night")))?;
     let plan = crate::domain::rate_plans::get(&state.db, &page.session.actor, plan_id).await?;
     if plan.hotel_id != page.hotel.id {
@@ -347,11 +344,9 @@ async fn night_template(
         rooms_left: match (&night.rate, night.rooms_left.as_slice()) {
             (None, _) => "No rate yet: nothing sells this night under this plan.".into(),
             (Some(_), []) => "No room type to sell under this plan.".into(),
-            (Some(_), left) => left
-                .iter()
-                .map(|(room_type, n)| format!("{room_type}: {n} left"))
-                .collect::<Vec<_>>()
-                .join(" · "),
+            (Some(_), left) => {
+                left.iter().map(|(room_type, n)| format!("{room_type}: {n} left")).collect::<Vec<_>>().join(" · ")
+            }
         },
         action: page.path(&format!("rates/{}/{date}", plan.id)),
         back: back_to(page, &form.back, date),
@@ -484,7 +479,8 @@ fn percent_hundredths(text: &str) -> Result<i64, String> {
     if fraction.len() > 2 {
         return Err("A percentage may have two decimals at most.".into());
     }
-    let value = format!("{whole}{fraction:0<2}").parse::<i64>().map_err(|_| "Enter a percentage such as 10.".to_string())?;
+    let value =
+        format!("{whole}{fraction:0<2}").parse::<i64>().map_err(|_| "Enter a percentage such as 10.".to_string())?;
     Ok(if negative { -value } else { value })
 }
 
@@ -647,22 +643,20 @@ impl BulkForm {
             _ => PriceChange::Keep,
         };
         // A number out of range is the domain's to refuse (BulkEdit::check), beside its field.
-        let count_change = |errors: &mut FormErrors, action: &str, field: &str, value: &str, what: &str| {
-            match action {
-                "set" => match value.trim().parse::<i64>() {
-                    Ok(n) => Change::Set(n),
-                    Err(_) if value.trim().is_empty() => {
-                        needs(errors, field, what);
-                        Change::Keep
-                    }
-                    Err(_) => {
-                        errors.add(field, "Enter a whole number.");
-                        Change::Keep
-                    }
-                },
-                "clear" => Change::Clear,
-                _ => Change::Keep,
-            }
+        let count_change = |errors: &mut FormErrors, action: &str, field: &str, value: &str, what: &str| match action {
+            "set" => match value.trim().parse::<i64>() {
+                Ok(n) => Change::Set(n),
+                Err(_) if value.trim().is_empty() => {
+                    needs(errors, field, what);
+                    Change::Keep
+                }
+                Err(_) => {
+                    errors.add(field, "Enter a whole number.");
+                    Change::Keep
+                }
+            },
+            "clear" => Change::Clear,
+            _ => Change::Keep,
         };
         let availability = count_change(
             &mut *errors,
@@ -671,8 +665,10 @@ impl BulkForm {
             &self.availability,
             "the rooms to sell",
         );
-        let min_stay = count_change(&mut *errors, &self.min_stay_action, "minStay", &self.min_stay, "a number of nights");
-        let max_stay = count_change(&mut *errors, &self.max_stay_action, "maxStay", &self.max_stay, "a number of nights");
+        let min_stay =
+            count_change(&mut *errors, &self.min_stay_action, "minStay", &self.min_stay, "a number of nights");
+        let max_stay =
+            count_change(&mut *errors, &self.max_stay_action, "maxStay", &self.max_stay, "a number of nights");
         let flag = |value: &str| match value {
             "set" => Some(true),
             "clear" => Some(false),
@@ -776,7 +772,11 @@ async fn bulk_template(
         currency: page.hotel.currency.clone(),
         plans: plans
             .iter()
-            .map(|p| PlanChoice { id: p.id.clone(), name: p.name.clone(), note: plan_note(p, type_name(&p.room_type_id)) })
+            .map(|p| PlanChoice {
+                id: p.id.clone(),
+                name: p.name.clone(),
+                note: plan_note(p, type_name(&p.room_type_id)),
+            })
             .collect(),
         weekdays: WEEKDAYS.iter().map(|(_, value, label)| (*value, *label)).collect(),
         unplaced: errors.unplaced(&BULK_FIELDS),
