@@ -612,7 +612,7 @@ mod tests {
         d.format("%a %-d %b %Y").to_string()
     }
 
-    fn plan(id: &str) -> RatePlan {
+    fn rate_plan(id: &str) -> RatePlan {
         let at = DateTime::<Utc>::from_timestamp(0, 0).unwrap();
         RatePlan {
             id: id.into(),
@@ -645,7 +645,7 @@ mod tests {
 
     fn stored(records: Vec<DailyRate>) -> Stored {
         Stored {
-            plans: [plan("a"), plan("b")].into_iter().map(|p| (p.id.clone(), p)).collect(),
+            plans: [rate_plan("a"), rate_plan("b")].into_iter().map(|p| (p.id.clone(), p)).collect(),
             records: records.into_iter().map(|r| ((r.rate_plan_id.clone(), r.date), r)).collect(),
         }
     }
