@@ -149,25 +149,19 @@ pub async fn list(db: &Db, actor: &Actor, query: DailyRatesQuery) -> Result<Vec<
     Ok(store::daily_rates::range(&mut conn, &plan.id, &plan.currency, from, to).await?)
 }
 
-/// An entry that passed the checks that need no database.
-struct Checked<'a> {
-    index: usize,
-    date: NaiveDate,
-    entry: &'a DailyRateIn,
-}
-
 fn entry_error(index: usize, field: &str, message: impl Into<String>) -> FieldError {
     FieldError { field: Some(field.to_string()), index: Some(index), message: message.into() }
 }
 
 /// The nights a rate may be written for: one year back to three years ahead.
-fn writable_window(today: NaiveDate) -> (NaiveDate, NaiveDate) {
+pub fn writable_window(today: NaiveDate) -> (NaiveDate, NaiveDate) {
     let first = today.checked_sub_months(Months::new(12)).unwrap_or(today);
     let last = today.checked_add_months(Months::new(36)).unwrap_or(today);
     (first, last)
 }
 
-/// Upserts a batch, all or nothing, and answers the records as stored.
+/// `POST /api/dailyRates`: a batch of at most [`MAX_BATCH`] entries (the API's limit, which keeps one call's
+/// request and transaction small), written all or nothing through [`write`].
 pub async fn upsert(db: &Db, actor: &Actor, input: DailyRatesIn) -> Result<Vec<DailyRate>> {
     actor.require_scope(Scope::RatesWrite)?;
     if input.values.is_empty() {
@@ -179,12 +173,129 @@ pub async fn upsert(db: &Db, actor: &Actor, input: DailyRatesIn) -> Result<Vec<D
             format!("at most {MAX_BATCH} entries per call, got {}", input.values.len()),
         )]));
     }
+    let mut tx = db.begin_write().await?;
+    let written = write(&mut tx, actor, &input.values).await?;
+    tx.commit().await?;
+    Ok(written)
+}
 
-    let (first, last) = writable_window(Utc::now().date_naive());
+/// The one write path of daily rates, whoever writes (the API's batches, the dashboard's cells and bulk edits):
+/// locks the plans named, reads their stored records, checks and merges every entry ([`check_and_merge`]) and
+/// writes them in `tx`, all or nothing. It sets no limit on the number of entries: callers that need one (the
+/// API) check it first. Daily rates have no webhook event kind (the contract's events are about reservations
+/// and guests); public availability sees the change through the hotel's availability version, which the
+/// database's triggers bump in this same transaction (migration 0008), and through [`crate::store::recent`],
+/// which reuses no answer read before a write of this process commits.
+pub async fn write(tx: &mut store::WriteTx, actor: &Actor, values: &[DailyRateIn]) -> Result<Vec<DailyRate>> {
+    actor.require_scope(Scope::RatesWrite)?;
+    let mut plan_ids: Vec<&str> = values.iter().map(|v| v.rate_plan_id.as_str()).collect();
+    plan_ids.sort_unstable();
+    plan_ids.dedup();
+    let today = Utc::now().date_naive();
+    let (first, last) = writable_window(today);
+    // The records of the nights the batch may write (entries outside the window are refused anyway).
+    let dates: Vec<NaiveDate> =
+        values.iter().filter_map(|v| calendar_date(&v.date)).filter(|d| (first..=last).contains(d)).collect();
+    let from = dates.iter().min().copied().unwrap_or(today);
+    let to = dates.iter().max().copied().unwrap_or(today);
+    let stored = Stored::lock(tx, actor, &plan_ids, from, to).await?;
+    write_locked(tx, &stored, values, today).await
+}
+
+/// The end of [`write`] for a caller that has already locked and read what `values` name, in `tx`, with
+/// [`Stored::lock`] (the dashboard's bulk edit, which reads the stored records to compute its entries).
+pub async fn write_locked(
+    tx: &mut store::WriteTx,
+    stored: &Stored,
+    values: &[DailyRateIn],
+    today: NaiveDate,
+) -> Result<Vec<DailyRate>> {
+    let at = now();
+    let merged = check_and_merge(values, stored, today, at)?;
+    store::daily_rates::upsert(tx.conn(), &merged, at).await?;
+    Ok(merged)
+}
+
+/// What a batch is checked and merged against: the rate plans it may write (the caller's, keyed by id) and
+/// their stored records over the batch's dates.
+#[derive(Debug, Default)]
+pub struct Stored {
+    pub plans: HashMap<String, rate_plans::RatePlan>,
+    pub records: HashMap<(String, NaiveDate), DailyRate>,
+}
+
+impl Stored {
+    /// The plans among `plan_ids` that `actor` may write, locked until `tx` ends (so that writers of the same
+    /// plans' rates take turns), and their records from `from` to `to` (inclusive).
+    pub async fn lock(
+        tx: &mut store::WriteTx,
+        actor: &Actor,
+        plan_ids: &[&str],
+        from: NaiveDate,
+        to: NaiveDate,
+    ) -> Result<Stored> {
+        actor.require_scope(Scope::RatesWrite)?;
+        let engine = tx.engine();
+        let plans = store::rate_plans::lock_many(tx.conn(), engine, &actor.organization_id, plan_ids).await?;
+        Self::read_records(tx.conn(), actor, plans, from, to).await
+    }
+
+    /// The same without locks, for answering what a write would do (a preview).
+    pub async fn read(
+        conn: &mut sqlx::AnyConnection,
+        actor: &Actor,
+        plan_ids: &[&str],
+        from: NaiveDate,
+        to: NaiveDate,
+    ) -> Result<Stored> {
+        actor.require_scope(Scope::RatesRead)?;
+        let mut plans = Vec::with_capacity(plan_ids.len());
+        for id in plan_ids {
+            plans.extend(store::rate_plans::get(conn, &actor.organization_id, id).await?);
+        }
+        Self::read_records(conn, actor, plans, from, to).await
+    }
+
+    async fn read_records(
+        conn: &mut sqlx::AnyConnection,
+        actor: &Actor,
+        plans: Vec<rate_plans::RatePlan>,
+        from: NaiveDate,
+        to: NaiveDate,
+    ) -> Result<Stored> {
+        let plans: HashMap<String, rate_plans::RatePlan> =
+            plans.into_iter().filter(|p| actor.sees_hotel(Some(&p.hotel_id))).map(|p| (p.id.clone(), p)).collect();
+        let known: Vec<&str> = plans.keys().map(String::as_str).collect();
+        let records = store::daily_rates::for_plans(conn, &known, from, to)
+            .await?
+            .into_iter()
+            .map(|r| ((r.rate_plan_id.clone(), r.date), r))
+            .collect();
+        Ok(Stored { plans, records })
+    }
+
+    /// The stored record of a plan and night.
+    pub fn record(&self, rate_plan_id: &str, date: NaiveDate) -> Option<&DailyRate> {
+        self.records.get(&(rate_plan_id.to_string(), date))
+    }
+}
+
+/// The one validation of daily-rate entries: each entry's own rules (a calendar date within the writable window
+/// of `today`, a price within bounds, no negative allotment, stays of 1 to 365 nights, each (plan, date) once), a
+/// plan the caller may write, and, merged with the stored record (fields an entry leaves out keep their stored
+/// value, or the default for a new record), a minimum stay no longer than the maximum. Answers the records to
+/// write, stamped `at`, in the order of `values`, or every entry's errors by index.
+pub fn check_and_merge(
+    values: &[DailyRateIn],
+    stored: &Stored,
+    today: NaiveDate,
+    at: DateTime<Utc>,
+) -> Result<Vec<DailyRate>> {
+    let (first, last) = writable_window(today);
     let mut errors = Vec::new();
-    let mut checked = Vec::with_capacity(input.values.len());
-    let mut seen = HashSet::with_capacity(input.values.len());
-    for (index, entry) in input.values.iter().enumerate() {
+    let mut merged = Vec::with_capacity(values.len());
+    let mut seen = HashSet::with_capacity(values.len());
+    for (index, entry) in values.iter().enumerate() {
         let before = errors.len();
         let date = calendar_date(&entry.date);
         match date {
@@ -210,50 +321,14 @@ pub async fn upsert(db: &Db, actor: &Actor, input: DailyRatesIn) -> Result<Vec<D
             if !seen.insert((entry.rate_plan_id.as_str(), date)) {
                 errors.push(entry_error(index, "date", "this (ratePlanId, date) appears earlier in the batch"));
             }
-            if errors.len() == before {
-                checked.push(Checked { index, date, entry });
-            }
         }
-    }
-
-    let mut tx = db.begin_write().await?;
-    let plan_ids: Vec<&str> = {
-        let mut ids: Vec<&str> = input.values.iter().map(|v| v.rate_plan_id.as_str()).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids
-    };
-    let engine = tx.engine();
-    let plans: HashMap<String, rate_plans::RatePlan> =
-        store::rate_plans::lock_many(tx.conn(), engine, &actor.organization_id, &plan_ids)
-            .await?
-            .into_iter()
-            .filter(|p| actor.sees_hotel(Some(&p.hotel_id)))
-            .map(|p| (p.id.clone(), p))
-            .collect();
-    for (index, entry) in input.values.iter().enumerate() {
-        if !plans.contains_key(&entry.rate_plan_id) {
+        let passed = errors.len() == before;
+        let Some(plan) = stored.plans.get(&entry.rate_plan_id) else {
             errors.push(entry_error(index, "ratePlanId", "no such rate plan for this credential"));
-        }
-    }
-
-    let (Some(min_date), Some(max_date)) = (checked.iter().map(|c| c.date).min(), checked.iter().map(|c| c.date).max())
-    else {
-        return Err(Error::Validation(sorted(errors)));
-    };
-    let known_ids: Vec<&str> = plan_ids.iter().copied().filter(|id| plans.contains_key(*id)).collect();
-    let stored: HashMap<(String, NaiveDate), DailyRate> =
-        store::daily_rates::for_plans(tx.conn(), &known_ids, min_date, max_date)
-            .await?
-            .into_iter()
-            .map(|r| ((r.rate_plan_id.clone(), r.date), r))
-            .collect();
-
-    let at = now();
-    let mut merged = Vec::with_capacity(checked.len());
-    for Checked { index, date, entry } in checked {
-        let Some(plan) = plans.get(&entry.rate_plan_id) else { continue };
-        let base = stored.get(&(entry.rate_plan_id.clone(), date));
+            continue;
+        };
+        let (Some(date), true) = (date, passed) else { continue };
+        let base = stored.record(&plan.id, date);
         let rate = DailyRate {
             rate_plan_id: plan.id.clone(),
             date,
@@ -279,8 +354,6 @@ pub async fn upsert(db: &Db, actor: &Actor, input: DailyRatesIn) -> Result<Vec<D
     if !errors.is_empty() {
         return Err(Error::Validation(sorted(errors)));
     }
-    store::daily_rates::upsert(tx.conn(), &merged, at).await?;
-    tx.commit().await?;
     Ok(merged)
 }
 

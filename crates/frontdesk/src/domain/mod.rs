@@ -24,6 +24,7 @@ pub mod listing;
 pub mod money;
 pub mod oauth;
 pub mod operator_tokens;
+pub mod rate_calendar;
 pub mod rate_plans;
 pub mod reservations;
 pub mod room_types;

@@ -39,6 +39,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(pages::home::router())
         .merge(pages::today::router())
         .merge(pages::rack::router())
+        .merge(pages::rates::router())
         .merge(pages::housekeeping::router())
         .merge(pages::requests::router())
         .merge(pages::reservations::router())

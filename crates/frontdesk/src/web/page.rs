@@ -16,6 +16,7 @@ use crate::http::AppState;
 pub enum Section {
     Today,
     Rack,
+    Rates,
     Housekeeping,
     Requests,
     Reservations,

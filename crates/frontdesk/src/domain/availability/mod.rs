@@ -301,6 +301,13 @@ fn offers(inputs: &StayInputs, stay: &Stay) -> Vec<Priced> {
     offers
 }
 
+/// The rooms of a type that a rate plan can still sell on one night: the type's free sellable rooms, capped by the
+/// plan's allotment for the night (its `availability`; none: no cap) less the rooms already held under the plan.
+/// An offer's `availableUnits` is the least of this over its nights; the rates calendar shows it per night.
+pub fn night_units(free_rooms: i64, allotment: Option<i64>, held_under_plan: i64) -> i64 {
+    allotment.map_or(free_rooms, |cap| (cap - held_under_plan).min(free_rooms))
+}
+
 fn price_one(
     room_type: &Arc<RoomType>,
     plan: &Arc<RatePlan>,
@@ -328,8 +335,8 @@ fn price_one(
             return None;
         }
         let physical = free.get(&room_type.id)?.get(n as usize).copied()?;
-        let allotment = rate.availability.map(|cap| cap - sold.and_then(|s| s.get(n as usize)).copied().unwrap_or(0));
-        units = units.min(allotment.map_or(physical, |a| a.min(physical)));
+        let held = sold.and_then(|s| s.get(n as usize)).copied().unwrap_or(0);
+        units = units.min(night_units(physical, rate.availability, held));
         nightly.push(NightlyPrice { date, price: rate.price });
     }
     if rates.closed_to_departure || units < 1 {

@@ -34,7 +34,7 @@ struct Switch {
 
 /// The sections a switch may land on (anything else lands on Today).
 const SECTIONS: [&str; 8] =
-    ["today", "rack", "housekeeping", "requests", "reservations", "guests", "settings", "integrations"];
+    ["today", "rack", "rates", "housekeeping", "requests", "reservations", "guests", "settings", "integrations"];
 
 async fn switch_hotel(State(state): State<AppState>, session: Session, Query(to): Query<Switch>) -> Response {
     match hotels::get(&state.db, &session.actor, &to.hotel).await {

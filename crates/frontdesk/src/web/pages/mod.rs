@@ -5,6 +5,7 @@ pub mod home;
 pub mod housekeeping;
 pub mod integrations;
 pub mod rack;
+pub mod rates;
 pub mod requests;
 pub mod reservations;
 pub mod settings;
