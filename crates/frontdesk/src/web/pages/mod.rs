@@ -3,6 +3,7 @@
 pub mod guests;
 pub mod home;
 pub mod housekeeping;
+pub mod messages;
 pub mod rack;
 pub mod requests;
 pub mod reservations;
