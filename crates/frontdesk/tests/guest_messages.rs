@@ -67,39 +67,51 @@ async fn request(s: &TestServer, hotel: &str, from: u64, to: u64, guest: Value) 
 }
 
 /// A CONFIRMED stay made through the API for a guest with these fields.
-async fn confirmed_stay(s: &TestServer, org: &Org, hotel: &str, room_type: &str, from: u64, to: u64, guest: Value) -> String {
+async fn confirmed_stay(
+    s: &TestServer,
+    org: &Org,
+    hotel: &str,
+    plan: &str,
+    from: u64,
+    to: u64,
+    guest: Value,
+) -> String {
     let mut guest = guest;
     guest["hotelId"] = json!(hotel);
     let guest_id = s.create("/api/guests", &org.auth(), guest).await;
+    let room_type = plan_room_type(s, org, plan).await;
     s.create(
         "/api/reservations",
         &org.auth(),
         json!({"hotelId": hotel, "guestId": guest_id, "status": "CONFIRMED", "checkInDate": day(from),
-               "checkOutDate": day(to), "rooms": [{"roomTypeId": room_type}]}),
+               "checkOutDate": day(to), "rooms": [{"roomTypeId": room_type, "ratePlanId": plan}]}),
     )
     .await
+}
+
+async fn plan_room_type(s: &TestServer, org: &Org, plan: &str) -> String {
+    let plan = s.get(&format!("/api/ratePlans/{plan}"), &org.auth()).await.expect(200);
+    plan.body["roomTypeId"].as_str().expect("room type").to_string()
 }
 
 /// The stored messages of a reservation: (kind, status, due_at, for_check_in), oldest first.
 async fn messages(s: &TestServer, reservation: &str) -> Vec<(String, String, String, Option<String>)> {
     let mut conn = s.db.read().await.expect("connection");
-    sqlx::query(
-        "SELECT kind, status, due_at, for_check_in FROM guest_messages WHERE reservation_id = $1 ORDER BY id",
-    )
-    .bind(reservation)
-    .fetch_all(&mut *conn)
-    .await
-    .expect("messages")
-    .iter()
-    .map(|r| (r.get("kind"), r.get("status"), r.get("due_at"), r.get("for_check_in")))
-    .collect()
+    sqlx::query("SELECT kind, status, due_at, for_check_in FROM guest_messages WHERE reservation_id = $1 ORDER BY id")
+        .bind(reservation)
+        .fetch_all(&mut *conn)
+        .await
+        .expect("messages")
+        .iter()
+        .map(|r| (r.get("kind"), r.get("status"), r.get("due_at"), r.get("for_check_in")))
+        .collect()
 }
 
 /// Waits until the reservation's message of `kind` has left `pending`, and answers its status.
 async fn settled(s: &TestServer, reservation: &str, kind: &str) -> String {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        let found = messages(s, reservation).await.into_iter().filter(|m| m.0 == kind).map(|m| m.1).last();
+        let found = messages(s, reservation).await.into_iter().filter(|m| m.0 == kind).map(|m| m.1).next_back();
         match found {
             Some(status) if status != "pending" => return status,
             _ if tokio::time::Instant::now() > deadline => panic!("{kind} of {reservation} still {found:?}"),
@@ -162,7 +174,7 @@ async fn a_declined_request_and_a_cancelled_stay_are_told(engine: Engine) {
     let smtp = SmtpServer::start().await;
     let Some(s) = TestServer::configured(engine, with_mail(&smtp)).await else { return };
     let org = s.org("Acme").await;
-    let (hotel, room_type, _) = bookable(&s, &org, 2).await;
+    let (hotel, _, plan) = bookable(&s, &org, 2).await;
     let guest = json!({"firstName": "Rita", "lastName": "Lopes", "email": "rita@example.com"});
     let declined = request(&s, &hotel, 5, 6, guest).await;
     smtp.wait_for("rita@example.com", "received your booking request", 1, WAIT).await;
@@ -171,7 +183,7 @@ async fn a_declined_request_and_a_cancelled_stay_are_told(engine: Engine) {
     assert!(mail[0].text().contains("cannot accept"), "{}", mail[0].text());
 
     let guest = json!({"firstName": "Ben", "lastName": "Ode", "email": "ben@example.com"});
-    let stay = confirmed_stay(&s, &org, &hotel, &room_type, 20, 22, guest).await;
+    let stay = confirmed_stay(&s, &org, &hotel, &plan, 20, 22, guest).await;
     smtp.wait_for("ben@example.com", "is confirmed", 1, WAIT).await;
     assert!(messages(&s, &stay).await.iter().any(|m| m.0 == "pre_arrival_reminder" && m.1 == "pending"));
     s.put(&format!("/api/reservations/{stay}"), &org.auth(), json!({"status": "CANCELLED"})).await.expect(200);
@@ -217,8 +229,8 @@ async fn guests_without_an_e_mail_get_nothing_and_nothing_fails(engine: Engine) 
     let smtp = SmtpServer::start().await;
     let Some(s) = TestServer::configured(engine, with_mail(&smtp)).await else { return };
     let org = s.org("Acme").await;
-    let (hotel, room_type, _) = bookable(&s, &org, 1).await;
-    let stay = confirmed_stay(&s, &org, &hotel, &room_type, 4, 6, json!({"firstName": "No", "lastName": "Mail"})).await;
+    let (hotel, _, plan) = bookable(&s, &org, 1).await;
+    let stay = confirmed_stay(&s, &org, &hotel, &plan, 4, 6, json!({"firstName": "No", "lastName": "Mail"})).await;
     s.put(&format!("/api/reservations/{stay}"), &org.auth(), json!({"status": "CANCELLED"})).await.expect(200);
     assert!(messages(&s, &stay).await.is_empty());
     assert_eq!(s.count("guest_messages").await, 0);
@@ -229,9 +241,9 @@ async fn german_guests_read_german(engine: Engine) {
     let smtp = SmtpServer::start().await;
     let Some(s) = TestServer::configured(engine, with_mail(&smtp)).await else { return };
     let org = s.org("Acme").await;
-    let (hotel, room_type, _) = bookable(&s, &org, 1).await;
+    let (hotel, _, plan) = bookable(&s, &org, 1).await;
     let guest = json!({"firstName": "Jörg", "lastName": "Weiß", "email": "joerg@example.com", "language": "de-AT"});
-    confirmed_stay(&s, &org, &hotel, &room_type, 4, 6, guest).await;
+    confirmed_stay(&s, &org, &hotel, &plan, 4, 6, guest).await;
     let mail = smtp.wait_for("joerg@example.com", "ist bestätigt", 1, WAIT).await;
     assert!(mail[0].text().contains("Guten Tag Jörg Weiß"), "{}", mail[0].text());
     assert!(mail[0].text().contains("Gesamtpreis: EUR 240.00"), "{}", mail[0].text());
@@ -242,9 +254,9 @@ async fn german_guests_read_german(engine: Engine) {
 async fn without_a_mail_server_messages_are_recorded_not_sent(engine: Engine) {
     let Some(s) = TestServer::configured(engine, |_| {}).await else { return };
     let org = s.org("Acme").await;
-    let (hotel, room_type, _) = bookable(&s, &org, 1).await;
+    let (hotel, _, plan) = bookable(&s, &org, 1).await;
     let guest = json!({"firstName": "Ana", "lastName": "Silva", "email": "ana@example.com"});
-    let stay = confirmed_stay(&s, &org, &hotel, &room_type, 4, 6, guest).await;
+    let stay = confirmed_stay(&s, &org, &hotel, &plan, 4, 6, guest).await;
     let kinds: Vec<String> = messages(&s, &stay).await.into_iter().map(|m| m.0).collect();
     assert_eq!(kinds, vec!["stay_confirmed", "pre_arrival_reminder"], "recorded in the write's transaction");
     // A dispatcher with no mail server records what is due as not sent; the reminder waits for its day.
@@ -264,7 +276,7 @@ async fn messages_outlive_a_killed_process_and_two_processes_send_each_once(engi
     let smtp = SmtpServer::start().await;
     let Some(s) = TestServer::configured(engine, |_| {}).await else { return };
     let org = s.org("Acme").await;
-    let (hotel, room_type, _) = bookable(&s, &org, 5).await;
+    let (hotel, room_type, plan) = bookable(&s, &org, 5).await;
     let url = s.database_url().to_string();
     let smtp_url = smtp.url();
     let mail = [("FRONTDESK_SMTP_URL", smtp_url.as_str()), ("FRONTDESK_MAIL_FROM", FROM)];
@@ -278,7 +290,7 @@ async fn messages_outlive_a_killed_process_and_two_processes_send_each_once(engi
         let email = format!("guest{n}@example.com");
         let guest = client
             .post(format!("{}/api/guests", writer.base))
-            .bearer_auth(&org.token)
+            .header("authorization", format!("Token {}", org.token))
             .json(&json!({"hotelId": hotel, "firstName": "G", "lastName": format!("{n}"), "email": email}))
             .send()
             .await
@@ -287,9 +299,9 @@ async fn messages_outlive_a_killed_process_and_two_processes_send_each_once(engi
         let guest: Value = guest.json().await.expect("json");
         let stay = client
             .post(format!("{}/api/reservations", writer.base))
-            .bearer_auth(&org.token)
+            .header("authorization", format!("Token {}", org.token))
             .json(&json!({"hotelId": hotel, "guestId": guest["id"], "status": "CONFIRMED", "checkInDate": day(20),
-                          "checkOutDate": day(22), "rooms": [{"roomTypeId": room_type}]}))
+                          "checkOutDate": day(22), "rooms": [{"roomTypeId": room_type, "ratePlanId": plan}]}))
             .send()
             .await
             .expect("stay");
@@ -315,11 +327,13 @@ async fn messages_outlive_a_killed_process_and_two_processes_send_each_once(engi
     {
         let mut conn = s.db.read().await.expect("connection");
         let past = "2020-01-01T00:00:00.000000Z";
-        let moved = sqlx::query("UPDATE guest_messages SET due_at = $1 WHERE kind = 'pre_arrival_reminder' AND status = 'pending'")
-            .bind(past)
-            .execute(&mut *conn)
-            .await
-            .expect("update");
+        let moved = sqlx::query(
+            "UPDATE guest_messages SET due_at = $1 WHERE kind = 'pre_arrival_reminder' AND status = 'pending'",
+        )
+        .bind(past)
+        .execute(&mut *conn)
+        .await
+        .expect("update");
         assert_eq!(moved.rows_affected(), 5);
     }
     let back = spawn_with(&url, &dispatching).await;
@@ -342,9 +356,9 @@ async fn the_desk_reads_the_log_sends_again_and_words_its_own_messages(engine: E
     let smtp = SmtpServer::start().await;
     let Some(s) = TestServer::configured(engine, with_mail(&smtp)).await else { return };
     let org = s.org("Acme").await;
-    let (hotel, room_type, _) = bookable(&s, &org, 2).await;
+    let (hotel, _, plan) = bookable(&s, &org, 2).await;
     let guest = json!({"firstName": "Ana", "lastName": "Silva", "email": "ana@example.com"});
-    let stay = confirmed_stay(&s, &org, &hotel, &room_type, 10, 12, guest).await;
+    let stay = confirmed_stay(&s, &org, &hotel, &plan, 10, 12, guest).await;
     smtp.wait_for("ana@example.com", "is confirmed", 1, WAIT).await;
     assert_eq!(settled(&s, &stay, "stay_confirmed").await, "sent");
     let guest_id = s.get(&format!("/api/reservations/{stay}"), &org.auth()).await.expect(200).body["guestId"]
@@ -398,7 +412,7 @@ async fn the_desk_reads_the_log_sends_again_and_words_its_own_messages(engine: E
         b.screenshot("guest-message-wording").await;
     }
     let guest = json!({"firstName": "Rui", "lastName": "Costa", "email": "rui@example.com"});
-    confirmed_stay(&s, &org, &hotel, &room_type, 14, 15, guest).await;
+    confirmed_stay(&s, &org, &hotel, &plan, 14, 15, guest).await;
     let mail = smtp.wait_for("rui@example.com", "Welcome, Rui!", 1, WAIT).await;
     assert!(mail[0].text().contains("+351 21 000 0000"), "the hotel's contact: {}", mail[0].text());
     b.close().await;

@@ -7,7 +7,8 @@ use sqlx::{AnyConnection, Row};
 
 use super::{format_ts, Engine, RowExt, StoreResult};
 
-const COLUMNS: &str = "id, organization_id, hotel_id, guest_id, reservation_id, for_check_in, kind, recipient, language, status, \
+const COLUMNS: &str =
+    "id, organization_id, hotel_id, guest_id, reservation_id, for_check_in, kind, recipient, language, status, \
                        due_at, attempts, first_tried_at, last_error, subject, sent_at, created_at";
 
 /// A message as stored.
@@ -179,7 +180,7 @@ pub async fn claim_due(
         .iter()
         .map(message)
         .collect::<StoreResult<Vec<_>>>()?;
-    rows.sort_by(|a, b| a.due_at.cmp(&b.due_at));
+    rows.sort_by_key(|m| m.due_at);
     Ok(rows)
 }
 
@@ -275,12 +276,13 @@ pub async fn template(
     kind: &str,
     language: &str,
 ) -> StoreResult<Option<(String, String)>> {
-    let row = sqlx::query("SELECT subject, body FROM message_templates WHERE hotel_id = $1 AND kind = $2 AND language = $3")
-        .bind(hotel_id)
-        .bind(kind)
-        .bind(language)
-        .fetch_optional(conn)
-        .await?;
+    let row =
+        sqlx::query("SELECT subject, body FROM message_templates WHERE hotel_id = $1 AND kind = $2 AND language = $3")
+            .bind(hotel_id)
+            .bind(kind)
+            .bind(language)
+            .fetch_optional(conn)
+            .await?;
     row.map(|row| Ok((row.try_get("subject")?, row.try_get("body")?))).transpose()
 }
 

@@ -52,7 +52,7 @@ impl MailOptions {
 /// Where messages go: an SMTP server, or nowhere (recorded as not sent).
 #[derive(Clone)]
 pub enum Postbox {
-    Smtp { transport: AsyncSmtpTransport<Tokio1Executor>, from: Mailbox },
+    Smtp { transport: Box<AsyncSmtpTransport<Tokio1Executor>>, from: Mailbox },
     NotConfigured,
 }
 
@@ -76,7 +76,7 @@ impl Postbox {
             })?
             .timeout(Some(timeout))
             .build();
-        Ok(Postbox::Smtp { transport, from })
+        Ok(Postbox::Smtp { transport: Box::new(transport), from })
     }
 
     pub fn is_configured(&self) -> bool {
@@ -195,7 +195,11 @@ async fn deliver(db: &Db, postbox: &Postbox, options: &MailOptions, claimed: &Cl
     }
     match guest_messages::after_attempt(db, claimed, &attempt, options.first_retry).await {
         Ok(true) => {}
-        Ok(false) => tracing::info!(message = %m.id, "a guest message's claim ran out while it was sent; another process took it over"),
-        Err(err) => tracing::warn!(message = %m.id, error = %err, "could not record a guest message's attempt; its claim runs out and it is tried again"),
+        Ok(false) => {
+            tracing::info!(message = %m.id, "a guest message's claim ran out while it was sent; another process took it over")
+        }
+        Err(err) => {
+            tracing::warn!(message = %m.id, error = %err, "could not record a guest message's attempt; its claim runs out and it is tried again")
+        }
     }
 }

@@ -311,7 +311,11 @@ impl TestServer {
         let mail = match state.config.mail.smtp_url.is_some() {
             true => {
                 let options = MailOptions::from_settings(&state.config.mail);
-                Some(MailDispatcher::spawn(db.clone(), Postbox::from_settings(&state.config.mail, options.timeout)?, options))
+                Some(MailDispatcher::spawn(
+                    db.clone(),
+                    Postbox::from_settings(&state.config.mail, options.timeout)?,
+                    options,
+                ))
             }
             false => None,
         };

@@ -162,7 +162,8 @@ pub struct GuestMessage {
 
 impl GuestMessage {
     fn from_row(row: MessageRow) -> Result<GuestMessage> {
-        let odd = |what: &str, value: &str| Error::Internal(anyhow::anyhow!("guest message {}: {what} {value}", row.id));
+        let odd =
+            |what: &str, value: &str| Error::Internal(anyhow::anyhow!("guest message {}: {what} {value}", row.id));
         Ok(GuestMessage {
             kind: MessageKind::parse(&row.kind).ok_or_else(|| odd("kind", &row.kind))?,
             status: MessageStatus::parse(&row.status).ok_or_else(|| odd("status", &row.status))?,
@@ -273,7 +274,8 @@ pub async fn plan(tx: &mut WriteTx, organization_id: &str, event: EventKind, r: 
         enqueue(tx, organization_id, r, &recipient, kind, at, None).await?;
     }
     if reminder_wanted {
-        let hotel = store::hotels::get(tx.conn(), organization_id, &r.hotel_id).await?.ok_or(Error::NotFound("hotel"))?;
+        let hotel =
+            store::hotels::get(tx.conn(), organization_id, &r.hotel_id).await?.ok_or(Error::NotFound("hotel"))?;
         let settings = settings_of(tx.conn(), &r.hotel_id).await?;
         let due = reminder_due(&hotel, &settings, r.check_in_date);
         let arrival_ahead = r.check_in_date > hotel.local_date(at);
@@ -494,7 +496,9 @@ async fn wording(
 /// How one attempt to send ended.
 #[derive(Debug, Clone)]
 pub enum Attempt {
-    Sent { subject: String },
+    Sent {
+        subject: String,
+    },
     /// The mail server refused for now (a 4xx answer), or could not be reached, or did not answer in time.
     TemporaryFailure(String),
     /// The mail server refused for good (a 5xx answer), or the message could not be built.
@@ -521,8 +525,7 @@ pub fn retry_delay(first_retry: TimeDelta, attempts: i64) -> TimeDelta {
 pub async fn after_attempt(db: &Db, claimed: &Claimed, attempt: &Attempt, first_retry: TimeDelta) -> Result<bool> {
     let at = now();
     let m = &claimed.message;
-    let mut result =
-        AttemptResult { status: "", due_at: m.due_at, last_error: None, subject: None, sent_at: None };
+    let mut result = AttemptResult { status: "", due_at: m.due_at, last_error: None, subject: None, sent_at: None };
     let error;
     match attempt {
         Attempt::Sent { subject } => {
@@ -564,19 +567,23 @@ pub async fn after_attempt(db: &Db, claimed: &Claimed, attempt: &Attempt, first_
 /// The messages to a guest of the actor's organization, newest first.
 pub async fn of_guest(db: &Db, actor: &Actor, guest_id: &str) -> Result<Vec<GuestMessage>> {
     let mut conn = db.read().await?;
-    let guest = store::guests::get(&mut conn, &actor.organization_id, guest_id).await?.ok_or(Error::NotFound("guest"))?;
+    let guest =
+        store::guests::get(&mut conn, &actor.organization_id, guest_id).await?.ok_or(Error::NotFound("guest"))?;
     if !actor.sees_hotel(guest.hotel_id.as_deref()) {
         return Err(Error::NotFound("guest"));
     }
-    rows::of_guest(&mut conn, &actor.organization_id, guest_id, 100).await?.into_iter().map(GuestMessage::from_row).collect()
+    rows::of_guest(&mut conn, &actor.organization_id, guest_id, 100)
+        .await?
+        .into_iter()
+        .map(GuestMessage::from_row)
+        .collect()
 }
 
 /// Sends a message again: a new message of the same kind about the same stay, to the guest's address as it is
 /// now, due at once. A reminder for a stay that no longer needs one is skipped when its time comes, as any.
 pub async fn resend(db: &Db, actor: &Actor, message_id: &str) -> Result<GuestMessage> {
     let mut tx = db.begin_write().await?;
-    let original =
-        rows::get(tx.conn(), &actor.organization_id, message_id).await?.ok_or(Error::NotFound("message"))?;
+    let original = rows::get(tx.conn(), &actor.organization_id, message_id).await?.ok_or(Error::NotFound("message"))?;
     if !actor.sees_hotel(Some(&original.hotel_id)) {
         return Err(Error::NotFound("message"));
     }
@@ -653,7 +660,13 @@ pub struct Wording {
     pub own: bool,
 }
 
-pub async fn template(db: &Db, actor: &Actor, hotel_id: &str, kind: MessageKind, language: Language) -> Result<Wording> {
+pub async fn template(
+    db: &Db,
+    actor: &Actor,
+    hotel_id: &str,
+    kind: MessageKind,
+    language: Language,
+) -> Result<Wording> {
     let hotel = super::hotels::get(db, actor, hotel_id).await?;
     let mut conn = db.read().await?;
     Ok(match rows::template(&mut conn, &hotel.id, kind.as_str(), language.code()).await? {

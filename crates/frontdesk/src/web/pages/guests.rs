@@ -364,7 +364,11 @@ async fn resend(
     match guest_messages::resend(&state.db, &page.session.actor, &message.id).await {
         Ok(again) => Ok(session::redirect_with(
             &href,
-            Flash::success(format!("\u{201c}{}\u{201d} will be sent again to {}.", again.kind.label(), again.recipient)),
+            Flash::success(format!(
+                "\u{201c}{}\u{201d} will be sent again to {}.",
+                again.kind.label(),
+                again.recipient
+            )),
             &state,
         )),
         Err(crate::domain::Error::Conflict(why)) => Ok(session::redirect_with(&href, Flash::error(why), &state)),

@@ -150,10 +150,8 @@ struct WordingTemplate {
 
 fn parse(kind: &str, language: &str) -> Result<(MessageKind, Language), crate::domain::Error> {
     let kind = MessageKind::parse(kind).ok_or(crate::domain::Error::NotFound("message"))?;
-    let language = Language::ALL
-        .into_iter()
-        .find(|l| l.code() == language)
-        .ok_or(crate::domain::Error::NotFound("language"))?;
+    let language =
+        Language::ALL.into_iter().find(|l| l.code() == language).ok_or(crate::domain::Error::NotFound("language"))?;
     Ok((kind, language))
 }
 
@@ -195,14 +193,22 @@ async fn save_wording(
     match form.action.as_str() {
         "reset" => {
             guest_messages::save_template(&state.db, actor, &page.hotel.id, kind, language, None).await?;
-            let flash = Flash::success(format!("\u{201c}{}\u{201d} ({}) uses the default wording again.", kind.label(), language.name()));
+            let flash = Flash::success(format!(
+                "\u{201c}{}\u{201d} ({}) uses the default wording again.",
+                kind.label(),
+                language.name()
+            ));
             return Ok(session::redirect_with(&action, flash, &state));
         }
         "save" => {
             let wording = Some((form.subject.as_str(), form.body.as_str()));
             match guest_messages::save_template(&state.db, actor, &page.hotel.id, kind, language, wording).await {
                 Ok(()) => {
-                    let flash = Flash::success(format!("Saved the wording of \u{201c}{}\u{201d} ({}).", kind.label(), language.name()));
+                    let flash = Flash::success(format!(
+                        "Saved the wording of \u{201c}{}\u{201d} ({}).",
+                        kind.label(),
+                        language.name()
+                    ));
                     return Ok(session::redirect_with(&action, flash, &state));
                 }
                 Err(err) => errors.absorb(err)?,
