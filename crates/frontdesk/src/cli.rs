@@ -15,6 +15,7 @@ use crate::domain::{self, api_keys, identity, Actor, Scope};
 use crate::http::{self, AppState};
 use crate::operations;
 use crate::store::{Db, IfMissing};
+use crate::worker::mail::{MailDispatcher, MailOptions, Postbox};
 use crate::worker::webhooks::{Dispatcher, DispatcherOptions};
 
 #[derive(Debug, Parser)]
@@ -381,12 +382,23 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
         true => Some(Dispatcher::spawn(state.db.clone(), &state.webhooks, DispatcherOptions::default())?),
         false => None,
     };
+    let mail_options = MailOptions::from_settings(&state.config.mail);
+    let mail = match state.config.mail.mail_dispatcher {
+        true => {
+            let postbox = Postbox::from_settings(&state.config.mail, mail_options.timeout)?;
+            Some(MailDispatcher::spawn(state.db.clone(), postbox, mail_options))
+        }
+        false => None,
+    };
     http::serve(listener, state, http::shutdown_signal()).await?;
     if let Some(server) = metrics_server {
         server.abort();
     }
     if let Some(dispatcher) = dispatcher {
         dispatcher.stop().await;
+    }
+    if let Some(mail) = mail {
+        mail.stop().await;
     }
     tracing::info!("stopped");
     Ok(())

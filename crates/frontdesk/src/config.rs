@@ -65,6 +65,40 @@ pub struct SessionSettings {
     pub session_idle_timeout_hours: i64,
 }
 
+/// Guest e-mails (docs/guest-messages.md).
+#[derive(Debug, Clone, Args, Serialize, Deserialize)]
+pub struct MailSettings {
+    /// The SMTP server guest e-mails are sent through: `smtp://USER:PASSWORD@HOST:587?tls=required` (STARTTLS),
+    /// `smtps://USER:PASSWORD@HOST:465` (TLS), or `smtp://HOST:25` (no encryption: a relay on the same machine or
+    /// network only). Without it, messages are recorded but not sent.
+    #[arg(long, env = "FRONTDESK_SMTP_URL", value_name = "URL", hide_env_values = true)]
+    pub smtp_url: Option<String>,
+    /// The sender of guest e-mails, e.g. `Hotel Aurora <desk@aurora.example>`; required with --smtp-url.
+    #[arg(long, env = "FRONTDESK_MAIL_FROM", value_name = "MAILBOX")]
+    pub mail_from: Option<String>,
+    /// Seconds before a message the mail server refused for now (4xx, unreachable) is tried again; each later wait
+    /// doubles, up to 2 hours, for a day.
+    #[arg(long, env = "FRONTDESK_MAIL_FIRST_RETRY_SECS", value_name = "SECS", default_value_t = 30)]
+    pub mail_first_retry_secs: u64,
+    /// `false` runs this process without the mail dispatcher (another process sends).
+    #[arg(long, env = "FRONTDESK_MAIL_DISPATCHER", value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub mail_dispatcher: bool,
+}
+
+impl MailSettings {
+    /// An SMTP URL for people: without its user and password.
+    pub fn describe_url(url: &str) -> String {
+        match url::Url::parse(url) {
+            Ok(mut parsed) => {
+                let _ = parsed.set_username("");
+                let _ = parsed.set_password(None);
+                parsed.to_string()
+            }
+            Err(_) => "(unreadable)".to_string(),
+        }
+    }
+}
+
 /// What `serve` runs with.
 #[derive(Debug, Clone, Args, Serialize, Deserialize)]
 pub struct Config {
@@ -80,6 +114,9 @@ pub struct Config {
     #[command(flatten)]
     #[serde(flatten)]
     pub sessions: SessionSettings,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub mail: MailSettings,
     /// Address to listen on.
     #[arg(long, env = "FRONTDESK_LISTEN", value_name = "ADDRESS", default_value = "127.0.0.1:8080")]
     pub listen: SocketAddr,

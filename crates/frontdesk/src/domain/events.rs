@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::reservations::Reservation;
 use super::Result;
 use crate::store::outbox::NewEvent;
 use crate::store::WriteTx;
@@ -51,8 +52,10 @@ impl EventKind {
     }
 }
 
-/// Records `kind` about `record` (its `data` is the record as GET answers it) in the transaction `tx`.
-pub async fn record<T: Serialize>(
+/// Records `kind` about `record` (its `data` is the record as GET answers it) in the transaction `tx`, and, for a
+/// reservation, the guest messages it calls for ([`super::guest_messages::plan`]): whoever writes a reservation
+/// records its event here, so no writer can forget to tell the guest.
+pub async fn record<T: Serialize + 'static>(
     tx: &mut WriteTx,
     organization_id: &str,
     hotel_id: Option<&str>,
@@ -61,5 +64,8 @@ pub async fn record<T: Serialize>(
 ) -> Result<()> {
     let payload = serde_json::to_string(record).map_err(anyhow::Error::from)?;
     tx.record_event(&NewEvent { organization_id, hotel_id, kind: kind.as_str(), payload }).await?;
+    if let Some(reservation) = (record as &dyn std::any::Any).downcast_ref::<Reservation>() {
+        super::guest_messages::plan(tx, organization_id, kind, reservation).await?;
+    }
     Ok(())
 }

@@ -14,6 +14,7 @@ pub mod connector;
 pub mod daily_rates;
 pub mod events;
 pub mod front_office;
+pub mod guest_messages;
 pub mod guests;
 pub mod hotels;
 pub mod housekeeping;

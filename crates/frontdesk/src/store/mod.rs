@@ -39,6 +39,7 @@ pub mod api_keys;
 pub mod attempts;
 pub mod booking;
 pub mod daily_rates;
+pub mod guest_messages;
 pub mod guests;
 pub mod hotels;
 pub mod idempotency;

@@ -47,6 +47,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(pages::settings::router())
         .merge(pages::setup::router())
         .merge(pages::integrations::router())
+        .merge(pages::messages::router())
         .merge(booking::router())
         .merge(assets::router())
         .layer(axum::middleware::from_fn_with_state(state.clone(), refuse_control_characters))

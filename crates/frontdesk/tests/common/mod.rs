@@ -9,6 +9,7 @@ pub mod browser;
 pub mod disk;
 pub mod process;
 pub mod receiver;
+pub mod smtp;
 
 use base64::Engine as _;
 use chrono::TimeDelta;
@@ -16,6 +17,7 @@ use frontdesk::config::{Config, DatabaseSettings};
 use frontdesk::domain::{api_keys, hotels, identity, Scope};
 use frontdesk::http::{self, AppState};
 use frontdesk::store::{Db, Engine};
+use frontdesk::worker::mail::{MailDispatcher, MailOptions, Postbox};
 use frontdesk::worker::webhooks::{Dispatcher, DispatcherOptions};
 use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
@@ -229,6 +231,7 @@ pub struct TestServer {
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
     dispatcher: Option<Dispatcher>,
+    mail: Option<MailDispatcher>,
     _database: TestDatabase,
 }
 
@@ -304,8 +307,21 @@ impl TestServer {
             true => Some(Dispatcher::spawn(db.clone(), &state.webhooks, DispatcherOptions::default())?),
             false => None,
         };
+        // Guest e-mails are sent by tests that configure a mail server (tests/guest_messages.rs).
+        let mail = match state.config.mail.smtp_url.is_some() {
+            true => {
+                let options = MailOptions::from_settings(&state.config.mail);
+                Some(MailDispatcher::spawn(
+                    db.clone(),
+                    Postbox::from_settings(&state.config.mail, options.timeout)?,
+                    options,
+                ))
+            }
+            false => None,
+        };
         let mut server = Self::serve_on(listener, http::app(state), db, engine, database).await?;
         server.dispatcher = dispatcher;
+        server.mail = mail;
         Ok(server)
     }
 
@@ -343,6 +359,7 @@ impl TestServer {
             shutdown: Some(tx),
             task: Some(task),
             dispatcher: None,
+            mail: None,
             _database: database,
         })
     }
@@ -475,6 +492,9 @@ impl TestServer {
         }
         if let Some(dispatcher) = self.dispatcher.take() {
             dispatcher.stop().await;
+        }
+        if let Some(mail) = self.mail.take() {
+            mail.stop().await;
         }
         self.db.close().await;
     }

@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::HotelPage;
 use crate::domain::front_office;
+use crate::domain::guest_messages::{self, GuestMessage, MessageStatus};
 use crate::domain::guests::{self, Guest, GuestFilter, GuestIn, GuestPatch};
 use crate::domain::listing::ListParams;
 use crate::http::AppState;
@@ -26,6 +27,7 @@ pub fn router() -> Router<AppState> {
         .route("/hotels/{hotel_id}/guests/{id}", get(detail).post(update))
         .route("/hotels/{hotel_id}/guests/{id}/edit", get(edit_form))
         .route("/hotels/{hotel_id}/guests/{id}/delete", post(delete))
+        .route("/hotels/{hotel_id}/guests/{id}/messages/{message_id}/resend", post(resend))
 }
 
 /// Most guests a list shows.
@@ -93,8 +95,49 @@ struct DetailTemplate {
     chrome: Chrome,
     guest: Guest,
     stays: Vec<StayRow>,
+    messages: Vec<MessageRow>,
+    mail_configured: bool,
     href: String,
     new_reservation: String,
+}
+
+/// A line of the guest's message log.
+struct MessageRow {
+    id: String,
+    kind: &'static str,
+    status: &'static str,
+    status_class: &'static str,
+    /// When it was sent, or is (or was) due.
+    when: String,
+    recipient: String,
+    problem: Option<String>,
+    can_resend: bool,
+}
+
+impl MessageRow {
+    fn new(m: &GuestMessage, hotel: &crate::domain::hotels::Hotel) -> MessageRow {
+        let local = |at: chrono::DateTime<chrono::Utc>| {
+            at.with_timezone(&hotel.time_zone()).format("%a %-d %b %Y, %H:%M").to_string()
+        };
+        let (status, status_class) = match m.status {
+            MessageStatus::Pending if m.attempts > 0 => ("Retrying", "requested"),
+            MessageStatus::Pending => ("Scheduled", "requested"),
+            MessageStatus::Sent => ("Sent", "confirmed"),
+            MessageStatus::Failed => ("Failed", "cancelled"),
+            MessageStatus::Cancelled => ("Not needed", "checked-out"),
+            MessageStatus::NotSent => ("Not sent", "no-show"),
+        };
+        MessageRow {
+            id: m.id.clone(),
+            kind: m.kind.label(),
+            status,
+            status_class,
+            when: local(m.sent_at.unwrap_or(m.due_at)),
+            recipient: m.recipient.clone(),
+            problem: m.last_error.clone().filter(|_| m.status != MessageStatus::Sent),
+            can_resend: matches!(m.status, MessageStatus::Sent | MessageStatus::Failed | MessageStatus::NotSent),
+        }
+    }
 }
 
 async fn detail(
@@ -104,9 +147,12 @@ async fn detail(
 ) -> WebResult {
     let record = front_office::guest_record(&state.db, &page.session.actor, &id).await?;
     let catalog = Catalog::load(&state.db, &page.session.actor, &page.hotel.id).await?;
+    let messages = guest_messages::of_guest(&state.db, &page.session.actor, &record.guest.id).await?;
     let template = DetailTemplate {
         chrome: page.chrome(&state, Section::Guests, &front_office::guest_name(&record.guest)).await?,
         stays: StayRow::rows(&record.stays, &catalog),
+        messages: messages.iter().map(|m| MessageRow::new(m, &page.hotel)).collect(),
+        mail_configured: state.config.mail.smtp_url.is_some(),
         href: page.path(&format!("guests/{}", record.guest.id)),
         new_reservation: format!("{}?guest={}", page.path("reservations/new"), record.guest.id),
         guest: record.guest,
@@ -300,3 +346,35 @@ async fn delete(
         Err(err) => Err(err.into()),
     }
 }
+
+/// Sends a message of the guest's log again (a new message, due at once).
+async fn resend(
+    State(state): State<AppState>,
+    page: HotelPage,
+    axum::extract::Path((_, id, message_id)): axum::extract::Path<(String, String, String)>,
+    _posted: Posted<EmptyForm>,
+) -> WebResult {
+    let href = page.path(&format!("guests/{id}"));
+    let guest = guests::get(&state.db, &page.session.actor, &id).await?;
+    let message = guest_messages::of_guest(&state.db, &page.session.actor, &guest.id)
+        .await?
+        .into_iter()
+        .find(|m| m.id == message_id)
+        .ok_or(crate::domain::Error::NotFound("message"))?;
+    match guest_messages::resend(&state.db, &page.session.actor, &message.id).await {
+        Ok(again) => Ok(session::redirect_with(
+            &href,
+            Flash::success(format!(
+                "\u{201c}{}\u{201d} will be sent again to {}.",
+                again.kind.label(),
+                again.recipient
+            )),
+            &state,
+        )),
+        Err(crate::domain::Error::Conflict(why)) => Ok(session::redirect_with(&href, Flash::error(why), &state)),
+        Err(err) => Err(err.into()),
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct EmptyForm {}
