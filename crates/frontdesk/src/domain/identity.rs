@@ -434,7 +434,14 @@ async fn valid_invitation(conn: &mut sqlx::AnyConnection, token: &str) -> Result
 }
 
 /// Sets the invited operator's password through their link, once, and signs them in. The link stops working.
-pub async fn accept_invitation(db: &Db, token: &str, password: &str, limits: SessionLimits) -> Result<SessionOut> {
+/// `user_agent` is the browser's, recorded on the session it gets (the operator's list of signed-in browsers).
+pub async fn accept_invitation(
+    db: &Db,
+    token: &str,
+    password: &str,
+    limits: SessionLimits,
+    user_agent: Option<&str>,
+) -> Result<SessionOut> {
     let mut checks = Checks::new();
     check_new_password(&mut checks, password);
     checks.finish()?;
@@ -450,7 +457,7 @@ pub async fn accept_invitation(db: &Db, token: &str, password: &str, limits: Ses
     rows::set_password_hash(tx.conn(), &operator.id, &password_hash, at).await?;
     rows::delete_operator_invitations(tx.conn(), &operator.id).await?;
     tx.commit().await?;
-    issue_session(db, operator, limits).await
+    issue_session(db, operator, limits, user_agent).await
 }
 
 /// Gives another operator of the actor's organization a new password. Every session token, connector token and
@@ -495,6 +502,7 @@ pub async fn change_own_password(
     new: &str,
     address: &str,
     limits: SessionLimits,
+    user_agent: Option<&str>,
 ) -> Result<SessionOut> {
     let Some(operator_id) = acting_operator(actor) else {
         return Err(Error::Forbidden("only a signed-in operator has a password to change".into()));
@@ -517,7 +525,7 @@ pub async fn change_own_password(
     let mut tx = db.begin_write().await?;
     replace_password(&mut tx, &me.id, &password_hash).await?;
     tx.commit().await?;
-    issue_session(db, me, limits).await
+    issue_session(db, me, limits, user_agent).await
 }
 
 /// Removes an operator of the actor's organization, and with them (the database cascades) every session token,

@@ -33,7 +33,7 @@ struct Switch {
 }
 
 /// The sections a switch may land on (anything else lands on Today).
-const SECTIONS: [&str; 8] =
+const SECTIONS: [&str; 9] =
     ["today", "rack", "rates", "housekeeping", "requests", "reservations", "guests", "settings", "integrations"];
 
 async fn switch_hotel(State(state): State<AppState>, session: Session, Query(to): Query<Switch>) -> Response {

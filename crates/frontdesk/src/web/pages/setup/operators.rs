@@ -301,9 +301,11 @@ async fn change_own_password(
     State(state): State<AppState>,
     page: SetupPage,
     ClientAddress(address): ClientAddress,
+    headers: axum::http::HeaderMap,
     posted: Posted<OwnPasswordForm>,
 ) -> WebResult {
     let f = posted.form;
+    let user_agent = headers.get(axum::http::header::USER_AGENT).and_then(|v| v.to_str().ok());
     let limits = state.config.session_limits();
     match identity::change_own_password(
         &state.db,
@@ -312,6 +314,7 @@ async fn change_own_password(
         &f.password,
         &address,
         limits,
+        user_agent,
     )
     .await
     {
@@ -420,7 +423,10 @@ async fn accept(State(state): State<AppState>, request: Request) -> Response {
         return page::forbidden("This form has expired. Open the invitation link again.");
     }
     let token = form.token;
-    match identity::accept_invitation(&state.db, &token, &form.password, state.config.session_limits()).await {
+    let user_agent = parts.headers.get(axum::http::header::USER_AGENT).and_then(|v| v.to_str().ok());
+    match identity::accept_invitation(&state.db, &token, &form.password, state.config.session_limits(), user_agent)
+        .await
+    {
         Ok(signed_in) => {
             let flash = Flash::success(format!("Welcome, {}. Your password is set.", signed_in.operator.name));
             let mut response = session::redirect_with("/", flash, &state);
