@@ -4,7 +4,11 @@
 //!
 //! The crate is layered so that a change has one obvious home:
 //!
-//! * [`http`]: the HTTP surface. One `router()` per resource file under `http/routes`, each handler thin:
+//! * [`app`]: the application state every handler reaches ([`app::AppState`]) and the request helpers the surfaces
+//!   share (client address, rate limits). Every layer may import it; it imports none of them.
+//! * [`router`]: the whole application assembled in one place: the REST, OAuth, connector and web routers, the
+//!   answer to an unknown path, the middleware, serving. Above every surface, so no surface names another.
+//! * [`http`]: the REST API. One `router()` per resource file under `http/routes`, each handler thin:
 //!   parse (extractors in `http/extract.rs`), authorize ([`http::auth::Principal`]), call the domain, shape the
 //!   answer. Every error leaves through [`domain::Error`]'s `IntoResponse` as RFC 9457 problem JSON.
 //! * [`domain`]: business rules (validation, tenancy, state moves, secrets). It knows nothing of HTTP and is written
@@ -17,6 +21,7 @@
 //! * [`demo`]: the demo data of `frontdesk serve --demo`.
 //! * [`metrics`]: `GET /metrics` in the Prometheus text format, and the calls that record what it shows.
 
+pub mod app;
 pub mod cli;
 pub mod config;
 pub mod demo;
@@ -25,6 +30,7 @@ pub mod http;
 pub mod mcp;
 pub mod metrics;
 pub mod operations;
+pub mod router;
 pub mod store;
 pub mod web;
 pub mod worker;

@@ -10,8 +10,9 @@ use std::time::Duration;
 use common::disk::SmallDisk;
 use common::process::{command as frontdesk, json_output};
 use common::{Auth, TestDatabase, TestServer};
+use frontdesk::app::AppState;
 use frontdesk::config::{Config, DatabaseSettings};
-use frontdesk::http::{self, AppState};
+use frontdesk::router;
 use frontdesk::store::{Db, Engine};
 use serde_json::json;
 
@@ -203,7 +204,7 @@ async fn redis_going_away_is_asked_once_and_limits_hold_in_memory_until_it_is_ba
     db.migrate().await.expect("migrations");
     let state = AppState::new(db.clone(), config).await.expect("state");
     let limiter = state.limiter.clone().expect("a limiter");
-    let s = TestServer::serve_router(http::app(state), db, engine, database).await.expect("server");
+    let s = TestServer::serve_router(router::app(state), db, engine, database).await.expect("server");
     let org = s.org("Acme").await;
     let key = Auth::Key(s.key(&org, &[], None).await);
     let hotels = || s.get("/api/hotels", &key);
@@ -339,7 +340,7 @@ async fn serve_starts_without_redis_logs_once_per_outage_and_connects_when_it_co
         .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
         .args(["--metrics-listen", &format!("127.0.0.1:{metrics_port}")])
         .args(["--redis-url", &redis_url, "--operator-rate-limit-per-minute", "3"])
-        .env("FRONTDESK_LOG", "warn,frontdesk::http::rate_limit=info")
+        .env("FRONTDESK_LOG", "warn,frontdesk::app::rate_limit=info")
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap())
         .spawn()

@@ -858,12 +858,12 @@ async fn second_process(s: &TestServer) -> (String, tokio::sync::oneshot::Sender
         ..Default::default()
     };
     let db = frontdesk::store::Db::connect(&config.database.database_url, 4).await.expect("database");
-    let state = frontdesk::http::AppState::new(db, config).await.expect("state");
+    let state = frontdesk::app::AppState::new(db, config).await.expect("state");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("listener");
     let base = format!("http://{}", listener.local_addr().expect("address"));
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
-        let _ = frontdesk::http::serve(listener, state, async {
+        let _ = frontdesk::router::serve(listener, state, async {
             let _ = rx.await;
         })
         .await;

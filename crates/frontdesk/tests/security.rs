@@ -208,11 +208,11 @@ async fn every_process_shares_the_count(engine: Engine) {
         ..Config::default()
     };
     let db = frontdesk::store::Db::connect(&config.database.database_url, 4).await.unwrap();
-    let state = frontdesk::http::AppState::new(db.clone(), config).await.unwrap();
+    let state = frontdesk::app::AppState::new(db.clone(), config).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(frontdesk::http::serve(listener, state, async {
+    let task = tokio::spawn(frontdesk::router::serve(listener, state, async {
         let _ = stopped.await;
     }));
     let answer = reqwest::Client::new()
@@ -983,11 +983,11 @@ async fn slow_request_heads_are_cut_off(engine: Engine) {
         header_read_timeout_secs: 1,
         ..Config::default()
     };
-    let state = frontdesk::http::AppState::new(s.db.clone(), config).await.unwrap();
+    let state = frontdesk::app::AppState::new(s.db.clone(), config).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(frontdesk::http::serve(listener, state, async {
+    let task = tokio::spawn(frontdesk::router::serve(listener, state, async {
         let _ = stopped.await;
     }));
     for sent in ["GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ", ""] {

@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::access::{Actor, Credential};
 use super::identity::{self, Operator, Organization};
+use super::validate::{has_forbidden_chars, FORBIDDEN_CHARS_MESSAGE};
 use super::{new_id, now, secrets, Error};
 use crate::store::{oauth as rows, Db};
 
@@ -190,6 +191,22 @@ pub async fn register(db: &Db, input: RegistrationIn) -> OAuthResult<Registratio
 
 // ---------------------------------------------------------------------------------------------------------------
 // Authorization
+
+/// The parameters of an OAuth request's form or query, each at most once (RFC 6749 3.1, 3.2), without control
+/// characters (the service's rule for every text, [`super::validate::is_forbidden_char`]). The message says what
+/// is wrong.
+pub fn parameters(raw: &[u8]) -> Result<std::collections::HashMap<String, String>, String> {
+    let mut out = std::collections::HashMap::new();
+    for (name, value) in url::form_urlencoded::parse(raw) {
+        if has_forbidden_chars(&name) || has_forbidden_chars(&value) {
+            return Err(format!("the parameter {} {FORBIDDEN_CHARS_MESSAGE}", name.escape_default()));
+        }
+        if out.insert(name.to_string(), value.into_owned()).is_some() {
+            return Err(format!("the parameter {name} is repeated"));
+        }
+    }
+    Ok(out)
+}
 
 /// The parameters of an authorization request, as sent (query of GET, hidden fields of the sign-in form).
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
@@ -736,5 +753,13 @@ mod tests {
         assert_eq!(parse_scope(None), Ok(SCOPE.to_string()));
         assert_eq!(parse_scope(Some("service:read")), Ok(SCOPE.to_string()));
         assert!(parse_scope(Some("service:write")).is_err());
+    }
+
+    #[test]
+    fn repeated_parameters_are_refused() {
+        assert!(parameters(b"a=1&b=2").is_ok());
+        assert!(parameters(b"a=1&a=2").is_err());
+        assert!(parameters(b"a=x%00y").is_err());
+        assert!(parameters(b"a%01=x").is_err());
     }
 }

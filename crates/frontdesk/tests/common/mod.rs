@@ -12,11 +12,12 @@ pub mod receiver;
 
 use base64::Engine as _;
 use chrono::TimeDelta;
+use frontdesk::app::AppState;
 use frontdesk::config::{Config, DatabaseSettings};
 use frontdesk::domain::{api_keys, hotels, identity, Scope};
-use frontdesk::http::{self, AppState};
 use frontdesk::store::{Db, Engine};
 use frontdesk::worker::webhooks::{Dispatcher, DispatcherOptions};
+use frontdesk::{http, router};
 use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
@@ -304,7 +305,7 @@ impl TestServer {
             true => Some(Dispatcher::spawn(db.clone(), &state.webhooks, DispatcherOptions::default())?),
             false => None,
         };
-        let mut server = Self::serve_on(listener, http::app(state), db, engine, database).await?;
+        let mut server = Self::serve_on(listener, router::app(state), db, engine, database).await?;
         server.dispatcher = dispatcher;
         Ok(server)
     }

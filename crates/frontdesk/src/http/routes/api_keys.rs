@@ -3,12 +3,12 @@
 use axum::extract::State;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::api_keys::{self, ApiKey, ApiKeyCreated, ApiKeyIn, ApiKeyPatch};
 use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::{Json, Path};
 use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_api_keys, create_api_key)).routes(routes!(update_api_key, delete_api_key))

@@ -4,12 +4,13 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::limits::ClientAddress;
+use crate::app::AppState;
 use crate::domain::identity::{self, LoginIn, MeOut, SessionOut};
 use crate::domain::Result;
-use crate::http::auth::{ClientAddress, Principal};
+use crate::http::auth::Principal;
 use crate::http::extract::Json;
 use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(login)).routes(routes!(logout)).routes(routes!(me))

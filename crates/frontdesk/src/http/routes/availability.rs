@@ -5,13 +5,14 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::limits::ClientAddress;
+use crate::app::AppState;
 use crate::domain::availability::{self, AvailabilityQuery, BookingFrom, BookingIn, BookingOut, Offer, PublicCaller};
 use crate::domain::idempotency::Namespace;
 use crate::domain::{Actor, Error, FieldError, Result, Scope};
-use crate::http::auth::{ClientAddress, MaybePrincipal};
+use crate::http::auth::MaybePrincipal;
 use crate::http::extract::{Json, Path, Query};
 use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(availability)).routes(routes!(book_reservation))

@@ -3,12 +3,12 @@
 use axum::extract::State;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::daily_rates::{self, DailyRate, DailyRatesIn, DailyRatesQuery};
 use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::{Json, Query};
 use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_daily_rates, upsert_daily_rates))

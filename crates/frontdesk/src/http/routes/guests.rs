@@ -4,6 +4,7 @@ use axum::extract::State;
 use axum::response::Response;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::guests::{self, Guest, GuestFilter, GuestIn, GuestPatch};
 use crate::domain::listing::ListParams;
 use crate::domain::Result;
@@ -12,7 +13,6 @@ use crate::http::extract::{Json, Path, Query};
 use crate::http::listing;
 use crate::http::openapi::Projected;
 use crate::http::problem::Problem;
-use crate::http::AppState;
 
 /// A listed guest: every field, or those the `fields` parameter names.
 type GuestFields = Projected<Guest>;

@@ -6,8 +6,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::http::problem::{Problem, STORAGE_FAILING};
-use crate::http::AppState;
 
 #[derive(Serialize, ToSchema)]
 pub struct HealthOut {

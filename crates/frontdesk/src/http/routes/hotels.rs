@@ -3,12 +3,12 @@
 use axum::extract::State;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::hotels::{self, Hotel, HotelIn, HotelPatch};
 use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::{Json, Path};
 use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_hotels, create_hotel)).routes(routes!(get_hotel, update_hotel))

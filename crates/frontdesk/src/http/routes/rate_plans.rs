@@ -5,12 +5,12 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::rate_plans::{self, RatePlan, RatePlanIn, RatePlanPatch};
 use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::{Json, Path, Query};
 use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_rate_plans, upsert_rate_plan)).routes(routes!(

@@ -5,6 +5,7 @@ use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::listing::ListParams;
 use crate::domain::reservations::{self, write, Reservation, ReservationFilter, ReservationIn, ReservationPatch};
 use crate::domain::{Error, FieldError, Result};
@@ -13,7 +14,6 @@ use crate::http::extract::{Json, Path, Query};
 use crate::http::listing;
 use crate::http::openapi::Projected;
 use crate::http::problem::Problem;
-use crate::http::AppState;
 
 /// A listed reservation: every field, or those the `fields` parameter names.
 type ReservationFields = Projected<Reservation>;

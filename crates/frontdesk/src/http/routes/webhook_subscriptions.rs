@@ -3,6 +3,7 @@
 use axum::extract::State;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::webhooks::{
     self, DeliveriesQuery, WebhookDelivery, WebhookSubscription, WebhookSubscriptionCreated, WebhookSubscriptionIn,
     WebhookSubscriptionPatch,
@@ -11,7 +12,6 @@ use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::{Json, Path, Query};
 use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

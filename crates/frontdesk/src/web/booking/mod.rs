@@ -34,6 +34,8 @@ use super::assets;
 use super::form::FormErrors;
 use super::page::render;
 use super::view;
+use crate::app::limits::{client_address, limit};
+use crate::app::AppState;
 use crate::domain::availability::booking_page::{self, Rechecked, Stale};
 use crate::domain::availability::{
     self, AvailabilityQuery, BookingFrom, BookingGuestIn, BookingIn, Offer, PublicCaller, MAX_STAY_NIGHTS,
@@ -42,8 +44,6 @@ use crate::domain::hotels::Hotel;
 use crate::domain::idempotency::Namespace;
 use crate::domain::reservations::ReservationStatus;
 use crate::domain::{money, Error};
-use crate::http::auth::{client_address, limit};
-use crate::http::AppState;
 use choices::Choice;
 
 pub fn router() -> Router<AppState> {

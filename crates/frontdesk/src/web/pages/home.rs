@@ -6,8 +6,8 @@ use axum::routing::get;
 use axum::Router;
 use serde::Deserialize;
 
+use crate::app::AppState;
 use crate::domain::hotels;
-use crate::http::AppState;
 use crate::web::assets;
 use crate::web::page::{self, MessagePage, WebResult};
 use crate::web::session::Session;

@@ -17,6 +17,7 @@ use chrono::NaiveDate;
 use serde::Deserialize;
 
 use super::HotelPage;
+use crate::app::AppState;
 use crate::domain::front_office::{self, DeskBooking, DeskGuest, DeskGuestChoice, StaySearch, StaySort};
 use crate::domain::guests::{Guest, GuestIn};
 use crate::domain::housekeeping::{self, RoomNow};
@@ -26,7 +27,6 @@ use crate::domain::reservations::{
 };
 use crate::domain::rooms::HousekeepingStatus;
 use crate::domain::{money, rate_plans, room_types, Error};
-use crate::http::AppState;
 use crate::web::form::{self, optional, FormErrors};
 use crate::web::page::{self, render_page, Chrome, ConfirmPage, Section, WebError, WebResult};
 use crate::web::session::{self, Flash, Posted};
