@@ -1,12 +1,10 @@
 //! The process as an operator runs it: panics, graceful shutdown, the admin commands, the OpenAPI document.
 
-mod common;
-
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::process::{command, json_output};
-use common::{Auth, TestDatabase, TestServer};
+use crate::common::process::{command, json_output};
+use crate::common::{Auth, TestDatabase, TestServer};
 use frontdesk::config::Config;
 use frontdesk::store::{Db, Engine};
 use serde_json::Value;

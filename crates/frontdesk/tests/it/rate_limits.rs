@@ -1,14 +1,12 @@
 //! Rate limits: per key (with per-key overrides), per operator, per client address on the public endpoints, and
-//! serving on when Redis goes away (one limit across processes sharing Redis: `tests/processes.rs`). On both
+//! serving on when Redis goes away (one limit across processes sharing Redis: `tests/it/processes.rs`). On both
 //! engines.
-
-mod common;
 
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Auth, TestServer};
+use crate::common::{Auth, TestServer};
 use frontdesk::store::Engine;
 use serde_json::json;
 

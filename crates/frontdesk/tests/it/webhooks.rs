@@ -2,13 +2,11 @@
 //! a real receiver, filters by event and hotel, the 20-failure auto-disable and re-enable, the 5 s timeout of a
 //! hanging receiver that blocks nothing else, the URL policy, and no event lost when the service dies.
 
-mod common;
-
 use std::collections::HashMap;
 use std::time::Duration;
 
-use common::receiver::{Behaviour, Received, Receiver};
-use common::{day, Auth, Org, TestDatabase, TestServer};
+use crate::common::receiver::{Behaviour, Received, Receiver};
+use crate::common::{day, delivering, Auth, Org, TestDatabase, TestServer, WAIT};
 use frontdesk::domain::Scope;
 use frontdesk::store::Engine;
 use hmac::{Hmac, Mac};
@@ -29,13 +27,6 @@ on_both_engines_configured!(
     no_event_is_lost_when_the_service_is_killed,
     private_addresses_are_refused_unless_allowed,
 );
-
-const WAIT: Duration = Duration::from_secs(15);
-
-/// A test server that delivers webhooks (test servers do not, unless asked).
-async fn delivering(engine: Engine) -> Option<TestServer> {
-    TestServer::configured(engine, |c| c.webhook_dispatcher = true).await
-}
 
 async fn subscribe(s: &TestServer, org: &Org, hotel: &str, url: &str, events: Value) -> (String, String) {
     let created = s
@@ -624,7 +615,7 @@ async fn events_claimed_by_a_dead_process_are_taken_over(engine: Engine) {
 }
 
 async fn no_event_is_lost_when_the_service_is_killed(engine: Engine) {
-    use common::process::spawn_with;
+    use crate::common::process::spawn_with;
     let Some(database) = TestDatabase::create_or_skip(engine).await else { return };
     let url = database.url.clone();
     let s = TestServer::serve_database_with(database, |c| c.webhook_dispatcher = false).await.unwrap();
@@ -658,7 +649,7 @@ async fn no_event_is_lost_when_the_service_is_killed(engine: Engine) {
 }
 
 async fn private_addresses_are_refused_unless_allowed(engine: Engine) {
-    use common::process::spawn_with;
+    use crate::common::process::spawn_with;
     let Some(database) = TestDatabase::create_or_skip(engine).await else { return };
     let url = database.url.clone();
     // This server allows private addresses (and does not deliver); the process started below does not allow them.

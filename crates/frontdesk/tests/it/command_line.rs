@@ -2,12 +2,10 @@
 //! says, which database a command opens (and that admin never creates one), logs fit for a file, a demo whose key
 //! survives a taken port, and an unreachable PostgreSQL named with its reason.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 
-use common::TestDatabase;
+use crate::common::TestDatabase;
 use frontdesk::store::Engine;
 
 /// The binary with a clean environment for its settings, run in `dir`.

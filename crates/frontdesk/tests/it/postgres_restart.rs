@@ -4,15 +4,13 @@
 //! is back the service recovers by itself (writes, and the reservation reads of the separate hot-read pool), and no
 //! acknowledged write is lost.
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::process::{command, json_output, spawn_with};
+use crate::common::process::{command, json_output, spawn_with};
 use serde_json::{json, Value};
 
 /// A PostgreSQL server of the test's own.

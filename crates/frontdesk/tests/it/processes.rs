@@ -2,12 +2,10 @@
 //! different processes take the last room once, an offer found through one process books through the other, and
 //! idempotent retries spread over both book once; with both dispatching webhooks, each event is delivered once.
 
-mod common;
-
 use std::time::Duration;
 
-use common::process::{spawn, spawn_with};
-use common::{Auth, TestDatabase, TestServer};
+use crate::common::process::{spawn, spawn_with};
+use crate::common::{Auth, TestDatabase, TestServer};
 use frontdesk::store::Engine;
 use serde_json::{json, Value};
 
@@ -139,7 +137,7 @@ async fn two_processes_sharing_redis_hold_one_limit(engine: Engine) {
         let base = if n % 2 == 0 { &a.base } else { &b.base };
         let res = client
             .get(format!("{base}/api/hotels"))
-            .header("authorization", common::basic(&secret))
+            .header("authorization", crate::common::basic(&secret))
             .send()
             .await
             .unwrap();
@@ -166,7 +164,7 @@ mod two_processes_sharing_redis_hold_one_limit {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_deliver_each_webhook_event_once() {
-    use common::receiver::Receiver;
+    use crate::common::receiver::Receiver;
     let Some(database) = TestDatabase::create_or_skip(Engine::Postgres).await else { return };
     let url = database.url.clone();
     let s = TestServer::serve_database_with(database, |c| c.webhook_dispatcher = false).await.unwrap();

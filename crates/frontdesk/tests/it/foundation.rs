@@ -1,10 +1,8 @@
 //! The foundation: authentication, tenancy, API keys, hotels, errors, operations. Every test runs on SQLite and
 //! on PostgreSQL.
 
-mod common;
-
+use crate::common::{Auth, TestServer};
 use chrono::TimeDelta;
-use common::{Auth, TestServer};
 use frontdesk::domain::{identity, Scope};
 use serde_json::{json, Value};
 

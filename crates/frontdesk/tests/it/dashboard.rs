@@ -2,13 +2,11 @@
 //! on SQLite and PostgreSQL, with webhooks delivered to a recording receiver. The SQLite runs save screenshots of
 //! the main pages to `docs/screenshots/`, and every page visited is checked with axe-core.
 
-mod common;
-
 use std::time::Duration;
 
-use common::browser::{Browser, DESKTOP, PHONE};
-use common::receiver::Receiver;
-use common::{day, Auth, Org, TestServer};
+use crate::common::browser::{Browser, DESKTOP, PHONE};
+use crate::common::receiver::Receiver;
+use crate::common::{day, delivering, Auth, Org, TestServer, PASSWORD, WAIT};
 use frontdesk::store::Engine;
 use serde_json::{json, Value};
 
@@ -31,14 +29,6 @@ on_both_engines_configured!(
 );
 
 /// The password of the operators that `TestServer::org` creates.
-const PASSWORD: &str = "correct horse battery";
-const WAIT: Duration = Duration::from_secs(15);
-
-/// A server that delivers webhooks, or `None` when PostgreSQL is unavailable outside CI.
-async fn server(engine: Engine) -> Option<TestServer> {
-    TestServer::configured(engine, |c| c.webhook_dispatcher = true).await
-}
-
 /// A hotel with two room types, six rooms and a rate plan with prices for 60 nights.
 struct Hotel {
     id: String,
@@ -93,14 +83,6 @@ async fn subscribe(s: &TestServer, org: &Org, hotel: &str, receiver: &Receiver, 
         .expect(200);
 }
 
-async fn sign_in(b: &Browser, email: &str, password: &str) {
-    b.goto("/sign-in").await;
-    b.fill("#email", email).await;
-    b.fill("#password", password).await;
-    b.click("button[type=submit]").await;
-    b.wait_for_text("Sign out").await;
-}
-
 fn screenshots(s: &TestServer) -> bool {
     s.engine == Engine::Sqlite
 }
@@ -127,7 +109,7 @@ async fn delivered(receiver: &Receiver, event: &str, matches: impl Fn(&Value) ->
 }
 
 async fn signing_in_shows_mistakes_then_the_front_office(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let ana = guest(&s, &org, "Ana", "Silva").await;
@@ -174,7 +156,7 @@ async fn signing_in_shows_mistakes_then_the_front_office(engine: Engine) {
 }
 
 async fn a_booking_request_is_approved_in_the_inbox(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let receiver = Receiver::start().await;
@@ -188,7 +170,7 @@ async fn a_booking_request_is_approved_in_the_inbox(engine: Engine) {
     let id = booked.body["reservationId"].as_str().unwrap().to_string();
 
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{}/requests", h.id)).await;
     b.wait_for_text("Marie Dubois").await;
     let text = b.page_text().await;
@@ -220,7 +202,7 @@ async fn a_booking_request_is_approved_in_the_inbox(engine: Engine) {
 }
 
 async fn checking_in_with_a_room_shows_on_the_rack(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let ana = guest(&s, &org, "Ana", "Silva").await;
@@ -228,7 +210,7 @@ async fn checking_in_with_a_room_shows_on_the_rack(engine: Engine) {
     let arriving = stay(&s, &org, &h, &ana, 0, 3, None).await;
     stay(&s, &org, &h, &joao, 1, 4, Some(&h.rooms[1])).await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     // Today lists the arrival without a room: it goes to its page to assign one.
     b.goto(&format!("/hotels/{}/today", h.id)).await;
     b.click_text("a", "Assign & check in").await;
@@ -271,7 +253,7 @@ async fn first_room(s: &TestServer, org: &Org, reservation: &str) -> String {
 }
 
 async fn a_guest_edited_in_the_dashboard_is_delivered(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let receiver = Receiver::start().await;
@@ -285,7 +267,7 @@ async fn a_guest_edited_in_the_dashboard_is_delivered(engine: Engine) {
         .await;
     stay(&s, &org, &h, &emma, 5, 6, None).await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{}/guests", h.id)).await;
     b.fill("#q", "johan").await;
     b.click_text("button", "Search").await;
@@ -318,13 +300,13 @@ async fn a_guest_edited_in_the_dashboard_is_delivered(engine: Engine) {
 }
 
 async fn a_reservation_made_at_the_desk_is_priced_first(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let receiver = Receiver::start().await;
     subscribe(&s, &org, &h.id, &receiver, json!([])).await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{}/reservations/new", h.id)).await;
     // Nothing chosen: every message beside its field, nothing written.
     b.click_text("button", "Create reservation").await;
@@ -370,7 +352,7 @@ async fn a_reservation_made_at_the_desk_is_priced_first(engine: Engine) {
 
 /// With JavaScript off every page still works: forms post and redirect, destructive actions confirm on a page.
 async fn the_dashboard_works_without_javascript(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let ana = guest(&s, &org, "Ana", "Silva").await;
@@ -378,7 +360,7 @@ async fn the_dashboard_works_without_javascript(engine: Engine) {
     // (At desktop width: with a phone's emulated touch and JavaScript off, chromedriver's clicks never return. The
     // confirmation page at phone width is checked in `the_demo_hotel_reads_well_on_desktop_and_phone`.)
     let Some(b) = Browser::start_without_javascript(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{}/reservations/{id}", h.id)).await;
     b.click_text("button", "Cancel reservation").await;
     b.wait_for_text("Cancel the reservation of Ana Silva?").await;
@@ -429,7 +411,7 @@ async fn smallest_chart_label(b: &Browser) -> f64 {
 /// phone's pickers take a finger, the chart's labels are readable; and, on SQLite, the screenshots in
 /// `docs/screenshots/` that the README shows.
 async fn the_demo_hotel_reads_well_on_desktop_and_phone(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     frontdesk::demo::seed(&s.db).await.unwrap();
     let hotel = first_id(&s, "SELECT id FROM hotels").await;
     let stay = first_id(&s, "SELECT id FROM reservations WHERE status = 'CHECKED_IN' ORDER BY check_in_date, id").await;
@@ -468,7 +450,7 @@ async fn the_demo_hotel_reads_well_on_desktop_and_phone(engine: Engine) {
         if screenshots(&s) {
             b.screenshot(&format!("sign-in{suffix}")).await;
         }
-        sign_in(&b, frontdesk::demo::DEMO_EMAIL, frontdesk::demo::DEMO_PASSWORD).await;
+        b.sign_in(frontdesk::demo::DEMO_EMAIL, frontdesk::demo::DEMO_PASSWORD).await;
         for (name, path, text, shown) in &pages {
             b.goto(path).await;
             b.wait_for_text(text).await;
@@ -515,7 +497,7 @@ async fn first_id(s: &TestServer, sql: &str) -> String {
 }
 
 async fn forged_cross_site_posts_are_refused(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let ana = guest(&s, &org, "Ana", "Silva").await;
@@ -532,7 +514,7 @@ async fn forged_cross_site_posts_are_refused(engine: Engine) {
     let evil_url = format!("http://{}/", listener.local_addr().unwrap());
     let evil_task = tokio::spawn(async move { axum::serve(listener, evil).await });
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.client.goto(&evil_url).await.unwrap();
     b.wait_for_text("sent from another site").await;
     assert_eq!(s.get(&format!("/api/reservations/{id}"), &org.auth()).await.body["status"], json!("CONFIRMED"));
@@ -571,11 +553,11 @@ async fn forged_cross_site_posts_are_refused(engine: Engine) {
 }
 
 async fn signing_out_ends_the_session(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     let token = b.client.get_named_cookie("fd_session").await.unwrap().value().to_string();
     s.get("/api/auth/me", &Auth::Token(token.clone())).await.expect(200);
     b.click_text("button", "Sign out").await;
@@ -596,7 +578,7 @@ async fn signing_out_ends_the_session(engine: Engine) {
 }
 
 async fn other_organizations_records_show_the_404_page(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let rival = s.org("Rival").await;
@@ -604,7 +586,7 @@ async fn other_organizations_records_show_the_404_page(engine: Engine) {
     let rival_guest = guest(&s, &rival, "Eve", "Spy").await;
     let rival_stay = stay(&s, &rival, &rival_hotel, &rival_guest, 1, 2, None).await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     for path in [
         format!("/hotels/{}/reservations/{rival_stay}", h.id),
         format!("/hotels/{}/reservations/{rival_stay}", rival_hotel.id),
@@ -638,7 +620,7 @@ fn no_redirects() -> reqwest::Client {
 }
 
 async fn sign_in_attempts_are_limited_per_email(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let client = no_redirects();
     let attempt = |password: &'static str| {
@@ -652,7 +634,7 @@ async fn sign_in_attempts_are_limited_per_email(engine: Engine) {
         assert_eq!(attempt("wrong password").await.unwrap().status().as_u16(), 401);
     }
     // The sixth from this address is refused before the password is looked at, even the right one, until the wait
-    // it is told is over (tests/security.rs has the rest of the rules).
+    // it is told is over (tests/it/security.rs has the rest of the rules).
     let refused = attempt(PASSWORD).await.unwrap();
     assert_eq!(refused.status().as_u16(), 429);
     assert_eq!(refused.headers()["retry-after"], "1");
@@ -678,7 +660,7 @@ async fn sign_in_attempts_are_limited_per_email(engine: Engine) {
 }
 
 async fn an_expired_session_returns_to_the_page_after_sign_in(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let operator = frontdesk::domain::identity::find_operator_by_email(&s.db, &org.operator_email).await.unwrap();
@@ -725,7 +707,7 @@ fn decoded(body: &[u8], encoding: &str) -> Vec<u8> {
 /// Answers are compressed (gzip or brotli) when the client says it takes them and sent as they are otherwise:
 /// assets, pages, problem documents and streamed lists alike, each the same once decoded.
 async fn answers_are_compressed_when_the_client_asks(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     for n in 0..30 {
@@ -804,13 +786,13 @@ async fn answers_are_compressed_when_the_client_asks(engine: Engine) {
 /// dark bars (the dashboard's top bar, the booking page's head), inside the room rack's scrolled table; and in forced
 /// colours, where backgrounds and shadows are dropped.
 async fn the_focus_ring_shows_on_every_background(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let ana = guest(&s, &org, "Ana", "Silva").await;
     stay(&s, &org, &h, &ana, 0, 2, Some(&h.rooms[0])).await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     for path in [format!("/hotels/{}/today", h.id), format!("/hotels/{}/rack", h.id)] {
         b.goto(&path).await;
         b.wait_for_text("Sign out").await;
@@ -830,7 +812,7 @@ async fn the_focus_ring_shows_on_every_background(engine: Engine) {
 /// pages) links the favicon under its content-digest URL and describes itself; htmx is loaded only by the page that
 /// uses it (the new-reservation form's price preview).
 async fn every_page_has_a_favicon_and_a_description_and_htmx_only_where_used(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let client = no_redirects();

@@ -3,7 +3,6 @@
 //! SQLite: a new file per test. PostgreSQL: a new schema per test in the database named by
 //! `FRONTDESK_TEST_POSTGRES_URL` (default `postgres://postgres@127.0.0.1:5432/test`), dropped afterwards. When
 //! PostgreSQL cannot be reached the PostgreSQL variant of a test is skipped, except under `CI=true`, where it fails.
-#![allow(dead_code)]
 
 pub mod browser;
 pub mod disk;
@@ -65,6 +64,18 @@ macro_rules! on_both_engines_configured {
             }
         )*
     };
+}
+
+/// The password of every operator [`TestServer::org`] creates.
+pub const PASSWORD: &str = "correct horse battery";
+
+/// How long a test waits for something that happens in the background (a webhook delivery, a page update).
+pub const WAIT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// A test server that delivers webhooks (test servers do not, unless asked), or `None` when PostgreSQL is
+/// unavailable outside CI.
+pub async fn delivering(engine: Engine) -> Option<TestServer> {
+    TestServer::configured(engine, |c| c.webhook_dispatcher = true).await
 }
 
 /// The calendar date `offset` days from today, `YYYY-MM-DD`.
@@ -292,7 +303,7 @@ impl TestServer {
             // Delivery empties the outbox; tests that look into it see what the writes recorded. Webhook tests
             // turn the dispatcher on.
             webhook_dispatcher: false,
-            // Tests book many requests from one address; the limits have tests of their own (tests/security.rs).
+            // Tests book many requests from one address; the limits have tests of their own (tests/it/security.rs).
             booking_requests_per_address_per_hour: 0,
             booking_requests_per_email_per_hour: 0,
             ..Config::default()
@@ -403,12 +414,7 @@ impl TestServer {
         let email = format!("{}@example.com", uuid::Uuid::now_v7().simple());
         let operator = identity::create_operator(
             &self.db,
-            identity::OperatorIn {
-                organization_id: &org.id,
-                email: &email,
-                name: "Test Operator",
-                password: "correct horse battery",
-            },
+            identity::OperatorIn { organization_id: &org.id, email: &email, name: "Test Operator", password: PASSWORD },
         )
         .await
         .expect("operator");

@@ -1,9 +1,7 @@
 //! Guests and reservations: CRUD, filters, projection, paging, the state machine, inventory and folios, on both
 //! engines.
 
-mod common;
-
-use common::{day, Auth, Org, TestServer};
+use crate::common::{day, Auth, Org, TestServer};
 use frontdesk::domain::Scope;
 use serde_json::{json, Value};
 
@@ -203,7 +201,7 @@ async fn reservation_list_filters_sort_page_and_project(s: TestServer) {
         let auth = org.auth();
         async move { s.get(&format!("/api/reservations?{query}"), &auth).await.expect(200) }
     };
-    let ids_of = |answer: &common::Answer| -> Vec<String> {
+    let ids_of = |answer: &crate::common::Answer| -> Vec<String> {
         answer.body.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect()
     };
 
@@ -281,7 +279,7 @@ async fn the_state_machine_allows_only_its_moves(s: TestServer) {
         put_status(id.clone(), bad).await.expect(409);
     }
 
-    // A stay that starts today, so that it can be checked in (the front desk's rules: tests/front_desk.rs).
+    // A stay that starts today, so that it can be checked in (the front desk's rules: tests/it/front_desk.rs).
     let mut arriving = create("CONFIRMED");
     arriving["checkInDate"] = json!(day(0));
     let confirmed = s.post("/api/reservations", &org.auth(), arriving).await.expect(200);
@@ -558,7 +556,7 @@ async fn pages_agree_with_the_whole_list(s: TestServer) {
         let (s, auth) = (&s, org.auth());
         async move { s.get(&format!("/api/reservations?{query}"), &auth).await.expect(200) }
     };
-    let ids_of = |answer: &common::Answer| -> Vec<String> {
+    let ids_of = |answer: &crate::common::Answer| -> Vec<String> {
         answer.body.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect()
     };
     let mut compared = 0;
@@ -581,7 +579,7 @@ async fn pages_agree_with_the_whole_list(s: TestServer) {
     }
     assert_eq!(compared, 180);
     // The long stays are found from windows that start long after they did (short stays check in from day 1 on).
-    let starts = |answer: &common::Answer| -> Vec<Value> {
+    let starts = |answer: &crate::common::Answer| -> Vec<Value> {
         answer.body.as_array().unwrap().iter().map(|r| r["checkInDate"].clone()).collect()
     };
     let late = get(format!("hotelId={hotel}&stayDateFrom={}&stayDateTo={}&limit=50", day(21), day(21))).await;

@@ -3,12 +3,10 @@
 //! The end-to-end test is driven by the official MCP SDK's own client and its OAuth support (`rmcp`), with the
 //! browser steps (sign-in form, consent) scripted with reqwest; the other tests probe the rules one by one.
 
-mod common;
-
 use std::collections::HashMap;
 
+use crate::common::{day, Auth, Org, TestServer, PASSWORD};
 use base64::Engine as _;
-use common::{day, Auth, Org, TestServer};
 use frontdesk::store::Engine;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::RunningService;
@@ -38,7 +36,6 @@ on_both_engines_configured!(
 );
 
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
-const PASSWORD: &str = "correct horse battery";
 
 /// Every tool the connector offers.
 const TOOLS: [&str; 7] = [
@@ -157,7 +154,7 @@ fn authorize_url(s: &TestServer, client_id: &str, redirect: &str, challenge: &st
     url.into()
 }
 
-async fn token_request(s: &TestServer, form: &[(&str, &str)]) -> common::Answer {
+async fn token_request(s: &TestServer, form: &[(&str, &str)]) -> crate::common::Answer {
     let res = s.client.post(format!("{}/oauth/token", s.base)).form(form).send().await.expect("token");
     TestServer::answer(res).await
 }

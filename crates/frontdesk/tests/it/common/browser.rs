@@ -178,6 +178,15 @@ impl Browser {
         panic!("no {selector} with text {text:?} on {}", self.path().await);
     }
 
+    /// Signs in on `/sign-in` and waits for the signed-in page.
+    pub async fn sign_in(&self, email: &str, password: &str) {
+        self.goto("/sign-in").await;
+        self.fill("#email", email).await;
+        self.fill("#password", password).await;
+        self.click("button[type=submit]").await;
+        self.wait_for_text("Sign out").await;
+    }
+
     /// Waits until the page's text contains `needle`.
     pub async fn wait_for_text(&self, needle: &str) {
         for _ in 0..100 {
@@ -210,7 +219,7 @@ impl Browser {
 
     /// Runs axe-core (vendored in `tests/assets`) on the page and answers every violation it finds, of any impact.
     pub async fn accessibility_violations(&self) -> Vec<String> {
-        const AXE: &str = include_str!("../assets/axe.min.js");
+        const AXE: &str = include_str!("../../assets/axe.min.js");
         self.client.execute(&format!("{AXE}\nreturn true;"), vec![]).await.expect("axe loads");
         let result = self
             .client

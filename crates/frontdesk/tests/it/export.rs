@@ -1,12 +1,10 @@
 //! `frontdesk export`: an organization's records as JSON lines, each as the REST API answers it, and nothing of
 //! another organization; on both engines.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::process::command;
-use common::{day, TestServer};
+use crate::common::process::command;
+use crate::common::{day, TestServer};
 use serde_json::{json, Value};
 
 on_both_engines!(an_export_holds_every_record_as_the_api_answers_it);

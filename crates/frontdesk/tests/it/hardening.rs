@@ -2,9 +2,7 @@
 //! bounds, pinned keys on the public endpoints, long folios, nulls in partial updates, missing parameters, field
 //! relations and date ranges, and a sweep of hostile requests over every endpoint.
 
-mod common;
-
-use common::{day, Auth, Org, TestServer};
+use crate::common::{day, Auth, Org, TestServer};
 use frontdesk::domain::Scope;
 use serde_json::{json, Value};
 
@@ -536,7 +534,7 @@ async fn room_moves_never_oversell(s: TestServer) {
         }
         json!({"hotelId": f.hotel, "checkInDate": day(from), "checkOutDate": day(to), "rooms": [room_in]})
     };
-    let id = |answer: common::Answer| answer.body["id"].as_str().unwrap().to_string();
+    let id = |answer: crate::common::Answer| answer.body["id"].as_str().unwrap().to_string();
     let room = |n: usize| format!("/api/rooms/{}", rooms[n]);
 
     // A room assigned to a confirmed stay keeps its type, stays sellable and stays.
@@ -658,7 +656,7 @@ impl RandomWriter {
         items[self.rng.gen_range(0..items.len())].clone()
     }
 
-    async fn write(&mut self, s: &TestServer, auth: &Auth, step: usize) -> common::Answer {
+    async fn write(&mut self, s: &TestServer, auth: &Auth, step: usize) -> crate::common::Answer {
         use rand::Rng;
         let statuses = ["CLEAN", "DIRTY", "OUT_OF_ORDER", "INSPECTED"];
         let (types, rooms, reservations) = (self.types.clone(), self.rooms.clone(), self.reservations.clone());
@@ -1067,7 +1065,7 @@ fn hostile_values() -> Vec<Value> {
 
 /// What is wrong with an answer, if anything: a server error, or an error that is not a problem document of its
 /// status.
-fn unsound(answer: &common::Answer, what: &str) -> Option<String> {
+fn unsound(answer: &crate::common::Answer, what: &str) -> Option<String> {
     let status = answer.status.as_u16();
     let problem =
         answer.header("content-type") == Some("application/problem+json") && answer.body["status"] == json!(status);
@@ -1075,7 +1073,7 @@ fn unsound(answer: &common::Answer, what: &str) -> Option<String> {
 }
 
 #[track_caller]
-fn assert_sound(answer: &common::Answer, what: &str) {
+fn assert_sound(answer: &crate::common::Answer, what: &str) {
     if let Some(wrong) = unsound(answer, what) {
         panic!("{wrong}");
     }

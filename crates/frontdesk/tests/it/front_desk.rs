@@ -4,10 +4,8 @@
 //! check-out, and reservation references. The SQLite runs save the housekeeping page (phone) and the check-out
 //! confirmation to `docs/screenshots/`.
 
-mod common;
-
-use common::browser::{Browser, PHONE};
-use common::{day, Auth, Org, TestServer};
+use crate::common::browser::{Browser, PHONE};
+use crate::common::{day, Auth, Org, TestServer, PASSWORD};
 use frontdesk::domain::Actor;
 use frontdesk::store::Engine;
 use serde_json::{json, Value};
@@ -34,15 +32,10 @@ on_both_engines_configured!(
 );
 
 /// The password of the operators that `TestServer::org` creates.
-const PASSWORD: &str = "correct horse battery";
 
 async fn signed_in(s: &TestServer, org: &Org, size: (u32, u32)) -> Option<Browser> {
     let b = Browser::start_sized(&s.base, size).await?;
-    b.goto("/sign-in").await;
-    b.fill("#email", &org.operator_email).await;
-    b.fill("#password", PASSWORD).await;
-    b.click("button[type=submit]").await;
-    b.wait_for_text("Sign out").await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     Some(b)
 }
 
@@ -96,11 +89,11 @@ fn id(v: &Value) -> String {
     v["id"].as_str().expect("id").to_string()
 }
 
-async fn move_to(s: &TestServer, org: &Org, reservation: &str, status: &str) -> common::Answer {
+async fn move_to(s: &TestServer, org: &Org, reservation: &str, status: &str) -> crate::common::Answer {
     s.put(&format!("/api/reservations/{reservation}"), &org.auth(), json!({"status": status})).await
 }
 
-async fn check_in_to(s: &TestServer, org: &Org, reservation: &Value, room: &str) -> common::Answer {
+async fn check_in_to(s: &TestServer, org: &Org, reservation: &Value, room: &str) -> crate::common::Answer {
     let body = json!({"status": "CHECKED_IN", "rooms": [{"id": reservation["rooms"][0]["id"], "roomId": room}]});
     s.put(&format!("/api/reservations/{}", id(reservation)), &org.auth(), body).await
 }
@@ -122,7 +115,7 @@ async fn shift_dates(s: &TestServer, reservation: &str, from: i64, to: i64) {
     }
 }
 
-fn detail(answer: &common::Answer) -> String {
+fn detail(answer: &crate::common::Answer) -> String {
     answer.body["detail"].as_str().unwrap_or_default().to_string()
 }
 
@@ -422,7 +415,7 @@ async fn the_desk_checks_out_after_a_confirmation_and_can_undo_it(engine: Engine
                       "rooms": [{"roomTypeId": h.1, "ratePlanId": h.2, "roomId": h.3[0]}]});
     let booked = s.post("/api/reservations", &org.auth(), body).await.expect(200).body;
     move_to(&s, &org, &id(&booked), "CHECKED_IN").await.expect(200);
-    let Some(b) = signed_in(&s, &org, common::browser::DESKTOP).await else { return };
+    let Some(b) = signed_in(&s, &org, crate::common::browser::DESKTOP).await else { return };
     // Today's departures do not list her (she leaves in three days): check out from her page.
     b.goto(&format!("/hotels/{}/reservations/{}", h.0, id(&booked))).await;
     b.wait_for_text(booked["reference"].as_str().unwrap()).await;
@@ -556,7 +549,7 @@ async fn the_desk_finds_stays_by_reference_phone_and_name(engine: Engine) {
                           "rooms": [{"roomTypeId": h.1, "ratePlanId": h.2}]});
         references.push(s.post("/api/reservations", &org.auth(), body).await.expect(200).body["reference"].clone());
     }
-    let Some(b) = signed_in(&s, &org, common::browser::DESKTOP).await else { return };
+    let Some(b) = signed_in(&s, &org, crate::common::browser::DESKTOP).await else { return };
     let search = |typed: &str| {
         format!("/hotels/{}/reservations?{}", h.0, serde_urlencoded::to_string([("guest", typed)]).unwrap())
     };
@@ -587,7 +580,7 @@ async fn a_new_guest_with_a_known_email_is_offered_instead(engine: Engine) {
             json!({"firstName": "Ana", "lastName": "Silva", "email": "ana@example.com"}),
         )
         .await;
-    let Some(b) = signed_in(&s, &org, common::browser::DESKTOP).await else { return };
+    let Some(b) = signed_in(&s, &org, crate::common::browser::DESKTOP).await else { return };
     let fill = |first: &'static str| {
         let b = &b;
         let h = &h;
@@ -642,7 +635,7 @@ async fn a_retried_create_makes_one_reservation(s: TestServer) {
             .json(&body)
             .header("idempotency-key", idempotency_key);
         let request = match auth {
-            Auth::Key(secret) => request.header("authorization", common::basic(secret)),
+            Auth::Key(secret) => request.header("authorization", crate::common::basic(secret)),
             Auth::Token(token) => request.header("authorization", format!("Token {token}")),
             Auth::Raw(value) => request.header("authorization", value.as_str()),
             Auth::None => request,
@@ -696,7 +689,7 @@ async fn the_new_reservation_form_makes_one_reservation_however_often_it_is_sent
     let Some(s) = TestServer::configured(engine, |_| {}).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org, 3).await;
-    let Some(b) = signed_in(&s, &org, common::browser::DESKTOP).await else { return };
+    let Some(b) = signed_in(&s, &org, crate::common::browser::DESKTOP).await else { return };
     b.goto(&format!("/hotels/{}/reservations/new", h.0)).await;
     b.fill("#firstName", "Yuki").await;
     b.fill("#lastName", "Tanaka").await;

@@ -3,16 +3,14 @@
 //! half applied, the SQLite file passes `integrity_check`, and at the end every acknowledged write's webhook event
 //! has arrived.
 
-mod common;
-
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::process::{spawn_with, Process};
-use common::receiver::Receiver;
-use common::{day, TestDatabase, TestServer};
+use crate::common::process::{spawn_with, Process};
+use crate::common::receiver::Receiver;
+use crate::common::{day, TestDatabase, TestServer};
 use frontdesk::store::Engine;
 use serde_json::{json, Value};
 

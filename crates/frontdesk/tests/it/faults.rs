@@ -2,14 +2,12 @@
 //! mounts), a Redis that is down at start or goes away while serving, a database file that is not SQLite, and
 //! database connections cut under a streamed list.
 
-mod common;
-
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::disk::SmallDisk;
-use common::process::{command as frontdesk, json_output};
-use common::{Auth, TestDatabase, TestServer};
+use crate::common::disk::SmallDisk;
+use crate::common::process::{command as frontdesk, json_output};
+use crate::common::{Auth, TestDatabase, TestServer};
 use frontdesk::app::AppState;
 use frontdesk::config::{Config, DatabaseSettings};
 use frontdesk::router;
@@ -110,7 +108,7 @@ async fn a_database_file_that_is_not_sqlite_is_refused_at_once_by_name() {
     let said = format!("{:#}", opened.expect_err("not a database"));
     assert!(said.contains(&path.display().to_string()) && said.contains("not a database"), "{said}");
 
-    let out = common::process::command(&url).args(["serve", "--listen", "127.0.0.1:0"]).output().unwrap();
+    let out = crate::common::process::command(&url).args(["serve", "--listen", "127.0.0.1:0"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains(&path.display().to_string()) && said.contains("not a database"), "{said}");
@@ -267,7 +265,8 @@ async fn redis_going_away_is_asked_once_and_limits_hold_in_memory_until_it_is_ba
                 let Auth::Key(secret) = key else { unreachable!("a key") };
                 let mut answered = Vec::new();
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let res = client.get(&url).header("authorization", common::basic(&secret)).send().await.unwrap();
+                    let res =
+                        client.get(&url).header("authorization", crate::common::basic(&secret)).send().await.unwrap();
                     answered.push(res.status().as_u16());
                 }
                 answered
@@ -469,7 +468,7 @@ async fn postgres_connections_terminated_under_a_long_streamed_list_cut_it_off()
     let mut res = res.send().await.unwrap();
     assert_eq!(res.status(), 200);
     let mut received = res.chunk().await.expect("the first piece").map_or(0, |piece| piece.len());
-    let mut admin = sqlx::PgConnection::connect(&common::postgres_url()).await.expect("admin connection");
+    let mut admin = sqlx::PgConnection::connect(&crate::common::postgres_url()).await.expect("admin connection");
     let terminated: Vec<bool> =
         sqlx::query_scalar("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1")
             .bind(&application)

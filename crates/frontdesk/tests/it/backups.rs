@@ -1,14 +1,12 @@
 //! Backups and restores of the SQLite database, and `frontdesk check`, as an operator runs them: the real binary
 //! against a database the service is writing to.
 
-mod common;
-
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use common::process::{command as frontdesk, json_output};
-use common::TestServer;
+use crate::common::process::{command as frontdesk, json_output};
+use crate::common::TestServer;
 use frontdesk::store::maintenance::verify_sqlite_file;
 use frontdesk::store::Engine;
 use serde_json::{json, Value};
@@ -93,7 +91,7 @@ async fn a_backup_taken_under_write_load_holds_every_write_acknowledged_before_i
         frontdesk(s.database_url()).args(["restore", "--from", &target.display().to_string()]).output().unwrap();
     assert!(!refused.status.success());
     assert!(text(&refused.stderr).contains("in use by a running frontdesk process"), "{}", text(&refused.stderr));
-    s.get("/healthz", &common::Auth::None).await.expect(200);
+    s.get("/healthz", &crate::common::Auth::None).await.expect(200);
 
     // Into a database nobody uses, the restore brings back exactly the backup, migrated and usable.
     let restored = temp_path("restored.db");

@@ -1,9 +1,7 @@
 //! Catalogue and ARI: room types, rooms, rate plans and daily rates, on both engines.
 
-mod common;
-
+use crate::common::{day, Auth, Org, TestServer};
 use chrono::{Days, Utc};
-use common::{day, Auth, Org, TestServer};
 use frontdesk::domain::Scope;
 use serde_json::{json, Value};
 

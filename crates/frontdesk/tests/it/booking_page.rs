@@ -6,13 +6,11 @@
 //! only the hotel's own sites may frame the page. The SQLite runs save screenshots to `docs/screenshots/`; every
 //! page visited is checked with axe-core.
 
-mod common;
-
 use std::time::Duration;
 
-use common::browser::{Browser, DESKTOP, PHONE};
-use common::receiver::Receiver;
-use common::{day, Auth, Org, TestServer};
+use crate::common::browser::{Browser, DESKTOP, PHONE};
+use crate::common::receiver::Receiver;
+use crate::common::{day, delivering, Auth, Org, TestServer, PASSWORD, WAIT};
 use fantoccini::Locator;
 use frontdesk::domain::money;
 use frontdesk::store::Engine;
@@ -31,13 +29,6 @@ on_both_engines_configured!(
 );
 
 /// The password of the operators that `TestServer::org` creates.
-const PASSWORD: &str = "correct horse battery";
-const WAIT: Duration = Duration::from_secs(15);
-
-async fn server(engine: Engine) -> Option<TestServer> {
-    TestServer::configured(engine, |c| c.webhook_dispatcher = true).await
-}
-
 /// A hotel with a standard room type (4 rooms, sold under two plans) and a family suite (2 rooms), priced for
 /// 60 nights: standard non-refundable 100.00, standard flexible 120.00, suite 200.00 a night.
 struct Hotel {
@@ -156,14 +147,6 @@ async fn send(b: &Browser) {
     b.click(".guest-form button[type=submit]").await;
 }
 
-async fn sign_in(b: &Browser, email: &str) {
-    b.goto("/sign-in").await;
-    b.fill("#email", email).await;
-    b.fill("#password", PASSWORD).await;
-    b.click("button[type=submit]").await;
-    b.wait_for_text("Sign out").await;
-}
-
 /// On SQLite, a screenshot of the page from its top (nothing focused) to `docs/screenshots/<name>.png`.
 async fn shot(s: &TestServer, b: &Browser, name: &str) {
     if s.engine == Engine::Sqlite {
@@ -197,7 +180,7 @@ async fn requests(s: &TestServer, org: &Org, h: &Hotel) -> Vec<Value> {
 }
 
 async fn a_guest_requests_a_stay_that_the_hotel_approves(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let receiver = Receiver::start().await;
@@ -292,7 +275,7 @@ async fn a_guest_requests_a_stay_that_the_hotel_approves(engine: Engine) {
 
     // And in the dashboard's inbox, where it is approved; the guest's receipt then says so.
     let receipt = b.path().await;
-    sign_in(&b, &org.operator_email).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{}/requests", h.id)).await;
     b.wait_for_text("Marie Dubois").await;
     assert!(b.page_text().await.contains("EUR 240.00"));
@@ -344,7 +327,7 @@ async fn double_click(b: &Browser, css: &str) {
 }
 
 async fn double_submits_back_button_resubmits_and_refreshes_make_one_request(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
 
@@ -414,7 +397,7 @@ async fn guest_fields(b: &Browser) -> Vec<String> {
 }
 
 async fn a_stale_offer_keeps_what_the_guest_typed_beside_the_offer_of_now(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let Some(b) = Browser::start(&s.base).await else { return };
@@ -509,7 +492,7 @@ async fn a_stale_offer_keeps_what_the_guest_typed_beside_the_offer_of_now(engine
 }
 
 async fn mistakes_are_shown_beside_their_fields(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let Some(b) = Browser::start(&s.base).await else { return };
@@ -565,7 +548,7 @@ async fn mistakes_are_shown_beside_their_fields(engine: Engine) {
 }
 
 async fn the_booking_page_works_without_javascript(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let Some(b) = Browser::start_without_javascript(&s.base).await else { return };
@@ -590,7 +573,7 @@ async fn the_booking_page_works_without_javascript(engine: Engine) {
 }
 
 async fn a_hotel_without_public_booking_answers_404_and_nothing_leaks(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let rival = s.org("Rival").await;
@@ -635,7 +618,7 @@ async fn a_hotel_without_public_booking_answers_404_and_nothing_leaks(engine: En
     assert_eq!(forged.status().as_u16(), 400);
     assert_eq!(requests(&s, &org, &h).await.len(), 0);
     // Public booking turned off in the dashboard's settings: every page of the hotel's booking page answers 404.
-    sign_in(&b, &org.operator_email).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{}/settings", h.id)).await;
     b.wait_for_text("Guests can book online").await;
     b.click("#publicBooking").await;
@@ -684,7 +667,7 @@ async fn framed_text(b: &Browser, site: &str) -> String {
 }
 
 async fn only_the_hotels_own_sites_may_frame_the_booking_page(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
     let h = hotel(&s, &org).await;
     let booking = format!("{}/book/{}", s.base, h.id);
@@ -694,7 +677,7 @@ async fn only_the_hotels_own_sites_may_frame_the_booking_page(engine: Engine) {
     let Some(b) = Browser::start(&s.base).await else { return };
     // No site may frame it until the hotel names its own.
     assert!(!framed_text(&b, &own_site).await.contains("Book your stay"));
-    sign_in(&b, &org.operator_email).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.click_text("nav a", "Booking page").await;
     b.wait_for_text("Embedding code").await;
     assert!(b
@@ -762,7 +745,7 @@ async fn visitors_are_rate_limited_per_address_like_the_public_api(engine: Engin
 /// mistakes and with a stale offer, and the 404 page: none scrolls sideways, axe-core finds no violation, a phone's
 /// pickers take a finger; and on SQLite the screenshots in `docs/screenshots/` that the README shows.
 async fn the_booking_page_reads_well_on_desktop_and_phone(engine: Engine) {
-    let Some(s) = server(engine).await else { return };
+    let Some(s) = delivering(engine).await else { return };
     let seeded = frontdesk::demo::seed(&s.db).await.unwrap();
     let hotel = seeded.hotel_id.unwrap();
     let login = json!({"email": frontdesk::demo::DEMO_EMAIL, "password": frontdesk::demo::DEMO_PASSWORD});

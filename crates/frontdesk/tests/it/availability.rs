@@ -1,8 +1,6 @@
 //! Public availability, booking requests and approval, on both engines.
 
-mod common;
-
-use common::{day, Auth, Org, TestServer};
+use crate::common::{day, Auth, Org, TestServer};
 use frontdesk::domain::Scope;
 use serde_json::{json, Value};
 

@@ -2,11 +2,9 @@
 //! password guessing on every way to sign in, sessions, the public booking page and API, input that slipped past the
 //! checks, slow clients, headers, the connector's consent, webhook URLs and booking-page embedding.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{day, Auth, Org, TestServer};
+use crate::common::{day, Auth, Org, TestServer, PASSWORD};
 use frontdesk::config::Config;
 use frontdesk::domain::{identity, secrets, Scope};
 use frontdesk::store::Engine;
@@ -34,7 +32,6 @@ on_both_engines_configured!(
     only_https_sites_may_embed_the_booking_page,
 );
 
-const PASSWORD: &str = "correct horse battery";
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
 
 /// A server that believes `X-Forwarded-For` (one proxy), so that tests can speak from several addresses.
@@ -291,7 +288,7 @@ async fn age_token(s: &TestServer, token: &str, hours: i64) {
     tx.commit().await.unwrap();
 }
 
-async fn login(s: &TestServer, email: &str, password: &str) -> common::Answer {
+async fn login(s: &TestServer, email: &str, password: &str) -> crate::common::Answer {
     s.post("/api/auth/login", &Auth::None, json!({"email": email, "password": password})).await
 }
 
@@ -454,8 +451,8 @@ async fn a_new_password_or_removal_ends_every_session(engine: Engine) {
     let (client_id, access, refresh) = connector_tokens(&s, &email, PASSWORD).await;
     assert_eq!(connector_status(&s, &access).await, 200);
 
-    let out = common::process::json_output(
-        common::process::command(s.database_url())
+    let out = crate::common::process::json_output(
+        crate::common::process::command(s.database_url())
             .args(["admin", "set-password", "--email", &email])
             .env("FRONTDESK_OPERATOR_PASSWORD", NEW),
     );
@@ -480,7 +477,7 @@ async fn a_new_password_or_removal_ends_every_session(engine: Engine) {
     let cookie = dashboard_session(&s, &email, NEW).await;
     let (_, access, _) = connector_tokens(&s, &email, NEW).await;
     assert_eq!(connector_status(&s, &access).await, 200);
-    let out = common::process::json_output(common::process::command(s.database_url()).args([
+    let out = crate::common::process::json_output(crate::common::process::command(s.database_url()).args([
         "admin",
         "remove-operator",
         "--email",
@@ -563,11 +560,11 @@ fn booking(offer: &str, first: &str, email: &str) -> Value {
 }
 
 /// A booking request through the API from `address`: the answer.
-async fn book_api(s: &TestServer, hotel: &str, body: &Value, address: &str, auth: &Auth) -> common::Answer {
+async fn book_api(s: &TestServer, hotel: &str, body: &Value, address: &str, auth: &Auth) -> crate::common::Answer {
     let mut request = s.client.post(format!("{}/api/hotels/{hotel}/book-reservation", s.base)).json(body);
     request = request.header("x-forwarded-for", address);
     if let Auth::Key(secret) = auth {
-        request = request.header("authorization", common::basic(secret));
+        request = request.header("authorization", crate::common::basic(secret));
     }
     TestServer::answer(request.send().await.unwrap()).await
 }
@@ -1117,7 +1114,7 @@ async fn webhook_urls_cannot_reach_inside(engine: Engine) {
         let body = json!({"hotelId": hotel, "url": url});
         s.post("/api/webhooksubscriptions", &auth, body)
     };
-    let message = |answer: &common::Answer| answer.body["errors"][0]["message"].as_str().unwrap().to_string();
+    let message = |answer: &crate::common::Answer| answer.body["errors"][0]["message"].as_str().unwrap().to_string();
     for url in [
         "http://[2002:7f00:1::1]/hook",
         "http://[2002:a9fe:a9fe::]/latest/meta-data",
