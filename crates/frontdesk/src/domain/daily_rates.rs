@@ -167,7 +167,9 @@ fn writable_window(today: NaiveDate) -> (NaiveDate, NaiveDate) {
     (first, last)
 }
 
-/// Upserts a batch, all or nothing, and answers the records as stored.
+/// Upserts a batch, all or nothing, and answers the records as stored. Three steps: the entries' own checks
+/// ([`check_entries`]), the rate plans locked and each entry merged with what is stored ([`merge_stored`]), then
+/// the batch written.
 pub async fn upsert(db: &Db, actor: &Actor, input: DailyRatesIn) -> Result<Vec<DailyRate>> {
     actor.require_scope(Scope::RatesWrite)?;
     if input.values.is_empty() {
@@ -179,42 +181,7 @@ pub async fn upsert(db: &Db, actor: &Actor, input: DailyRatesIn) -> Result<Vec<D
             format!("at most {MAX_BATCH} entries per call, got {}", input.values.len()),
         )]));
     }
-
-    let (first, last) = writable_window(Utc::now().date_naive());
-    let mut errors = Vec::new();
-    let mut checked = Vec::with_capacity(input.values.len());
-    let mut seen = HashSet::with_capacity(input.values.len());
-    for (index, entry) in input.values.iter().enumerate() {
-        let before = errors.len();
-        let date = calendar_date(&entry.date);
-        match date {
-            None => errors.push(entry_error(index, "date", "must be a calendar date YYYY-MM-DD")),
-            // The write window lies within the dates any input may name (validate::date_bounds).
-            Some(d) if d < first || d > last => {
-                errors.push(entry_error(index, "date", format!("must be between {first} and {last}")))
-            }
-            Some(_) => {}
-        }
-        if !money::in_bounds(entry.price) {
-            errors.push(entry_error(index, "price", money::out_of_bounds_message()));
-        }
-        if entry.availability.flatten().is_some_and(|a| a < 0) {
-            errors.push(entry_error(index, "availability", "must not be negative"));
-        }
-        for (field, value) in [("minStay", entry.min_stay.flatten()), ("maxStay", entry.max_stay.flatten())] {
-            if value.is_some_and(|v| !(1..=MAX_STAY_NIGHTS).contains(&v)) {
-                errors.push(entry_error(index, field, format!("must be between 1 and {MAX_STAY_NIGHTS} nights")));
-            }
-        }
-        if let Some(date) = date {
-            if !seen.insert((entry.rate_plan_id.as_str(), date)) {
-                errors.push(entry_error(index, "date", "this (ratePlanId, date) appears earlier in the batch"));
-            }
-            if errors.len() == before {
-                checked.push(Checked { index, date, entry });
-            }
-        }
-    }
+    let (checked, mut errors) = check_entries(&input.values, writable_window(Utc::now().date_naive()));
 
     let mut tx = db.begin_write().await?;
     let plan_ids: Vec<&str> = {
@@ -250,6 +217,65 @@ pub async fn upsert(db: &Db, actor: &Actor, input: DailyRatesIn) -> Result<Vec<D
             .collect();
 
     let at = now();
+    let merged = merge_stored(checked, &plans, &stored, at, &mut errors);
+    if !errors.is_empty() {
+        return Err(Error::Validation(sorted(errors)));
+    }
+    store::daily_rates::upsert(tx.conn(), &merged, at).await?;
+    tx.commit().await?;
+    Ok(merged)
+}
+
+/// The checks each entry passes on its own, within the write window `(first, last)`: its date, price, availability
+/// and stay limits, and no (rate plan, night) twice in the batch. Answers the entries that passed, and the
+/// problems of the others.
+fn check_entries(values: &[DailyRateIn], (first, last): (NaiveDate, NaiveDate)) -> (Vec<Checked<'_>>, Vec<FieldError>) {
+    let mut errors = Vec::new();
+    let mut checked = Vec::with_capacity(values.len());
+    let mut seen = HashSet::with_capacity(values.len());
+    for (index, entry) in values.iter().enumerate() {
+        let before = errors.len();
+        let date = calendar_date(&entry.date);
+        match date {
+            None => errors.push(entry_error(index, "date", "must be a calendar date YYYY-MM-DD")),
+            // The write window lies within the dates any input may name (validate::date_bounds).
+            Some(d) if d < first || d > last => {
+                errors.push(entry_error(index, "date", format!("must be between {first} and {last}")))
+            }
+            Some(_) => {}
+        }
+        if !money::in_bounds(entry.price) {
+            errors.push(entry_error(index, "price", money::out_of_bounds_message()));
+        }
+        if entry.availability.flatten().is_some_and(|a| a < 0) {
+            errors.push(entry_error(index, "availability", "must not be negative"));
+        }
+        for (field, value) in [("minStay", entry.min_stay.flatten()), ("maxStay", entry.max_stay.flatten())] {
+            if value.is_some_and(|v| !(1..=MAX_STAY_NIGHTS).contains(&v)) {
+                errors.push(entry_error(index, field, format!("must be between 1 and {MAX_STAY_NIGHTS} nights")));
+            }
+        }
+        if let Some(date) = date {
+            if !seen.insert((entry.rate_plan_id.as_str(), date)) {
+                errors.push(entry_error(index, "date", "this (ratePlanId, date) appears earlier in the batch"));
+            }
+            if errors.len() == before {
+                checked.push(Checked { index, date, entry });
+            }
+        }
+    }
+    (checked, errors)
+}
+
+/// Each checked entry of a known rate plan as it will be stored: the fields it leaves out keep their `stored`
+/// value. A minimum stay above the maximum the merge makes is a problem of the entry.
+fn merge_stored(
+    checked: Vec<Checked<'_>>,
+    plans: &HashMap<String, rate_plans::RatePlan>,
+    stored: &HashMap<(String, NaiveDate), DailyRate>,
+    at: DateTime<Utc>,
+    errors: &mut Vec<FieldError>,
+) -> Vec<DailyRate> {
     let mut merged = Vec::with_capacity(checked.len());
     for Checked { index, date, entry } in checked {
         let Some(plan) = plans.get(&entry.rate_plan_id) else { continue };
@@ -276,12 +302,7 @@ pub async fn upsert(db: &Db, actor: &Actor, input: DailyRatesIn) -> Result<Vec<D
         }
         merged.push(rate);
     }
-    if !errors.is_empty() {
-        return Err(Error::Validation(sorted(errors)));
-    }
-    store::daily_rates::upsert(tx.conn(), &merged, at).await?;
-    tx.commit().await?;
-    Ok(merged)
+    merged
 }
 
 fn sorted(mut errors: Vec<FieldError>) -> Vec<FieldError> {

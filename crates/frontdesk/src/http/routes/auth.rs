@@ -10,7 +10,6 @@ use crate::domain::identity::{self, LoginIn, MeOut, SessionOut};
 use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::Json;
-use crate::http::problem::Problem;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(login)).routes(routes!(logout)).routes(routes!(me))
@@ -26,8 +25,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     request_body = LoginIn,
     responses(
         (status = 200, body = SessionOut),
-        (status = 401, description = "Wrong e-mail or password", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Too many failed sign-ins: wait `Retry-After` seconds", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Wrong e-mail or password"),
+        (status = 429, description = "Too many failed sign-ins: wait `Retry-After` seconds"),
     )
 )]
 async fn login(
@@ -46,7 +45,7 @@ async fn login(
     security(("accessToken" = [])),
     responses(
         (status = 204, description = "The token is revoked"),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
     )
 )]
 async fn logout(State(state): State<AppState>, Principal(actor): Principal) -> Result<StatusCode> {
@@ -62,7 +61,7 @@ async fn logout(State(state): State<AppState>, Principal(actor): Principal) -> R
     security(("accessToken" = [])),
     responses(
         (status = 200, body = MeOut),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
     )
 )]
 async fn me(State(state): State<AppState>, Principal(actor): Principal) -> Result<Json<MeOut>> {
