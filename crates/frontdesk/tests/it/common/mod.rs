@@ -13,7 +13,7 @@ use base64::Engine as _;
 use chrono::TimeDelta;
 use frontdesk::app::AppState;
 use frontdesk::config::{Config, DatabaseSettings};
-use frontdesk::domain::{api_keys, hotels, identity, Scope};
+use frontdesk::domain::{identity, Scope};
 use frontdesk::store::{Db, Engine};
 use frontdesk::worker::webhooks::{Dispatcher, DispatcherOptions};
 use frontdesk::{http, router};
@@ -440,25 +440,6 @@ impl TestServer {
         }
         let answer = self.post("/api/apiKeys", &org.auth(), body).await.expect(200);
         answer.body["secret"].as_str().expect("secret").to_string()
-    }
-
-    /// Creates a hotel directly through the domain (no HTTP), for tests that need many.
-    pub async fn hotel_direct(&self, org_id: &str, name: &str) -> String {
-        hotels::create_for_organization(&self.db, org_id, hotels::HotelIn::new(name, "UTC", "EUR"))
-            .await
-            .expect("hotel")
-            .id
-    }
-
-    pub async fn key_direct(&self, org_id: &str, scopes: Vec<Scope>) -> String {
-        api_keys::create_for_organization(
-            &self.db,
-            org_id,
-            api_keys::ApiKeyIn { name: "direct".into(), scopes, hotel_id: None, rate_limit_per_minute: None },
-        )
-        .await
-        .expect("key")
-        .secret
     }
 
     /// Counts the rows of a table (tests use it to prove that refused writes changed nothing).
