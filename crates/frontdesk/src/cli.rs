@@ -10,13 +10,14 @@ use clap::{ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand}
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::app::AppState;
 use crate::config::{self, Config, DatabaseSettings, LogFormat, LogSettings, TokenSettings};
 use crate::domain::{self, api_keys, identity, Actor, Scope};
-use crate::http::{self, AppState};
 use crate::operations;
 use crate::store::{Db, IfMissing};
 use crate::worker::mail::{MailDispatcher, MailOptions, Postbox};
 use crate::worker::webhooks::{Dispatcher, DispatcherOptions};
+use crate::{http, router};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -390,7 +391,7 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
         }
         false => None,
     };
-    http::serve(listener, state, http::shutdown_signal()).await?;
+    router::serve(listener, state, http::shutdown_signal()).await?;
     if let Some(server) = metrics_server {
         server.abort();
     }

@@ -212,6 +212,10 @@ const GUESTS: [(&str, &str, &str); 40] = [
 /// A lived-in front office around the day the demo is seeded: a month of history (checked out, the odd
 /// cancellation and no-show), guests in house, arrivals and departures today, bookings for the month ahead and
 /// a few booking requests waiting. Pseudo-random with a fixed seed, so every demo looks alike.
+///
+/// Longer than a function should be, on purpose: it is one script, read top to bottom as the month it makes, and
+/// every stay draws from the one seeded generator in order (split up, the order of the draws, and so the demo,
+/// would be easy to change by accident).
 async fn seed_stays(db: &Db, system: &Actor, hotel_id: &str) -> anyhow::Result<()> {
     use chrono::Days;
     use rand::{Rng, SeedableRng};

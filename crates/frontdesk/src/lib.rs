@@ -4,7 +4,11 @@
 //!
 //! The crate is layered so that a change has one obvious home:
 //!
-//! * [`http`]: the HTTP surface. One `router()` per resource file under `http/routes`, each handler thin:
+//! * [`app`]: the application state every handler reaches ([`app::AppState`]) and the request helpers the surfaces
+//!   share (client address, rate limits). Every layer may import it; it imports none of them.
+//! * [`router`]: the whole application assembled in one place: the REST, OAuth, connector and web routers, the
+//!   answer to an unknown path, the middleware, serving. Above every surface, so no surface names another.
+//! * [`http`]: the REST API. One `router()` per resource file under `http/routes`, each handler thin:
 //!   parse (extractors in `http/extract.rs`), authorize ([`http::auth::Principal`]), call the domain, shape the
 //!   answer. Every error leaves through [`domain::Error`]'s `IntoResponse` as RFC 9457 problem JSON.
 //! * [`domain`]: business rules (validation, tenancy, state moves, secrets). It knows nothing of HTTP and is written
@@ -12,11 +16,20 @@
 //! * [`store`]: data access. All SQL lives here, written once in the portable subset that SQLite and PostgreSQL share
 //!   (see the module docs for the rules that keep it portable), executed through sqlx's `Any` driver. Every write
 //!   goes through [`store::WriteTx`], which also records webhook events in the same transaction (the outbox).
+//! * [`web`]: the web pages: the operator dashboard, the public booking page and the assistant connector's sign-in
+//!   and consent pages; askama templates, handlers as thin as the REST ones over the same domain functions.
+//! * [`mcp`]: the read-only assistant connector (an MCP server) and its tools; its bearer check is `http/mcp.rs`.
 //! * [`worker`]: background work beside the HTTP server: the webhook dispatcher, which delivers the outbox.
+//! * [`operations`]: what an operator runs beside the service: `check`, backup and restore, export.
 //! * [`cli`] and [`config`]: the `frontdesk` command (`serve`, `migrate`, `admin …`) and its configuration.
 //! * [`demo`]: the demo data of `frontdesk serve --demo`.
 //! * [`metrics`]: `GET /metrics` in the Prometheus text format, and the calls that record what it shows.
+//!
+//! Dependencies run one way: [`router`] and [`cli`] sit above the surfaces ([`http`], [`web`], [`mcp`], [`worker`]),
+//! which import [`app`], [`domain`] and [`store`]. Among the surfaces only `http/mcp.rs`, the bearer check, names
+//! [`mcp`] (to hand it the caller); nothing names [`http`] or [`web`] but [`router`] and [`cli`].
 
+pub mod app;
 pub mod cli;
 pub mod config;
 pub mod demo;
@@ -25,6 +38,7 @@ pub mod http;
 pub mod mcp;
 pub mod metrics;
 pub mod operations;
+pub mod router;
 pub mod store;
 pub mod web;
 pub mod worker;

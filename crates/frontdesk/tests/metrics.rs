@@ -5,6 +5,9 @@
 //! The metrics recorder is global to a process, so the tests of this file take turns ([`turn`]): a scrape sets
 //! the state gauges from its own server's database, and counters are compared before and after.
 
+// The integration tests' helpers (tests/it/common), shared with this binary, which uses only some of them.
+#[path = "it/common/mod.rs"]
+#[allow(dead_code)]
 mod common;
 
 use std::time::Duration;

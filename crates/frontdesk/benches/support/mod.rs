@@ -8,9 +8,9 @@ pub mod postgraphile;
 
 use std::time::{Duration, Instant};
 
+use frontdesk::app::AppState;
 use frontdesk::config::{Config, DatabaseSettings};
 use frontdesk::domain::{api_keys, hotels, identity, Actor, Scope};
-use frontdesk::http::{self, AppState};
 use frontdesk::store::{Db, Engine};
 
 pub struct BenchServer {
@@ -59,7 +59,7 @@ pub async fn serve(db: &Db, config: Config) -> String {
     let state = AppState::new(db.clone(), config).await.expect("state");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("listener");
     let base = format!("http://{}", listener.local_addr().expect("address"));
-    tokio::spawn(http::serve(listener, state, std::future::pending()));
+    tokio::spawn(frontdesk::router::serve(listener, state, std::future::pending()));
     base
 }
 

@@ -6,23 +6,45 @@ use utoipa::ToSchema;
 use super::{Error, Result};
 
 /// A per-resource permission carried by an API key. Operators hold every scope.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 pub enum Scope {
     #[serde(rename = "reservations:read")]
+    #[strum(serialize = "reservations:read")]
     ReservationsRead,
     #[serde(rename = "reservations:write")]
+    #[strum(serialize = "reservations:write")]
     ReservationsWrite,
     #[serde(rename = "guests:read")]
+    #[strum(serialize = "guests:read")]
     GuestsRead,
     #[serde(rename = "guests:write")]
+    #[strum(serialize = "guests:write")]
     GuestsWrite,
     #[serde(rename = "rates:read")]
+    #[strum(serialize = "rates:read")]
     RatesRead,
     #[serde(rename = "rates:write")]
+    #[strum(serialize = "rates:write")]
     RatesWrite,
     #[serde(rename = "rooms:read")]
+    #[strum(serialize = "rooms:read")]
     RoomsRead,
     #[serde(rename = "rooms:write")]
+    #[strum(serialize = "rooms:write")]
     RoomsWrite,
 }
 
@@ -42,20 +64,11 @@ impl Scope {
     pub const DEFAULT: [Scope; 4] = [Scope::ReservationsRead, Scope::GuestsRead, Scope::RatesRead, Scope::RoomsRead];
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::ReservationsRead => "reservations:read",
-            Scope::ReservationsWrite => "reservations:write",
-            Scope::GuestsRead => "guests:read",
-            Scope::GuestsWrite => "guests:write",
-            Scope::RatesRead => "rates:read",
-            Scope::RatesWrite => "rates:write",
-            Scope::RoomsRead => "rooms:read",
-            Scope::RoomsWrite => "rooms:write",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<Scope> {
-        Scope::ALL.into_iter().find(|scope| scope.as_str() == s)
+        s.parse().ok()
     }
 }
 

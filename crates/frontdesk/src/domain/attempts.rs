@@ -1,7 +1,7 @@
 //! Attempts counted across every process of the service, in the database: failed sign-ins and public booking
 //! requests. The database rather than Redis: a sign-in reads the operator from it anyway, a booking writes to it,
 //! and a count kept there holds across processes and restarts without a second thing to keep running (the request
-//! limits of [`crate::http::rate_limit`] serve on from memory when Redis fails; a password guesser must not).
+//! limits of [`crate::app::rate_limit`] serve on from memory when Redis fails; a password guesser must not).
 //!
 //! Counts are kept per bucket: the SHA-256 of what is counted (no e-mail address or client address is stored in
 //! the clear), and each count ends on its own ([`crate::store::attempts`]).

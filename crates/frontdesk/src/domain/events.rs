@@ -10,19 +10,27 @@ use crate::store::outbox::NewEvent;
 use crate::store::WriteTx;
 
 /// What happened to which kind of record; the `event` of a delivery and the names a subscription picks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema, strum::IntoStaticStr, strum::EnumString,
+)]
 pub enum EventKind {
     #[serde(rename = "reservation.created")]
+    #[strum(serialize = "reservation.created")]
     ReservationCreated,
     #[serde(rename = "reservation.updated")]
+    #[strum(serialize = "reservation.updated")]
     ReservationUpdated,
     #[serde(rename = "reservation.deleted")]
+    #[strum(serialize = "reservation.deleted")]
     ReservationDeleted,
     #[serde(rename = "guest.created")]
+    #[strum(serialize = "guest.created")]
     GuestCreated,
     #[serde(rename = "guest.updated")]
+    #[strum(serialize = "guest.updated")]
     GuestUpdated,
     #[serde(rename = "guest.deleted")]
+    #[strum(serialize = "guest.deleted")]
     GuestDeleted,
 }
 
@@ -37,18 +45,11 @@ impl EventKind {
     ];
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ReservationCreated => "reservation.created",
-            Self::ReservationUpdated => "reservation.updated",
-            Self::ReservationDeleted => "reservation.deleted",
-            Self::GuestCreated => "guest.created",
-            Self::GuestUpdated => "guest.updated",
-            Self::GuestDeleted => "guest.deleted",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<EventKind> {
-        Self::ALL.into_iter().find(|k| k.as_str() == s)
+        s.parse().ok()
     }
 }
 

@@ -314,7 +314,8 @@ pub struct StaySearch {
 
 /// The orders the dashboard's list offers; each has an index, so every page stays fast however many
 /// reservations there are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "camelCase")]
 pub enum StaySort {
     #[default]
     CheckIn,
@@ -326,15 +327,11 @@ impl StaySort {
     pub const ALL: [StaySort; 3] = [StaySort::CheckIn, StaySort::CheckOut, StaySort::Created];
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            StaySort::CheckIn => "checkIn",
-            StaySort::CheckOut => "checkOut",
-            StaySort::Created => "created",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<StaySort> {
-        Self::ALL.into_iter().find(|v| v.as_str() == s)
+        s.parse().ok()
     }
 
     fn column(self) -> &'static str {

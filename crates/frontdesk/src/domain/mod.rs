@@ -183,3 +183,43 @@ pub fn store_conflict(err: sqlx::Error, message: &str) -> Error {
         err.into()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The enums' names are derived twice, by serde (the API, the OpenAPI document) and by strum (`as_str`, `parse`:
+    /// what the database stores and forms post): both must spell every variant the same way.
+    #[test]
+    fn serde_and_strum_spell_every_variant_alike() {
+        fn check<T: serde::Serialize + Copy + PartialEq + std::fmt::Debug>(
+            all: &[T],
+            as_str: fn(T) -> &'static str,
+            parse: fn(&str) -> Option<T>,
+        ) {
+            for &v in all {
+                assert_eq!(serde_json::to_value(v).unwrap(), as_str(v), "{v:?}");
+                assert_eq!(parse(as_str(v)), Some(v));
+            }
+        }
+        use super::reservations::{ReservationStatus, RoomStatus, Source};
+        check(&ReservationStatus::ALL, ReservationStatus::as_str, ReservationStatus::parse);
+        check(
+            &[RoomStatus::Pending, RoomStatus::Confirmed, RoomStatus::Cancelled],
+            RoomStatus::as_str,
+            RoomStatus::parse,
+        );
+        check(&[Source::Api, Source::Dashboard, Source::BookingPage, Source::Channel], Source::as_str, Source::parse);
+        check(
+            &super::rooms::HousekeepingStatus::ALL,
+            super::rooms::HousekeepingStatus::as_str,
+            super::rooms::HousekeepingStatus::parse,
+        );
+        check(&super::events::EventKind::ALL, super::events::EventKind::as_str, super::events::EventKind::parse);
+        check(&super::Scope::ALL, super::Scope::as_str, super::Scope::parse);
+        // StaySort is not serialized: its names are the dashboard's query values.
+        use super::front_office::StaySort;
+        let names: Vec<&str> = StaySort::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(names, ["checkIn", "checkOut", "created"]);
+        assert!(StaySort::ALL.iter().all(|&s| StaySort::parse(s.as_str()) == Some(s)));
+        assert_eq!(StaySort::parse("CheckIn"), None);
+    }
+}

@@ -12,8 +12,11 @@ use super::validate::{clean, Checks};
 use super::{hotels, identity, new_id, not_null, now, nullable, room_types, store_conflict, Error, Result};
 use crate::store::{self, Db, WriteTx};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::IntoStaticStr, strum::EnumString,
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
 pub enum HousekeepingStatus {
     Clean,
     Dirty,
@@ -25,16 +28,11 @@ impl HousekeepingStatus {
     pub const ALL: [HousekeepingStatus; 4] = [Self::Clean, Self::Dirty, Self::Inspected, Self::OutOfOrder];
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Clean => "CLEAN",
-            Self::Dirty => "DIRTY",
-            Self::Inspected => "INSPECTED",
-            Self::OutOfOrder => "OUT_OF_ORDER",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|status| status.as_str() == s)
+        s.parse().ok()
     }
 
     /// Whether a room in this state can be sold.

@@ -10,9 +10,10 @@ use axum::middleware::{from_fn_with_state, Next};
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 
-use super::problem::{OwnFormat, Problem};
+use super::problem::Problem;
 use super::routes::oauth::PROTECTED_RESOURCE_PATH;
-use super::AppState;
+use crate::app::limits::limit_actor;
+use crate::app::{AppState, OwnFormat};
 use crate::domain::oauth::{self, BearerError};
 use crate::mcp::Caller;
 
@@ -41,7 +42,7 @@ async fn bearer(State(state): State<AppState>, request: Request, next: Next) -> 
     match oauth::authenticate(&state.db, &settings, &token).await {
         Ok(actor) => {
             let (mut parts, body) = request.into_parts();
-            if let Err(err) = super::auth::limit_actor(&parts, &state, &actor).await {
+            if let Err(err) = limit_actor(&parts, &state, &actor).await {
                 return err.into_response();
             }
             parts.extensions.insert(Caller(actor));

@@ -9,7 +9,7 @@ use axum::routing::get;
 use axum::Router;
 
 use super::problem::Problem;
-use super::AppState;
+use crate::app::AppState;
 use crate::metrics::Access;
 
 /// The Prometheus text exposition format.

@@ -1,4 +1,6 @@
-//! The HTTP surface: router assembly, middleware, and serving with graceful shutdown.
+//! The HTTP surface: the REST API's routes and OpenAPI document, the middleware every answer passes through, and
+//! serving connections with graceful shutdown. The REST, OAuth, connector and web routers are assembled in
+//! [`crate::router`].
 
 pub mod auth;
 pub mod extract;
@@ -10,11 +12,9 @@ pub mod mcp;
 pub mod metrics;
 pub mod openapi;
 pub mod problem;
-pub mod rate_limit;
 pub mod routes;
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::DefaultBodyLimit;
@@ -29,51 +29,8 @@ use tower_http::trace::TraceLayer;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
+use crate::app::{rate_limit, AppState};
 use crate::config::Config;
-use crate::domain::availability::{AvailabilityCopies, OfferKey};
-use crate::domain::webhooks::WebhookSettings;
-use crate::store::Db;
-use rate_limit::RateLimiter;
-
-/// What every handler can reach.
-#[derive(Clone)]
-pub struct AppState {
-    pub db: Db,
-    pub config: Arc<Config>,
-    /// Signs and checks public offers; kept in the database so every process shares it.
-    pub offer_key: OfferKey,
-    /// This process's copies of hotels' rates and inventory, for public availability searches.
-    pub availability: AvailabilityCopies,
-    /// `None` when rate limiting is turned off.
-    pub limiter: Option<RateLimiter>,
-    /// Seals subscription secrets; the URL policy.
-    pub webhooks: WebhookSettings,
-    /// `None` when metrics are not served (no `--metrics-token`, no `--metrics-listen`).
-    pub metrics: Option<crate::metrics::Metrics>,
-}
-
-impl AppState {
-    pub async fn new(db: Db, config: Config) -> anyhow::Result<AppState> {
-        let offer_key = OfferKey::load(&db).await?;
-        let limiter = match config.rate_limits {
-            true => Some(RateLimiter::new(config.redis_url.as_deref()).await?),
-            false => None,
-        };
-        let webhooks = WebhookSettings::load(&db, config.webhook_allow_private_addresses).await?;
-        let availability = AvailabilityCopies::default();
-        let metrics = crate::metrics::Metrics::new(&config);
-        Ok(AppState { db, config: Arc::new(config), offer_key, availability, limiter, webhooks, metrics })
-    }
-
-    /// Where the assistant connector's authorization server and resource live, and its token lifetimes.
-    pub fn oauth(&self) -> crate::domain::oauth::Settings {
-        crate::domain::oauth::Settings::new(
-            &self.config.public_base(),
-            chrono::TimeDelta::seconds(self.config.oauth_access_token_ttl_secs),
-            chrono::TimeDelta::days(self.config.oauth_refresh_token_ttl_days),
-        )
-    }
-}
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -95,7 +52,7 @@ pub fn api() -> OpenApiRouter<AppState> {
 }
 
 /// The routes and the finished OpenAPI document.
-fn parts() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+pub fn parts() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     let (router, mut doc) = api().split_for_parts();
     openapi::finish(&mut doc);
     (router, doc)
@@ -104,36 +61,6 @@ fn parts() -> (Router<AppState>, utoipa::openapi::OpenApi) {
 /// The generated OpenAPI document, as served at `/api/openapi.json`.
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
     parts().1
-}
-
-/// The complete application: routes, the OpenAPI document and the middleware stack.
-pub fn app(state: AppState) -> Router {
-    let config = state.config.clone();
-    with_middleware(routes(state), &config)
-}
-
-/// Every route, with its state, before the middleware.
-pub fn routes(state: AppState) -> Router {
-    let (router, doc) = parts();
-    // The assistant connector and its OAuth endpoints speak their own protocols: not in the REST document.
-    let router = router.merge(routes::oauth::router()).merge(mcp::router(&state)).merge(crate::web::router(&state));
-    // Serialized once: the document never changes while the process runs.
-    let doc = axum::body::Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
-    // Not part of the REST contract either; on the main listener only behind --metrics-token (else unknown: 404).
-    let router = match state.config.metrics_token.is_some() {
-        true => router.merge(metrics::main_router()),
-        false => router,
-    };
-    router
-        .route(
-            "/api/openapi.json",
-            axum::routing::get(move || {
-                let doc = doc.clone();
-                async move { ([(axum::http::header::CONTENT_TYPE, "application/json")], doc) }
-            }),
-        )
-        .fallback(crate::web::fallback)
-        .with_state(state)
 }
 
 /// The middleware every answer passes through: body limit, timeout, panic recovery, problem documents for every
@@ -181,16 +108,6 @@ fn compressible() -> impl tower_http::compression::Predicate {
     SizeAbove::new(256).and(NotForContentType::GRPC).and(NotForContentType::IMAGES).and(NotForContentType::SSE)
 }
 
-/// Serves until `shutdown` completes, then stops accepting and lets requests in flight finish.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    state: AppState,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let header_read_timeout = Duration::from_secs(state.config.header_read_timeout_secs);
-    serve_connections(listener, app(state), shutdown, header_read_timeout).await
-}
-
 /// Serves any router (tests serve a few of their own) the way the service does, with the default header read
 /// timeout.
 pub async fn serve_router(
@@ -206,7 +123,7 @@ pub async fn serve_router(
 /// `axum::serve` does, plus a limit on how long a request head may take to arrive (`header_read_timeout`, also how
 /// long a kept-alive connection may sit idle): without it a client that sends half a head holds its connection, and
 /// the task and buffers behind it, for ever; the request timeout only starts once the head is in.
-async fn serve_connections(
+pub async fn serve_connections(
     listener: tokio::net::TcpListener,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,

@@ -1,12 +1,13 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations.
 //!
-//! Handlers declare their success answers and the errors particular to them (403, 404, 409). The
-//! [`StandardResponses`] modifier adds what every operation shares, so no handler can forget it: `400` for
-//! operations with input, `401` for operations that take credentials, and a `default` problem document.
+//! Handlers declare their success answers and the errors particular to them (403, 404, 409), the errors by status
+//! and description only. The [`StandardResponses`] modifier gives every error answer its problem document body and
+//! adds what every operation shares, so no handler can forget it: `400` for operations with input, `401` for
+//! operations that take credentials, and a `default` problem document.
 
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 use super::problem::{Problem, PROBLEM_JSON};
@@ -96,6 +97,14 @@ fn add_standard_responses(op: &mut Operation) {
     let has_input = op.request_body.is_some() || op.parameters.as_ref().is_some_and(|p| !p.is_empty());
     let secured = op.security.is_some();
     let responses = &mut op.responses.responses;
+    // Every error answer is a problem document: the handlers' annotations name the status and what it means.
+    for (status, response) in responses.iter_mut() {
+        if let (true, RefOr::T(response)) = (status.starts_with('4') || status.starts_with('5'), response) {
+            if response.content.is_empty() {
+                response.content = problem(&response.description).content;
+            }
+        }
+    }
     if has_input {
         responses.entry("400".into()).or_insert_with(|| problem("The request is malformed or invalid").into());
     }

@@ -5,6 +5,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::app::OwnFormat;
 use crate::domain::{Error, FieldError};
 
 pub const PROBLEM_JSON: &str = "application/problem+json";
@@ -146,11 +147,6 @@ fn summary(errors: &[FieldError]) -> String {
         many => format!("{} fields are invalid", many.len()),
     }
 }
-
-/// Marks an answer that speaks a protocol with error formats of its own (OAuth's `{error, error_description}`,
-/// the MCP endpoint's JSON-RPC, the sign-in pages' HTML): [`ensure_problem`] leaves it as it is.
-#[derive(Debug, Clone, Copy)]
-pub struct OwnFormat;
 
 /// Turns any error answer that is not yet a problem document (axum's 405, a timeout's 408, a body limit's 413)
 /// into one, keeping its status and headers. Answers marked [`OwnFormat`] pass unchanged.

@@ -125,6 +125,18 @@ fn caller(parts: &Parts) -> Result<&Actor, CallToolResult> {
         .ok_or_else(|| CallToolResult::error(vec![ContentBlock::text("not signed in")]))
 }
 
+/// A tool's answer for the caller of this call ([`caller`]): `tool` runs with the caller's actor, or the call is
+/// answered with the tool error when there is none.
+async fn as_caller<T: Serialize>(
+    parts: &Parts,
+    tool: impl AsyncFnOnce(&Actor) -> Result<T, Error>,
+) -> Result<CallToolResult, ErrorData> {
+    Ok(match caller(parts) {
+        Ok(actor) => answer(tool(actor).await),
+        Err(refused) => refused,
+    })
+}
+
 /// A tool's answer: the value as structured content (and its JSON text), or a readable tool error.
 fn answer<T: Serialize>(result: Result<T, Error>) -> CallToolResult {
     match result.map(serde_json::to_value) {
@@ -152,12 +164,10 @@ impl Connector {
         open_world_hint = false
     ))]
     async fn list_hotels(&self, Extension(parts): Extension<Parts>) -> Result<CallToolResult, ErrorData> {
-        let actor = match caller(&parts) {
-            Ok(a) => a,
-            Err(e) => return Ok(e),
-        };
-        let result = connector::hotels(&self.db, actor).await;
-        Ok(answer(result.map(|hotels| serde_json::json!({ "hotels": hotels }))))
+        as_caller(&parts, async |actor| {
+            connector::hotels(&self.db, actor).await.map(|hotels| serde_json::json!({ "hotels": hotels }))
+        })
+        .await
     }
 
     /// The room types of a hotel with their occupancy limits.
@@ -173,12 +183,11 @@ impl Connector {
         Parameters(p): Parameters<HotelParams>,
         Extension(parts): Extension<Parts>,
     ) -> Result<CallToolResult, ErrorData> {
-        let actor = match caller(&parts) {
-            Ok(a) => a,
-            Err(e) => return Ok(e),
-        };
-        let result = connector::room_types(&self.db, actor, &p.hotel_id).await;
-        Ok(answer(result.map(|types| serde_json::json!({ "roomTypes": types }))))
+        as_caller(&parts, async |actor| {
+            let types = connector::room_types(&self.db, actor, &p.hotel_id).await;
+            types.map(|types| serde_json::json!({ "roomTypes": types }))
+        })
+        .await
     }
 
     /// The rate plans of a hotel with catalogue prices in minor units: tonight's price and the lowest and highest
@@ -195,12 +204,11 @@ impl Connector {
         Parameters(p): Parameters<RatePlanParams>,
         Extension(parts): Extension<Parts>,
     ) -> Result<CallToolResult, ErrorData> {
-        let actor = match caller(&parts) {
-            Ok(a) => a,
-            Err(e) => return Ok(e),
-        };
-        let result = connector::rate_plans(&self.db, actor, &p.hotel_id, p.room_type_id.as_deref()).await;
-        Ok(answer(result.map(|plans| serde_json::json!({ "ratePlans": plans }))))
+        as_caller(&parts, async |actor| {
+            let plans = connector::rate_plans(&self.db, actor, &p.hotel_id, p.room_type_id.as_deref()).await;
+            plans.map(|plans| serde_json::json!({ "ratePlans": plans }))
+        })
+        .await
     }
 
     /// The published nightly prices (minor units) and restrictions (stop-sell, closed to arrival/departure,
@@ -217,11 +225,10 @@ impl Connector {
         Parameters(p): Parameters<DailyPricesParams>,
         Extension(parts): Extension<Parts>,
     ) -> Result<CallToolResult, ErrorData> {
-        let actor = match caller(&parts) {
-            Ok(a) => a,
-            Err(e) => return Ok(e),
-        };
-        Ok(answer(connector::daily_prices(&self.db, actor, &p.rate_plan_id, &p.date_from, &p.date_to).await))
+        as_caller(&parts, async |actor| {
+            connector::daily_prices(&self.db, actor, &p.rate_plan_id, &p.date_from, &p.date_to).await
+        })
+        .await
     }
 
     /// What can be sold for a stay and party: each room type and rate plan with its nightly and total price
@@ -238,10 +245,6 @@ impl Connector {
         Parameters(p): Parameters<AvailabilityParams>,
         Extension(parts): Extension<Parts>,
     ) -> Result<CallToolResult, ErrorData> {
-        let actor = match caller(&parts) {
-            Ok(a) => a,
-            Err(e) => return Ok(e),
-        };
         let stay = StayQuery {
             check_in_date: p.check_in_date,
             check_out_date: p.check_out_date,
@@ -249,8 +252,12 @@ impl Connector {
             children: p.children,
             infants: p.infants,
         };
-        let result = connector::availability(&self.db, &self.offer_key, &self.copies, actor, &p.hotel_id, stay).await;
-        Ok(answer(result.map(|offers| serde_json::json!({ "offers": offers }))))
+        as_caller(&parts, async |actor| {
+            let offers =
+                connector::availability(&self.db, &self.offer_key, &self.copies, actor, &p.hotel_id, stay).await;
+            offers.map(|offers| serde_json::json!({ "offers": offers }))
+        })
+        .await
     }
 
     /// How many rooms of a hotel are CLEAN, DIRTY, INSPECTED and OUT_OF_ORDER ("50+" is a lower bound).
@@ -266,11 +273,7 @@ impl Connector {
         Parameters(p): Parameters<HotelParams>,
         Extension(parts): Extension<Parts>,
     ) -> Result<CallToolResult, ErrorData> {
-        let actor = match caller(&parts) {
-            Ok(a) => a,
-            Err(e) => return Ok(e),
-        };
-        Ok(answer(connector::housekeeping(&self.db, actor, &p.hotel_id).await))
+        as_caller(&parts, async |actor| connector::housekeeping(&self.db, actor, &p.hotel_id).await).await
     }
 
     /// Per-day counts for a hotel over at most 366 days: arrivals, departures, in-house stays and booking
@@ -287,11 +290,10 @@ impl Connector {
         Parameters(p): Parameters<ScheduleParams>,
         Extension(parts): Extension<Parts>,
     ) -> Result<CallToolResult, ErrorData> {
-        let actor = match caller(&parts) {
-            Ok(a) => a,
-            Err(e) => return Ok(e),
-        };
-        Ok(answer(connector::schedule(&self.db, actor, &p.hotel_id, &p.date_from, &p.date_to).await))
+        as_caller(&parts, async |actor| {
+            connector::schedule(&self.db, actor, &p.hotel_id, &p.date_from, &p.date_to).await
+        })
+        .await
     }
 }
 

@@ -104,7 +104,7 @@ async fn redis(config: &Config) -> Finding {
             "not configured: rate limits are kept in each process (set --redis-url when several processes serve)",
         );
     };
-    let shown = crate::http::rate_limit::without_password(url);
+    let shown = crate::app::rate_limit::without_password(url);
     let ping = async {
         let client = redis::Client::open(url.as_str())?;
         let mut conn = client.get_multiplexed_async_connection().await?;

@@ -12,7 +12,7 @@ use axum::Router;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::http::AppState;
+use crate::app::AppState;
 
 struct Asset {
     name: &'static str,

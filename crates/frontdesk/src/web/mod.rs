@@ -14,25 +14,27 @@
 //! * [`pages`]: one module per area of the dashboard, each with its own `router()`.
 //! * [`booking`]: the public booking page (`/book/{hotelId}`): no operator session, its own frame and framing
 //!   policy.
+//! * [`oauth`]: the assistant connector's sign-in and consent pages (`/oauth/authorize`), with a policy of their own.
+//! * [`view`]: what several pages show the same way (stays, catalogues, wait times).
 
 pub mod assets;
 pub mod booking;
 pub mod form;
+pub mod oauth;
 pub mod page;
 pub mod pages;
 pub mod session;
 pub mod view;
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderValue, Method};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::Router;
 
-use crate::http::problem::OwnFormat;
-use crate::http::AppState;
+use crate::app::{AppState, OwnFormat};
 
-/// Every web route. Mounted at `/` beside the REST API under `/api`.
+/// Every web route. Mounted at `/` beside the REST API under `/api` ([`crate::router`]).
 pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
         .merge(pages::sign_in::router())
@@ -53,14 +55,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .layer(axum::middleware::from_fn_with_state(state.clone(), refuse_control_characters))
         .layer(axum::middleware::from_fn_with_state(state.clone(), same_origin_writes))
         .layer(axum::middleware::map_response(html_headers))
-}
-
-/// Whether a path belongs to the web pages (as opposed to the API, OAuth, MCP or health endpoints), so that an
-/// unknown path is answered with the 404 page rather than a problem document.
-pub fn is_web_path(path: &str) -> bool {
-    !["/api", "/oauth", "/.well-known", "/mcp", "/healthz", "/readyz", "/metrics"]
-        .iter()
-        .any(|prefix| path == *prefix || path.starts_with(&format!("{prefix}/")))
+        // After the layers, so outside them: the OAuth pages check their own parameters and state their own policy.
+        .merge(oauth::router())
 }
 
 /// Refuses state-changing requests that another site's page makes the browser send (CSRF), before any handler
@@ -141,11 +137,8 @@ async fn html_headers(mut response: Response) -> Response {
     response
 }
 
-/// The answer to an unknown path: the 404 page for the web, a problem document for the API.
-pub async fn fallback(request: Request) -> Response {
-    if is_web_path(request.uri().path()) {
-        html_headers(page::not_found()).await
-    } else {
-        crate::http::problem::Problem::new(StatusCode::NOT_FOUND, Some("no such endpoint".into())).into_response()
-    }
+/// The 404 page, with the headers of every web answer: what an unknown path outside the API and the protocol
+/// endpoints is answered with ([`crate::router`] decides which paths those are).
+pub async fn not_found() -> Response {
+    html_headers(page::not_found()).await
 }

@@ -7,9 +7,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 
 use super::assets;
 use super::session::{self, Flash, Session};
+use crate::app::AppState;
 use crate::domain::hotels::{self, Hotel};
 use crate::domain::{front_office, Error};
-use crate::http::AppState;
 
 /// The dashboard's areas, for the navigation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

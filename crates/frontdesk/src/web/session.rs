@@ -19,9 +19,9 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::page;
+use crate::app::AppState;
 use crate::domain::identity::{self, Operator, Organization};
 use crate::domain::{Actor, Error};
-use crate::http::AppState;
 
 /// The dashboard's cookies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,7 +81,7 @@ impl FromRequestParts<AppState> for Session {
             Err(Error::Unauthorized(_)) => return Err(expired(to_sign_in(), state)),
             Err(err) => return Err(page::error_response(err)),
         };
-        crate::http::auth::limit_actor(parts, state, &actor).await.map_err(page::error_response)?;
+        crate::app::limits::limit_actor(parts, state, &actor).await.map_err(page::error_response)?;
         let me = identity::me(&state.db, &actor).await.map_err(page::error_response)?;
         let session = Session {
             actor,

@@ -35,8 +35,11 @@ pub const MAX_NIGHTS: i64 = 365;
 pub const MAX_ROOMS: usize = 50;
 
 /// Who made a reservation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::IntoStaticStr, strum::EnumString,
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
 pub enum Source {
     Api,
     Dashboard,
@@ -46,16 +49,11 @@ pub enum Source {
 
 impl Source {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Source::Api => "API",
-            Source::Dashboard => "DASHBOARD",
-            Source::BookingPage => "BOOKING_PAGE",
-            Source::Channel => "CHANNEL",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<Source> {
-        [Source::Api, Source::Dashboard, Source::BookingPage, Source::Channel].into_iter().find(|v| v.as_str() == s)
+        s.parse().ok()
     }
 }
 

@@ -3,8 +3,11 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::IntoStaticStr, strum::EnumString,
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
 pub enum ReservationStatus {
     Requested,
     Confirmed,
@@ -14,8 +17,11 @@ pub enum ReservationStatus {
     NoShow,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::IntoStaticStr, strum::EnumString,
+)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
 pub enum RoomStatus {
     Pending,
     Confirmed,
@@ -27,18 +33,11 @@ impl ReservationStatus {
         [Self::Requested, Self::Confirmed, Self::CheckedIn, Self::CheckedOut, Self::Cancelled, Self::NoShow];
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Requested => "REQUESTED",
-            Self::Confirmed => "CONFIRMED",
-            Self::CheckedIn => "CHECKED_IN",
-            Self::CheckedOut => "CHECKED_OUT",
-            Self::Cancelled => "CANCELLED",
-            Self::NoShow => "NO_SHOW",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|v| v.as_str() == s)
+        s.parse().ok()
     }
 
     /// The moves that exist: approve or decline a request; cancel, no-show or check in a confirmed stay; check out;
@@ -71,15 +70,11 @@ impl ReservationStatus {
 
 impl RoomStatus {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "PENDING",
-            Self::Confirmed => "CONFIRMED",
-            Self::Cancelled => "CANCELLED",
-        }
+        self.into()
     }
 
     pub fn parse(s: &str) -> Option<Self> {
-        [Self::Pending, Self::Confirmed, Self::Cancelled].into_iter().find(|v| v.as_str() == s)
+        s.parse().ok()
     }
 
     /// What a room becomes when its reservation enters `status`.

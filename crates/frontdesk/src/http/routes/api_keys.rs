@@ -3,12 +3,11 @@
 use axum::extract::State;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::api_keys::{self, ApiKey, ApiKeyCreated, ApiKeyIn, ApiKeyPatch};
 use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::{Json, Path};
-use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_api_keys, create_api_key)).routes(routes!(update_api_key, delete_api_key))
@@ -22,7 +21,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     security(("accessToken" = [])),
     responses(
         (status = 200, body = Vec<ApiKey>),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
     )
 )]
 async fn list_api_keys(State(state): State<AppState>, Principal(actor): Principal) -> Result<Json<Vec<ApiKey>>> {
@@ -38,8 +37,8 @@ async fn list_api_keys(State(state): State<AppState>, Principal(actor): Principa
     request_body = ApiKeyIn,
     responses(
         (status = 200, body = ApiKeyCreated),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "The hotel to pin to is not in the organization", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
+        (status = 404, description = "The hotel to pin to is not in the organization"),
     )
 )]
 async fn create_api_key(
@@ -60,8 +59,8 @@ async fn create_api_key(
     request_body = ApiKeyPatch,
     responses(
         (status = 200, body = ApiKey),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such key in the organization", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
+        (status = 404, description = "No such key in the organization"),
     )
 )]
 async fn update_api_key(
@@ -82,8 +81,8 @@ async fn update_api_key(
     params(("apiKeyId" = String, Path, description = "The key's id")),
     responses(
         (status = 200, description = "The deleted key", body = ApiKey),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such key in the organization", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
+        (status = 404, description = "No such key in the organization"),
     )
 )]
 async fn delete_api_key(

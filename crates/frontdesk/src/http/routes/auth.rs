@@ -4,12 +4,12 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::limits::ClientAddress;
+use crate::app::AppState;
 use crate::domain::identity::{self, LoginIn, MeOut, SessionOut};
 use crate::domain::Result;
-use crate::http::auth::{ClientAddress, Principal};
+use crate::http::auth::Principal;
 use crate::http::extract::Json;
-use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(login)).routes(routes!(logout)).routes(routes!(me))
@@ -25,8 +25,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     request_body = LoginIn,
     responses(
         (status = 200, body = SessionOut),
-        (status = 401, description = "Wrong e-mail or password", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Too many failed sign-ins: wait `Retry-After` seconds", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "Wrong e-mail or password"),
+        (status = 429, description = "Too many failed sign-ins: wait `Retry-After` seconds"),
     )
 )]
 async fn login(
@@ -47,7 +47,7 @@ async fn login(
     security(("accessToken" = [])),
     responses(
         (status = 204, description = "The token is revoked"),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
     )
 )]
 async fn logout(State(state): State<AppState>, Principal(actor): Principal) -> Result<StatusCode> {
@@ -63,7 +63,7 @@ async fn logout(State(state): State<AppState>, Principal(actor): Principal) -> R
     security(("accessToken" = [])),
     responses(
         (status = 200, body = MeOut),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
     )
 )]
 async fn me(State(state): State<AppState>, Principal(actor): Principal) -> Result<Json<MeOut>> {

@@ -5,13 +5,13 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::limits::ClientAddress;
+use crate::app::AppState;
 use crate::domain::availability::{self, AvailabilityQuery, BookingFrom, BookingIn, BookingOut, Offer, PublicCaller};
 use crate::domain::idempotency::Namespace;
 use crate::domain::{Actor, Error, FieldError, Result, Scope};
-use crate::http::auth::{ClientAddress, MaybePrincipal};
+use crate::http::auth::MaybePrincipal;
 use crate::http::extract::{Json, Path, Query};
-use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(availability)).routes(routes!(book_reservation))
@@ -31,9 +31,9 @@ fn within_pin(caller: Option<&Actor>, hotel_id: &str) -> Result<()> {
     params(("hotelId" = String, Path), AvailabilityQuery),
     responses(
         (status = 200, body = Vec<Offer>),
-        (status = 400, description = "Invalid dates or occupancy", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "An API key pinned to another hotel", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Hotel not found (or not open to public booking)", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "Invalid dates or occupancy"),
+        (status = 403, description = "An API key pinned to another hotel"),
+        (status = 404, description = "Hotel not found (or not open to public booking)"),
     )
 )]
 async fn availability(
@@ -65,11 +65,11 @@ async fn availability(
     request_body = BookingIn,
     responses(
         (status = 201, description = "Request created", body = BookingOut),
-        (status = 400, description = "A forged or edited offer, or an invalid guest", body = Problem, content_type = "application/problem+json"),
-        (status = 403, description = "An API key pinned to another hotel", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Hotel not found (or not open to public booking)", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The selected offer is no longer available (sold, repriced or expired), or the Idempotency-Key was used for another request", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Too many booking requests for this hotel from this address or for this e-mail: wait `Retry-After` seconds", body = Problem, content_type = "application/problem+json"),
+        (status = 400, description = "A forged or edited offer, or an invalid guest"),
+        (status = 403, description = "An API key pinned to another hotel"),
+        (status = 404, description = "Hotel not found (or not open to public booking)"),
+        (status = 409, description = "The selected offer is no longer available (sold, repriced or expired), or the Idempotency-Key was used for another request"),
+        (status = 429, description = "Too many booking requests for this hotel from this address or for this e-mail: wait `Retry-After` seconds"),
     )
 )]
 async fn book_reservation(

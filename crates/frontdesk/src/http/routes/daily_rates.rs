@@ -3,12 +3,11 @@
 use axum::extract::State;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::daily_rates::{self, DailyRate, DailyRatesIn, DailyRatesQuery};
 use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::{Json, Query};
-use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_daily_rates, upsert_daily_rates))
@@ -23,8 +22,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     params(DailyRatesQuery),
     responses(
         (status = 200, body = Vec<DailyRate>),
-        (status = 403, description = "Lacks rates:read, or a pinned key names another hotel", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such hotel, or no such rate plan in it", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rates:read, or a pinned key names another hotel"),
+        (status = 404, description = "No such hotel, or no such rate plan in it"),
     )
 )]
 async fn list_daily_rates(
@@ -45,7 +44,7 @@ async fn list_daily_rates(
     request_body = DailyRatesIn,
     responses(
         (status = 200, description = "The upserted records, in the order sent", body = Vec<DailyRate>),
-        (status = 403, description = "Lacks rates:write", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rates:write"),
     )
 )]
 async fn upsert_daily_rates(

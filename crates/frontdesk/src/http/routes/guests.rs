@@ -4,6 +4,7 @@ use axum::extract::State;
 use axum::response::Response;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::guests::{self, Guest, GuestFilter, GuestIn, GuestPatch};
 use crate::domain::listing::ListParams;
 use crate::domain::Result;
@@ -11,8 +12,6 @@ use crate::http::auth::Principal;
 use crate::http::extract::{Json, Path, Query};
 use crate::http::listing;
 use crate::http::openapi::Projected;
-use crate::http::problem::Problem;
-use crate::http::AppState;
 
 /// A listed guest: every field, or those the `fields` parameter names.
 type GuestFields = Projected<Guest>;
@@ -34,8 +33,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     params(GuestFilter, ListParams),
     responses(
         (status = 200, body = Vec<GuestFields>, headers(("X-Total-Count" = i64, description = "Matches in all, before paging"))),
-        (status = 403, description = "Lacks guests:read, or a pinned key names another hotel", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such hotel", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks guests:read, or a pinned key names another hotel"),
+        (status = 404, description = "No such hotel"),
     )
 )]
 async fn list_guests(
@@ -56,8 +55,8 @@ async fn list_guests(
     request_body = GuestIn,
     responses(
         (status = 200, body = Guest),
-        (status = 403, description = "Lacks guests:write, or a pinned key names another hotel", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such hotel", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks guests:write, or a pinned key names another hotel"),
+        (status = 404, description = "No such hotel"),
     )
 )]
 async fn create_guest(
@@ -77,8 +76,8 @@ async fn create_guest(
     params(("guestId" = String, Path)),
     responses(
         (status = 200, body = Guest),
-        (status = 403, description = "Lacks guests:read", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Missing, or another organization's", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks guests:read"),
+        (status = 404, description = "Missing, or another organization's"),
     )
 )]
 async fn get_guest(
@@ -99,8 +98,8 @@ async fn get_guest(
     request_body = GuestPatch,
     responses(
         (status = 200, body = Guest),
-        (status = 403, description = "Lacks guests:write", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Missing, or another organization's (or the named hotel is)", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks guests:write"),
+        (status = 404, description = "Missing, or another organization's (or the named hotel is)"),
     )
 )]
 async fn update_guest(
@@ -121,9 +120,9 @@ async fn update_guest(
     params(("guestId" = String, Path)),
     responses(
         (status = 200, description = "The deleted guest", body = Guest),
-        (status = 403, description = "Lacks guests:write", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Missing, or another organization's", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The guest has reservations", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks guests:write"),
+        (status = 404, description = "Missing, or another organization's"),
+        (status = 409, description = "The guest has reservations"),
     )
 )]
 async fn delete_guest(

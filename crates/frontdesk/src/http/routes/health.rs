@@ -6,8 +6,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::http::problem::{Problem, STORAGE_FAILING};
-use crate::http::AppState;
 
 #[derive(Serialize, ToSchema)]
 pub struct HealthOut {
@@ -35,7 +35,7 @@ const READY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
     tag = "operations",
     responses(
         (status = 200, body = HealthOut),
-        (status = 503, description = "The database does not answer, or does not take writes", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "The database does not answer, or does not take writes"),
     )
 )]
 async fn readyz(State(state): State<AppState>) -> Result<axum::Json<HealthOut>, Problem> {

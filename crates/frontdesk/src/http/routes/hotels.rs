@@ -3,12 +3,11 @@
 use axum::extract::State;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::hotels::{self, Hotel, HotelIn, HotelPatch};
 use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::{Json, Path};
-use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_hotels, create_hotel)).routes(routes!(get_hotel, update_hotel))
@@ -35,7 +34,7 @@ async fn list_hotels(State(state): State<AppState>, Principal(actor): Principal)
     request_body = HotelIn,
     responses(
         (status = 200, body = Hotel),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
     )
 )]
 async fn create_hotel(
@@ -55,7 +54,7 @@ async fn create_hotel(
     params(("hotelId" = String, Path, description = "The hotel's id")),
     responses(
         (status = 200, body = Hotel),
-        (status = 404, description = "No such hotel for this credential", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such hotel for this credential"),
     )
 )]
 async fn get_hotel(
@@ -76,8 +75,8 @@ async fn get_hotel(
     request_body = HotelPatch,
     responses(
         (status = 200, body = Hotel),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such hotel in the organization", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
+        (status = 404, description = "No such hotel in the organization"),
     )
 )]
 async fn update_hotel(

@@ -5,12 +5,11 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::rate_plans::{self, RatePlan, RatePlanIn, RatePlanPatch};
 use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::{Json, Path, Query};
-use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_rate_plans, upsert_rate_plan)).routes(routes!(
@@ -40,8 +39,8 @@ pub struct RatePlansQuery {
     params(RatePlansQuery),
     responses(
         (status = 200, body = Vec<RatePlan>),
-        (status = 403, description = "Lacks rates:read, or a pinned key names another hotel", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such hotel", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rates:read, or a pinned key names another hotel"),
+        (status = 404, description = "No such hotel"),
     )
 )]
 async fn list_rate_plans(
@@ -61,9 +60,9 @@ async fn list_rate_plans(
     request_body = RatePlanIn,
     responses(
         (status = 200, body = RatePlan),
-        (status = 403, description = "Lacks rates:write, or a pinned key names another hotel", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such hotel, room type or rate plan", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The hotel already has a plan with this code", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rates:write, or a pinned key names another hotel"),
+        (status = 404, description = "No such hotel, room type or rate plan"),
+        (status = 409, description = "The hotel already has a plan with this code"),
     )
 )]
 async fn upsert_rate_plan(
@@ -83,8 +82,8 @@ async fn upsert_rate_plan(
     params(("ratePlanId" = String, Path)),
     responses(
         (status = 200, body = RatePlan),
-        (status = 403, description = "Lacks rates:read", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such rate plan for this credential", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rates:read"),
+        (status = 404, description = "No such rate plan for this credential"),
     )
 )]
 async fn get_rate_plan(
@@ -105,9 +104,9 @@ async fn get_rate_plan(
     request_body = RatePlanPatch,
     responses(
         (status = 200, body = RatePlan),
-        (status = 403, description = "Lacks rates:write", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such rate plan, or no such room type in its hotel", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "The hotel already has a plan with this code", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rates:write"),
+        (status = 404, description = "No such rate plan, or no such room type in its hotel"),
+        (status = 409, description = "The hotel already has a plan with this code"),
     )
 )]
 async fn update_rate_plan(
@@ -128,9 +127,9 @@ async fn update_rate_plan(
     params(("ratePlanId" = String, Path)),
     responses(
         (status = 200, description = "The deleted rate plan", body = RatePlan),
-        (status = 403, description = "Lacks rates:write", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such rate plan for this credential", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Reservations were booked under it", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rates:write"),
+        (status = 404, description = "No such rate plan for this credential"),
+        (status = 409, description = "Reservations were booked under it"),
     )
 )]
 async fn delete_rate_plan(

@@ -5,6 +5,7 @@ use axum::http::{HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::listing::ListParams;
 use crate::domain::reservations::{self, write, Reservation, ReservationFilter, ReservationIn, ReservationPatch};
 use crate::domain::{Error, FieldError, Result};
@@ -12,8 +13,6 @@ use crate::http::auth::Principal;
 use crate::http::extract::{Json, Path, Query};
 use crate::http::listing;
 use crate::http::openapi::Projected;
-use crate::http::problem::Problem;
-use crate::http::AppState;
 
 /// A listed reservation: every field, or those the `fields` parameter names.
 type ReservationFields = Projected<Reservation>;
@@ -35,8 +34,8 @@ pub fn router() -> OpenApiRouter<AppState> {
     params(ReservationFilter, ListParams),
     responses(
         (status = 200, body = Vec<ReservationFields>, headers(("X-Total-Count" = i64, description = "Matches in all, before paging"))),
-        (status = 403, description = "Lacks reservations:read, or a pinned key names another hotel", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such hotel", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks reservations:read, or a pinned key names another hotel"),
+        (status = 404, description = "No such hotel"),
     )
 )]
 async fn list_reservations(
@@ -64,9 +63,9 @@ async fn list_reservations(
     request_body = ReservationIn,
     responses(
         (status = 200, body = Reservation, headers(("Idempotent-Replayed" = bool, description = "`true` when a retry answers what an earlier request with the same Idempotency-Key made"))),
-        (status = 403, description = "Lacks reservations:write, or a pinned key names another hotel", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such hotel or guest", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "No room left on a night, or a physical room is taken, or the Idempotency-Key was used for a different request", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks reservations:write, or a pinned key names another hotel"),
+        (status = 404, description = "No such hotel or guest"),
+        (status = 409, description = "No room left on a night, or a physical room is taken, or the Idempotency-Key was used for a different request"),
     )
 )]
 async fn create_reservation(
@@ -100,8 +99,8 @@ async fn create_reservation(
     params(("reservationId" = String, Path)),
     responses(
         (status = 200, body = Reservation),
-        (status = 403, description = "Lacks reservations:read", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Missing, or another organization's", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks reservations:read"),
+        (status = 404, description = "Missing, or another organization's"),
     )
 )]
 async fn get_reservation(
@@ -122,9 +121,9 @@ async fn get_reservation(
     request_body = ReservationPatch,
     responses(
         (status = 200, body = Reservation),
-        (status = 403, description = "Lacks reservations:write", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Missing, or another organization's", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "A move that does not exist, another hotel, a full night or a taken room", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks reservations:write"),
+        (status = 404, description = "Missing, or another organization's"),
+        (status = 409, description = "A move that does not exist, another hotel, a full night or a taken room"),
     )
 )]
 async fn update_reservation(
@@ -145,8 +144,8 @@ async fn update_reservation(
     params(("reservationId" = String, Path)),
     responses(
         (status = 200, description = "The deleted reservation", body = Reservation),
-        (status = 403, description = "Lacks reservations:write", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Missing, or another organization's", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks reservations:write"),
+        (status = 404, description = "Missing, or another organization's"),
     )
 )]
 async fn delete_reservation(
@@ -166,9 +165,9 @@ async fn delete_reservation(
     params(("reservationId" = String, Path)),
     responses(
         (status = 200, body = Reservation),
-        (status = 403, description = "Lacks reservations:write", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "Missing, or another organization's", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Not approvable (not REQUESTED) or inventory changed", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks reservations:write"),
+        (status = 404, description = "Missing, or another organization's"),
+        (status = 409, description = "Not approvable (not REQUESTED) or inventory changed"),
     )
 )]
 async fn approve_reservation(

@@ -5,12 +5,11 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::room_types::{self, RoomType, RoomTypeIn, RoomTypePatch};
 use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::{Json, Path, Query};
-use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_room_types, create_room_type)).routes(routes!(
@@ -37,8 +36,8 @@ pub struct RoomTypesQuery {
     params(RoomTypesQuery),
     responses(
         (status = 200, body = Vec<RoomType>),
-        (status = 403, description = "Lacks rooms:read, or a pinned key names another hotel", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such hotel", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rooms:read, or a pinned key names another hotel"),
+        (status = 404, description = "No such hotel"),
     )
 )]
 async fn list_room_types(
@@ -58,8 +57,8 @@ async fn list_room_types(
     request_body = RoomTypeIn,
     responses(
         (status = 200, body = RoomType),
-        (status = 403, description = "Lacks rooms:write, or a pinned key names another hotel", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such hotel", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rooms:write, or a pinned key names another hotel"),
+        (status = 404, description = "No such hotel"),
     )
 )]
 async fn create_room_type(
@@ -79,8 +78,8 @@ async fn create_room_type(
     params(("roomTypeId" = String, Path)),
     responses(
         (status = 200, body = RoomType),
-        (status = 403, description = "Lacks rooms:read", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such room type for this credential", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rooms:read"),
+        (status = 404, description = "No such room type for this credential"),
     )
 )]
 async fn get_room_type(
@@ -101,8 +100,8 @@ async fn get_room_type(
     request_body = RoomTypePatch,
     responses(
         (status = 200, body = RoomType),
-        (status = 403, description = "Lacks rooms:write", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such room type for this credential", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rooms:write"),
+        (status = 404, description = "No such room type for this credential"),
     )
 )]
 async fn update_room_type(
@@ -123,9 +122,9 @@ async fn update_room_type(
     params(("roomTypeId" = String, Path)),
     responses(
         (status = 200, description = "The deleted room type", body = RoomType),
-        (status = 403, description = "Lacks rooms:write", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such room type for this credential", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Rooms, rate plans or reservations still use it", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rooms:write"),
+        (status = 404, description = "No such room type for this credential"),
+        (status = 409, description = "Rooms, rate plans or reservations still use it"),
     )
 )]
 async fn delete_room_type(

@@ -5,12 +5,11 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::rooms::{self, Room, RoomIn, RoomPatch};
 use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::{Json, Path, Query};
-use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_rooms, create_room)).routes(routes!(get_room, update_room, delete_room))
@@ -35,8 +34,8 @@ pub struct RoomsQuery {
     params(RoomsQuery),
     responses(
         (status = 200, body = Vec<Room>),
-        (status = 403, description = "Lacks rooms:read, or a pinned key names another hotel", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such hotel", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rooms:read, or a pinned key names another hotel"),
+        (status = 404, description = "No such hotel"),
     )
 )]
 async fn list_rooms(
@@ -56,8 +55,8 @@ async fn list_rooms(
     request_body = RoomIn,
     responses(
         (status = 200, body = Room),
-        (status = 403, description = "Lacks rooms:write, or a pinned key names another hotel", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such hotel, or no such room type in it", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rooms:write, or a pinned key names another hotel"),
+        (status = 404, description = "No such hotel, or no such room type in it"),
     )
 )]
 async fn create_room(
@@ -77,8 +76,8 @@ async fn create_room(
     params(("roomId" = String, Path)),
     responses(
         (status = 200, body = Room),
-        (status = 403, description = "Lacks rooms:read", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such room for this credential", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rooms:read"),
+        (status = 404, description = "No such room for this credential"),
     )
 )]
 async fn get_room(
@@ -99,8 +98,8 @@ async fn get_room(
     request_body = RoomPatch,
     responses(
         (status = 200, body = Room),
-        (status = 403, description = "Lacks rooms:write", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such room, or no such room type in its hotel", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rooms:write"),
+        (status = 404, description = "No such room, or no such room type in its hotel"),
     )
 )]
 async fn update_room(
@@ -121,9 +120,9 @@ async fn update_room(
     params(("roomId" = String, Path)),
     responses(
         (status = 200, description = "The deleted room", body = Room),
-        (status = 403, description = "Lacks rooms:write", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such room for this credential", body = Problem, content_type = "application/problem+json"),
-        (status = 409, description = "Reservations are assigned to it", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Lacks rooms:write"),
+        (status = 404, description = "No such room for this credential"),
+        (status = 409, description = "Reservations are assigned to it"),
     )
 )]
 async fn delete_room(

@@ -3,6 +3,7 @@
 use axum::extract::State;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use crate::app::AppState;
 use crate::domain::webhooks::{
     self, DeliveriesQuery, WebhookDelivery, WebhookSubscription, WebhookSubscriptionCreated, WebhookSubscriptionIn,
     WebhookSubscriptionPatch,
@@ -10,8 +11,6 @@ use crate::domain::webhooks::{
 use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::{Json, Path, Query};
-use crate::http::problem::Problem;
-use crate::http::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -28,7 +27,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     security(("accessToken" = [])),
     responses(
         (status = 200, body = Vec<WebhookSubscription>),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
     )
 )]
 async fn list_webhook_subscriptions(
@@ -47,8 +46,8 @@ async fn list_webhook_subscriptions(
     request_body = WebhookSubscriptionIn,
     responses(
         (status = 200, body = WebhookSubscriptionCreated),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "The hotel is not in the organization", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
+        (status = 404, description = "The hotel is not in the organization"),
     )
 )]
 async fn create_webhook_subscription(
@@ -68,8 +67,8 @@ async fn create_webhook_subscription(
     params(("webhookSubscriptionId" = String, Path, description = "The subscription's id")),
     responses(
         (status = 200, body = WebhookSubscription),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such subscription in the organization", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
+        (status = 404, description = "No such subscription in the organization"),
     )
 )]
 async fn get_webhook_subscription(
@@ -91,8 +90,8 @@ async fn get_webhook_subscription(
     request_body = WebhookSubscriptionPatch,
     responses(
         (status = 200, body = WebhookSubscription),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such subscription in the organization", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
+        (status = 404, description = "No such subscription in the organization"),
     )
 )]
 async fn update_webhook_subscription(
@@ -113,8 +112,8 @@ async fn update_webhook_subscription(
     params(("webhookSubscriptionId" = String, Path, description = "The subscription's id")),
     responses(
         (status = 200, description = "The deleted subscription", body = WebhookSubscription),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such subscription in the organization", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
+        (status = 404, description = "No such subscription in the organization"),
     )
 )]
 async fn delete_webhook_subscription(
@@ -134,8 +133,8 @@ async fn delete_webhook_subscription(
     params(("webhookSubscriptionId" = String, Path, description = "The subscription's id"), DeliveriesQuery),
     responses(
         (status = 200, body = Vec<WebhookDelivery>),
-        (status = 403, description = "Not an operator access token", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No such subscription in the organization", body = Problem, content_type = "application/problem+json"),
+        (status = 403, description = "Not an operator access token"),
+        (status = 404, description = "No such subscription in the organization"),
     )
 )]
 async fn list_webhook_deliveries(

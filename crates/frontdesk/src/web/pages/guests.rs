@@ -10,11 +10,11 @@ use futures::TryStreamExt;
 use serde::Deserialize;
 
 use super::HotelPage;
+use crate::app::AppState;
 use crate::domain::front_office;
 use crate::domain::guest_messages::{self, GuestMessage, MessageStatus};
 use crate::domain::guests::{self, Guest, GuestFilter, GuestIn, GuestPatch};
 use crate::domain::listing::ListParams;
-use crate::http::AppState;
 use crate::web::form::{self, optional, FormErrors};
 use crate::web::page::{render_page, Chrome, ConfirmPage, Section, WebResult};
 use crate::web::session::{self, Flash, Posted};

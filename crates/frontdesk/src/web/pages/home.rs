@@ -7,8 +7,8 @@ use axum::routing::get;
 use axum::Router;
 use serde::Deserialize;
 
+use crate::app::AppState;
 use crate::domain::hotels;
-use crate::http::AppState;
 use crate::web::page::{self, WebResult};
 use crate::web::session::Session;
 

@@ -12,10 +12,10 @@ use axum::Router;
 use serde::Deserialize;
 
 use super::HotelPage;
+use crate::app::AppState;
 use crate::domain::housekeeping::{self, RoomNow};
 use crate::domain::rooms::{self, HousekeepingStatus, RoomPatch};
 use crate::domain::Error;
-use crate::http::AppState;
 use crate::web::page::{render_page, Chrome, Section, WebError, WebResult};
 use crate::web::session::{self, Flash, Posted};
 use crate::web::view;

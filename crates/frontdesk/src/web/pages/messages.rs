@@ -9,8 +9,8 @@ use axum::Router;
 use serde::Deserialize;
 
 use super::HotelPage;
+use crate::app::AppState;
 use crate::domain::guest_messages::{self, render::VARIABLES, Language, Letter, MessageKind, MessageSettings};
-use crate::http::AppState;
 use crate::web::form::{optional, FormErrors};
 use crate::web::page::{render_page, Chrome, Section, WebResult};
 use crate::web::session::{self, Flash, Posted};

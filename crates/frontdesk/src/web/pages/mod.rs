@@ -20,8 +20,8 @@ use axum::response::{IntoResponse, Response};
 
 use super::page::{self, Chrome, Section, WebError};
 use super::session::Session;
+use crate::app::AppState;
 use crate::domain::hotels::{self, Hotel};
-use crate::http::AppState;
 
 /// A page about one hotel (`/hotels/{hotel_id}/…`): the signed-in operator and the hotel, which must be one of
 /// their organization's (the 404 page otherwise).

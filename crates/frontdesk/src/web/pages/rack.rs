@@ -10,9 +10,9 @@ use chrono::{Days, NaiveDate};
 use serde::Deserialize;
 
 use super::HotelPage;
+use crate::app::AppState;
 use crate::domain::front_office::{self, RackStay, RACK_NIGHTS};
 use crate::domain::rooms::HousekeepingStatus;
-use crate::http::AppState;
 use crate::web::form::FormErrors;
 use crate::web::page::{render_page, Chrome, Section, WebResult};
 use crate::web::view;

@@ -17,11 +17,11 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::HotelPage;
+use crate::app::AppState;
 use crate::domain::daily_rates::{DailyRateIn, MAX_STAY_NIGHTS};
 use crate::domain::rate_calendar::{self, BulkEdit, BulkOutcome, Change, PriceChange, MAX_DAYS, MIN_DAYS};
 use crate::domain::rate_plans::RatePlan;
 use crate::domain::{money, Error};
-use crate::http::AppState;
 use crate::web::form::FormErrors;
 use crate::web::page::{render_page, Chrome, Section, WebError, WebResult};
 use crate::web::session::{self, Flash, Posted};

@@ -10,8 +10,8 @@ use chrono::Days;
 use serde::Deserialize;
 
 use super::HotelPage;
+use crate::app::AppState;
 use crate::domain::hotels::{self, HotelPatch, MAX_EMBED_ORIGINS};
-use crate::http::AppState;
 use crate::web::form::FormErrors;
 use crate::web::page::{render_page, Chrome, Section, WebResult};
 use crate::web::session::{self, Flash, Posted};

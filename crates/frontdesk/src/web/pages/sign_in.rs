@@ -8,10 +8,10 @@ use axum::routing::{get, post};
 use axum::{Form, Router};
 use serde::Deserialize;
 
+use crate::app::limits::client_address;
+use crate::app::AppState;
 use crate::domain::identity::{self, LoginIn};
 use crate::domain::{secrets, Error};
-use crate::http::auth::client_address;
-use crate::http::AppState;
 use crate::web::assets;
 use crate::web::page;
 use crate::web::session::{self, Cookie, Flash, Posted, Session};

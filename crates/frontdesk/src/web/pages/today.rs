@@ -7,9 +7,9 @@ use axum::routing::get;
 use axum::Router;
 
 use super::HotelPage;
+use crate::app::AppState;
 use crate::domain::front_office::{self, NightOccupancy};
 use crate::domain::reservations::ReservationStatus;
-use crate::http::AppState;
 use crate::web::page::{render_page, Chrome, Section, WebResult};
 use crate::web::view::{self, Catalog, StayRow};
 

@@ -11,10 +11,10 @@ use axum::Router;
 use base64::Engine as _;
 
 use super::{field, secret_response, ticked, when, when_or, Frame, Nav, SecretPage, Tab};
+use crate::app::AppState;
 use crate::domain::access::Scope;
 use crate::domain::api_keys::{self, ApiKey, ApiKeyIn, ApiKeyPatch, MAX_RATE_LIMIT};
 use crate::domain::hotels::{self, Hotel};
-use crate::http::AppState;
 use crate::web::form::{self, FormErrors};
 use crate::web::page::{render_page, Chrome, ConfirmPage, Section, WebResult};
 use crate::web::pages::HotelPage;

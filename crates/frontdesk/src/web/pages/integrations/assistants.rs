@@ -10,8 +10,8 @@ use axum::routing::{get, post};
 use axum::Router;
 
 use super::{when, when_or, Frame, Nav, Tab};
+use crate::app::AppState;
 use crate::domain::connected_assistants::{self, ConnectedAssistant};
-use crate::http::AppState;
 use crate::web::form;
 use crate::web::page::{render_page, Chrome, ConfirmPage, Section, WebResult};
 use crate::web::pages::HotelPage;

@@ -23,8 +23,8 @@ use axum::Router;
 use chrono::{DateTime, Utc};
 
 use super::HotelPage;
+use crate::app::AppState;
 use crate::domain::hotels::Hotel;
-use crate::http::AppState;
 use crate::web::page::{render_page, Chrome, Section, WebError, WebResult};
 
 pub fn router() -> Router<AppState> {

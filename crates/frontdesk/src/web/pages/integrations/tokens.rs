@@ -11,8 +11,8 @@ use axum::routing::{get, post};
 use axum::Router;
 
 use super::{field, secret_response, when, when_or, Frame, Nav, SecretPage, Tab};
+use crate::app::AppState;
 use crate::domain::operator_tokens::{self, OperatorToken, MAX_EXPIRY_DAYS};
-use crate::http::AppState;
 use crate::web::form::{self, FormErrors};
 use crate::web::page::{render_page, Chrome, ConfirmPage, Section, WebResult};
 use crate::web::pages::HotelPage;

@@ -12,13 +12,13 @@ use axum::routing::{get, post};
 use axum::Router;
 
 use super::{field, secret_response, ticked, when, Frame, Nav, SecretPage, Tab};
+use crate::app::AppState;
 use crate::domain::events::EventKind;
 use crate::domain::hotels::{self, Hotel};
 use crate::domain::webhooks::{
     self, failures_turn_off, DeliveriesQuery, WebhookSubscription, WebhookSubscriptionIn, WebhookSubscriptionPatch,
     MAX_CONSECUTIVE_FAILURES,
 };
-use crate::http::AppState;
 use crate::web::form::{self, FormErrors};
 use crate::web::page::{render_page, Chrome, ConfirmPage, Section, WebResult};
 use crate::web::pages::HotelPage;

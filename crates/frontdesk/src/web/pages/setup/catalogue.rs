@@ -11,12 +11,12 @@ use serde::Deserialize;
 
 use super::hotels::hotel_path;
 use super::{render_form, Area, SetupChrome, SetupConfirm};
+use crate::app::AppState;
 use crate::domain::hotels::Hotel;
 use crate::domain::rate_plans::{self, RatePlan, RatePlanIn, RatePlanPatch};
 use crate::domain::room_types::{self, RoomType, RoomTypeIn, RoomTypePatch};
 use crate::domain::rooms::{self, HousekeepingStatus, Room, RoomIn, RoomPatch};
 use crate::domain::Error;
-use crate::http::AppState;
 use crate::web::form::{self, optional, FormErrors};
 use crate::web::page::{render_page, WebResult};
 use crate::web::pages::HotelPage;

@@ -9,11 +9,11 @@ use axum::Router;
 use serde::Deserialize;
 
 use super::{render_form, Area, SetupChrome, SetupPage};
+use crate::app::AppState;
 use crate::domain::hotels::{self, Hotel, HotelIn, HotelPatch};
 use crate::domain::rate_plans::{self, RatePlan};
 use crate::domain::room_types::{self, RoomType};
 use crate::domain::rooms::{self, Room};
-use crate::http::AppState;
 use crate::web::form::{optional, FormErrors};
 use crate::web::page::WebResult;
 use crate::web::pages::HotelPage;

@@ -19,8 +19,8 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use axum::Router;
 
+use crate::app::AppState;
 use crate::domain::hotels as hotel_records;
-use crate::http::AppState;
 use crate::web::assets;
 use crate::web::page::{render_page, HotelChoice, WebError};
 use crate::web::session::Session;

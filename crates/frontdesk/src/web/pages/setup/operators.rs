@@ -17,10 +17,10 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 use super::{render_form, Area, SetupChrome, SetupConfirm, SetupPage};
+use crate::app::limits::ClientAddress;
+use crate::app::AppState;
 use crate::domain::identity::{self, Invitation, Operator, OperatorEntry};
 use crate::domain::{secrets, Error};
-use crate::http::auth::ClientAddress;
-use crate::http::AppState;
 use crate::web::assets;
 use crate::web::form::{self, FormErrors};
 use crate::web::page::{self, render_page, WebResult};

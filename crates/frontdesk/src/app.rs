@@ -1,0 +1,66 @@
+//! The application: the state every request handler reaches, and the few request helpers that the REST API
+//! ([`crate::http`]), the web pages ([`crate::web`]) and the assistant connector's endpoint share. Every layer may
+//! import this module; it imports none of them, so the dependency runs one way (the routers are assembled in
+//! [`crate::router`], above them all).
+//!
+//! * [`AppState`]: what every handler can reach.
+//! * [`rate_limit`]: the limiter (in memory or in Redis) and the middleware that reports its decisions.
+//! * [`limits`]: who the client is and counting a request against its limits, for extractors on every side.
+//! * [`OwnFormat`]: the mark of an answer that carries its own error format (pages, OAuth, MCP).
+
+pub mod limits;
+pub mod rate_limit;
+
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::domain::availability::{AvailabilityCopies, OfferKey};
+use crate::domain::webhooks::WebhookSettings;
+use crate::store::Db;
+use rate_limit::RateLimiter;
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub db: Db,
+    pub config: Arc<Config>,
+    /// Signs and checks public offers; kept in the database so every process shares it.
+    pub offer_key: OfferKey,
+    /// This process's copies of hotels' rates and inventory, for public availability searches.
+    pub availability: AvailabilityCopies,
+    /// `None` when rate limiting is turned off.
+    pub limiter: Option<RateLimiter>,
+    /// Seals subscription secrets; the URL policy.
+    pub webhooks: WebhookSettings,
+    /// `None` when metrics are not served (no `--metrics-token`, no `--metrics-listen`).
+    pub metrics: Option<crate::metrics::Metrics>,
+}
+
+impl AppState {
+    pub async fn new(db: Db, config: Config) -> anyhow::Result<AppState> {
+        let offer_key = OfferKey::load(&db).await?;
+        let limiter = match config.rate_limits {
+            true => Some(RateLimiter::new(config.redis_url.as_deref()).await?),
+            false => None,
+        };
+        let webhooks = WebhookSettings::load(&db, config.webhook_allow_private_addresses).await?;
+        let availability = AvailabilityCopies::default();
+        let metrics = crate::metrics::Metrics::new(&config);
+        Ok(AppState { db, config: Arc::new(config), offer_key, availability, limiter, webhooks, metrics })
+    }
+
+    /// Where the assistant connector's authorization server and resource live, and its token lifetimes.
+    pub fn oauth(&self) -> crate::domain::oauth::Settings {
+        crate::domain::oauth::Settings::new(
+            &self.config.public_base(),
+            chrono::TimeDelta::seconds(self.config.oauth_access_token_ttl_secs),
+            chrono::TimeDelta::days(self.config.oauth_refresh_token_ttl_days),
+        )
+    }
+}
+
+/// Marks an answer that speaks a protocol with error formats of its own (OAuth's `{error, error_description}`,
+/// the MCP endpoint's JSON-RPC, the web and sign-in pages' HTML): the problem mapping of the REST API
+/// (`http::problem::ensure_problem`) leaves it as it is.
+#[derive(Debug, Clone, Copy)]
+pub struct OwnFormat;

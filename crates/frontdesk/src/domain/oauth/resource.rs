@@ -1,0 +1,63 @@
+//! The protected resource: the connector's bearer tokens checked.
+
+use chrono::{TimeDelta, Utc};
+
+use super::super::access::{Actor, Credential};
+use super::super::secrets;
+use crate::store::{oauth as rows, Db};
+
+use super::*;
+
+/// Why a bearer token was refused at the connector.
+#[derive(Debug, PartialEq, Eq)]
+pub enum BearerError {
+    /// Unknown, revoked, expired, of another resource or without the scope.
+    InvalidToken(&'static str),
+    Internal,
+}
+
+/// The operator behind an access token for the connector: the token must be an access token (not a refresh
+/// token), unexpired, unrevoked, bound to `settings.resource` and carry `service:read`.
+pub async fn authenticate(db: &Db, settings: &Settings, token: &str) -> Result<Actor, BearerError> {
+    let invalid = BearerError::InvalidToken("the access token is invalid");
+    if !token.starts_with(ACCESS_TOKEN_PREFIX) {
+        return Err(invalid);
+    }
+    let digest = secrets::digest(token);
+    let mut conn = db.read().await.map_err(|_| BearerError::Internal)?;
+    let row = rows::token_by_hash(&mut conn, &digest).await.map_err(|_| BearerError::Internal)?.ok_or(invalid)?;
+    if !secrets::digests_match(&row.token_hash, &digest) || row.kind != "access" || row.revoked {
+        return Err(BearerError::InvalidToken("the access token is invalid"));
+    }
+    if row.expires_at <= Utc::now() {
+        return Err(BearerError::InvalidToken("the access token has expired"));
+    }
+    if !same_resource(&row.resource, &settings.resource) {
+        return Err(BearerError::InvalidToken("the access token was issued for another resource"));
+    }
+    if !row.scope.split_whitespace().any(|s| s == SCOPE) {
+        return Err(BearerError::InvalidToken("the access token lacks the scope service:read"));
+    }
+    // The dashboard lists when each connected assistant was last used: recorded to the minute, off the request's path.
+    let at = Utc::now();
+    if row.last_used_at.is_none_or(|t| at - t >= TimeDelta::seconds(60)) {
+        let db = db.clone();
+        let id = row.id.clone();
+        tokio::spawn(async move {
+            let touched = async {
+                let mut tx = db.begin_write().await?;
+                rows::touch_token(tx.conn(), &id, at, at - TimeDelta::seconds(60)).await?;
+                tx.commit().await?;
+                Ok::<_, super::super::Error>(())
+            };
+            if let Err(err) = touched.await {
+                tracing::warn!(error = %err, "could not record a connector token's last use");
+            }
+        });
+    }
+    Ok(Actor {
+        organization_id: row.organization_id,
+        hotel_pin: None,
+        credential: Credential::Operator { operator_id: row.operator_id, token_id: row.id },
+    })
+}

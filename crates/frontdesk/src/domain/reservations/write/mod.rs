@@ -1,0 +1,351 @@
+//! Every change to a reservation: create, update (state moves, dates, room assignments), approve and delete. Each
+//! runs in one write transaction that also records the webhook event, so nothing is ever half-written.
+//!
+//! Creating is in [`create`] (validate, price, persist); changing, approving and deleting are here, with the steps
+//! both share (dates, inventory, room checks, folios).
+
+mod create;
+
+// The create path lives in its own file; its functions stay `write::create`, `write::insert`, … for their callers.
+pub use create::{create, create_once, insert, Created};
+
+use chrono::{DateTime, Days, NaiveDate, NaiveTime, TimeZone, Utc};
+
+use super::{
+    full, visible, Folio, FolioCharge, Reservation, ReservationPatch, ReservationRoom, ReservationStatus,
+    RoomAssignmentIn, RoomStatus, MAX_NIGHTS,
+};
+use super::{inventory, stay};
+use crate::domain::access::{Actor, Scope};
+use crate::domain::events::{self, EventKind};
+use crate::domain::hotels::{self, Hotel};
+use crate::domain::validate::{parse_date, Checks};
+use crate::domain::{guests, money, new_id, now, Error, FieldError, Result};
+use crate::store::{self, Db, WriteTx};
+
+/// The instant a stay starts or ends: `date` at the hotel's local `time` (`HH:MM`), in UTC.
+pub(crate) fn instant(hotel: &Hotel, date: NaiveDate, time: &str) -> DateTime<Utc> {
+    let time = NaiveTime::parse_from_str(time, "%H:%M").unwrap_or_default();
+    let local = date.and_time(time);
+    let tz = hotel.time_zone();
+    // A local time that a DST change skips is taken an hour later.
+    tz.from_local_datetime(&local)
+        .earliest()
+        .or_else(|| tz.from_local_datetime(&(local + chrono::TimeDelta::hours(1))).earliest())
+        .map(|t| t.with_timezone(&Utc))
+        .unwrap_or_else(|| Utc.from_utc_datetime(&local))
+}
+
+/// Validated stay dates: dates an input may name, check-out after check-in, at most [`MAX_NIGHTS`] nights.
+fn stay_dates(c: &mut Checks, check_in: &str, check_out: &str) -> Option<(NaiveDate, NaiveDate)> {
+    let from = parse_date(c, "checkInDate", check_in);
+    let to = parse_date(c, "checkOutDate", check_out);
+    let (from, to) = (from?, to?);
+    let nights = (to - from).num_days();
+    if nights < 1 {
+        c.fail("checkOutDate", "must be after checkInDate");
+        return None;
+    }
+    if nights > MAX_NIGHTS {
+        c.fail("checkOutDate", format!("a stay may span at most {MAX_NIGHTS} nights"));
+        return None;
+    }
+    Some((from, to))
+}
+
+const SHARED_ROOM: &str = "is assigned to another room of this reservation (they share every night)";
+
+fn room_error(index: usize, field: &str, message: impl Into<String>) -> FieldError {
+    FieldError::field(format!("rooms[{index}].{field}"), message)
+}
+
+/// One room charge per room and night: each room's price spread evenly over the nights (the remainder on the
+/// first nights, so the charges add up to the price exactly).
+pub(super) fn folio_for(r: &Reservation, rooms: &[ReservationRoom]) -> Folio {
+    let folio_id = new_id();
+    let nights = r.nights().max(1);
+    let mut charges = Vec::new();
+    let billable: Vec<&ReservationRoom> = rooms.iter().filter(|room| room.status != RoomStatus::Cancelled).collect();
+    for (n, room) in billable.iter().enumerate() {
+        let base = room.price / nights;
+        let remainder = room.price % nights;
+        for night in 0..nights {
+            let date = r.check_in_date.checked_add_days(Days::new(night as u64)).unwrap_or(r.check_in_date);
+            charges.push(FolioCharge {
+                id: new_id(),
+                folio_id: folio_id.clone(),
+                date,
+                description: format!("Room {} of {}, night of {date}", n + 1, billable.len()),
+                amount: base + i64::from(night < remainder),
+                currency: r.currency.clone(),
+            });
+        }
+    }
+    // Each room's price is an amount and so is their sum (checked when the rooms were priced), so is the total.
+    let total = money::sum(charges.iter().map(|c| c.amount)).unwrap_or(money::MAX_AMOUNT);
+    Folio { id: folio_id, currency: r.currency.clone(), total, charges }
+}
+
+/// Takes inventory for the rooms of `r` that hold it and checks their assignments (`today` is the hotel's: a room
+/// given to a stay that includes tonight must be free now).
+async fn hold(
+    tx: &mut WriteTx,
+    organization_id: &str,
+    r: &Reservation,
+    rooms: &[ReservationRoom],
+    today: NaiveDate,
+) -> Result<()> {
+    let held: Vec<&ReservationRoom> = rooms.iter().filter(|room| inventory::holds(r.status, room.status)).collect();
+    let types: Vec<String> = held.iter().map(|room| room.room_type_id.clone()).collect();
+    inventory::take(tx, organization_id, &types, r.check_in_date, r.check_out_date, &r.id).await?;
+    let mut assigned: Vec<(&String, &String)> =
+        held.iter().filter_map(|room| room.room_id.as_ref().map(|id| (id, &room.room_type_id))).collect();
+    // Rooms are locked in one order by every writer, so that two writers never wait on each other in a cycle.
+    assigned.sort();
+    for (room_id, room_type_id) in assigned {
+        let stay = inventory::Stay { reservation_id: &r.id, nights: (r.check_in_date, r.check_out_date), today };
+        inventory::assign(tx, organization_id, room_id, room_type_id, &stay).await?;
+    }
+    Ok(())
+}
+
+/// A physical room to assign: the actor's, of the reservation's hotel and of the reservation room's type.
+async fn check_room(
+    tx: &mut WriteTx,
+    actor: &Actor,
+    hotel_id: &str,
+    room_type_id: &str,
+    room_id: &str,
+) -> Result<Option<String>> {
+    let room = store::rooms::get(tx.conn(), &actor.organization_id, room_id).await?;
+    Ok(match room {
+        None => Some("no such room".into()),
+        Some(room) if room.hotel_id != hotel_id => Some("must be a room of the reservation's hotel".into()),
+        Some(room) if room.room_type_id != room_type_id => Some("must be a room of the reserved room type".into()),
+        Some(room) if !room.housekeeping_status.sellable() => {
+            return Err(Error::Conflict(format!("room {} is out of order and cannot be assigned", room.name)))
+        }
+        Some(_) => None,
+    })
+}
+
+fn check_counts(r: &Reservation) -> Result<()> {
+    let mut c = Checks::new();
+    for (field, value) in [("adults", r.adults), ("children", r.children), ("infants", r.infants)] {
+        c.range(field, value, 0, 1000);
+    }
+    c.amount("totalPrice", r.total_price);
+    c.finish()
+}
+
+pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ReservationPatch) -> Result<Reservation> {
+    actor.require_scope(Scope::ReservationsWrite)?;
+    let mut tx = db.begin_write().await?;
+    let r = visible(tx.conn(), actor, id).await?;
+    let r = change(&mut tx, actor, r, patch).await?;
+    tx.commit().await?;
+    Ok(r)
+}
+
+/// Approves a REQUESTED reservation: inventory is rechecked under lock, each pending room is confirmed and the
+/// folio created; otherwise 409 and nothing changes.
+pub async fn approve(db: &Db, actor: &Actor, id: &str) -> Result<Reservation> {
+    actor.require_scope(Scope::ReservationsWrite)?;
+    let mut tx = db.begin_write().await?;
+    let r = visible(tx.conn(), actor, id).await?;
+    if r.status != ReservationStatus::Requested {
+        return Err(Error::Conflict(format!(
+            "only a REQUESTED reservation can be approved; this one is {}",
+            r.status.as_str()
+        )));
+    }
+    let patch = ReservationPatch { status: Some(ReservationStatus::Confirmed), ..Default::default() };
+    let r = change(&mut tx, actor, r, patch).await?;
+    tx.commit().await?;
+    Ok(r)
+}
+
+/// Applies a patch inside `tx`: the one place where a reservation's state, dates, rooms and folio change. In steps:
+/// the fields, the room assignments, the status move with the front desk's rules ([`stay`]), inventory, then the
+/// writes and the event.
+async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: ReservationPatch) -> Result<Reservation> {
+    if patch.hotel_id.as_deref().is_some_and(|h| h != r.hotel_id) {
+        return Err(Error::Conflict("a reservation cannot move to another hotel".into()));
+    }
+    let hotel = hotels::require_named(tx.conn(), &Actor::system(&actor.organization_id), Some(&r.hotel_id)).await?;
+    let today = hotel.today();
+    let mut rooms = store::reservations::rooms(tx.conn(), &r.id).await?;
+    let before = r.status;
+    let mut dates_changed = apply_fields(tx, actor, &hotel, &mut r, &patch).await?;
+    let reassigned = apply_assignments(tx, actor, &r, &mut rooms, patch.rooms.as_deref().unwrap_or_default()).await?;
+
+    // A folio to write in place of the stored one, when this change alters the bill.
+    let mut new_folio: Option<Folio> = None;
+    if let Some(to) = patch.status.filter(|to| *to != before) {
+        if !before.can_move_to(to) {
+            return Err(Error::Conflict(format!("a {} reservation cannot become {}", before.as_str(), to.as_str())));
+        }
+        r.status = to;
+        for room in &mut rooms {
+            room.status = room.status.after(to);
+        }
+        match (before, to) {
+            (ReservationStatus::Confirmed, ReservationStatus::CheckedIn) => {
+                stay::check_in(tx, &actor.organization_id, &r, &rooms, today).await?;
+            }
+            (ReservationStatus::CheckedIn, ReservationStatus::CheckedOut) => {
+                new_folio = stay::check_out(tx, actor, &hotel, &mut r, &rooms).await?;
+            }
+            (ReservationStatus::CheckedOut, ReservationStatus::CheckedIn) => {
+                new_folio = stay::undo_check_out(tx, &actor.organization_id, &hotel, &mut r, &rooms).await?;
+                dates_changed |= new_folio.is_some();
+            }
+            _ => {}
+        }
+    }
+
+    let newly_held = r.status.holds_inventory() && !before.holds_inventory();
+    if r.status.holds_inventory() && (newly_held || dates_changed || reassigned) {
+        hold(tx, &actor.organization_id, &r, &rooms, today).await?;
+    }
+    if before == ReservationStatus::Requested && r.status == ReservationStatus::Confirmed {
+        // Approving a booking request: the offer's rate plan must still sell those nights.
+        let planned: Vec<(String, NaiveDate, NaiveDate)> = rooms
+            .iter()
+            .filter(|room| room.status == RoomStatus::Confirmed)
+            .filter_map(|room| room.rate_plan_id.clone().map(|plan| (plan, r.check_in_date, r.check_out_date)))
+            .collect();
+        inventory::take_allotments(tx, &actor.organization_id, &planned, &r.id).await?;
+        new_folio = Some(folio_for(&r, &rooms));
+    } else if dates_changed && new_folio.is_none() && store::reservations::folio(tx.conn(), &r.id).await?.is_some() {
+        new_folio = Some(folio_for(&r, &rooms));
+    }
+    let at = now();
+    r.updated_at = at;
+    store::reservations::update(tx.conn(), &actor.organization_id, &r).await?;
+    store::reservations::save_rooms(tx.conn(), &r, &rooms).await?;
+    if let Some(folio) = &new_folio {
+        store::reservations::save_folio(tx.conn(), &r.id, folio, at).await?;
+    }
+    let r = full(tx.conn(), r).await?;
+    events::record(tx, &actor.organization_id, Some(&r.hotel_id), EventKind::ReservationUpdated, &r).await?;
+    Ok(r)
+}
+
+/// Applies the patch's plain fields (dates, times, guest, party, price, texts) to `r`, validated. Answers whether
+/// the stay dates changed.
+async fn apply_fields(
+    tx: &mut WriteTx,
+    actor: &Actor,
+    hotel: &Hotel,
+    r: &mut Reservation,
+    patch: &ReservationPatch,
+) -> Result<bool> {
+    let mut c = Checks::new();
+    let mut dates_changed = false;
+    if patch.check_in_date.is_some() || patch.check_out_date.is_some() {
+        let check_in = patch.check_in_date.clone().unwrap_or_else(|| r.check_in_date.to_string());
+        let check_out = patch.check_out_date.clone().unwrap_or_else(|| r.check_out_date.to_string());
+        if let Some((from, to)) = stay_dates(&mut c, &check_in, &check_out) {
+            dates_changed = (from, to) != (r.check_in_date, r.check_out_date);
+            r.check_in_date = from;
+            r.check_out_date = to;
+        }
+    }
+    c.opt_text("channelReference", patch.channel_reference.as_ref().and_then(|v| v.as_deref()), 200);
+    c.opt_text("notes", patch.notes.as_ref().and_then(|v| v.as_deref()), 5000);
+    if let Some(at) = patch.start_time {
+        c.instant("startTime", at);
+    }
+    if let Some(at) = patch.end_time {
+        c.instant("endTime", at);
+    }
+    c.finish()?;
+    if dates_changed && !matches!(r.status, ReservationStatus::Requested | ReservationStatus::Confirmed) {
+        return Err(Error::Conflict(format!("the dates of a {} reservation cannot change", r.status.as_str())));
+    }
+    if dates_changed || patch.start_time.is_some() {
+        r.start_time = patch.start_time.unwrap_or_else(|| instant(hotel, r.check_in_date, &hotel.check_in_time));
+    }
+    if dates_changed || patch.end_time.is_some() {
+        r.end_time = patch.end_time.unwrap_or_else(|| instant(hotel, r.check_out_date, &hotel.check_out_time));
+    }
+    if let Some(guest_id) = &patch.guest_id {
+        if let Some(guest_id) = guest_id {
+            guests::visible(tx.conn(), actor, guest_id).await?;
+        }
+        r.guest_id = guest_id.clone();
+    }
+    if let Some(v) = patch.adults {
+        r.adults = v;
+    }
+    if let Some(v) = patch.children {
+        r.children = v;
+    }
+    if let Some(v) = patch.infants {
+        r.infants = v;
+    }
+    if let Some(v) = patch.total_price {
+        r.total_price = v;
+    }
+    if let Some(v) = &patch.channel_reference {
+        r.channel_reference = v.clone();
+    }
+    if let Some(v) = &patch.notes {
+        r.notes = v.clone();
+    }
+    check_counts(r)?;
+    Ok(dates_changed)
+}
+
+/// Applies room assignments to `rooms` (validated: a room of the hotel and of the reserved type, one per stay room).
+/// Answers whether an assignment changed; inventory and the rooms' occupancy are checked later, under lock.
+async fn apply_assignments(
+    tx: &mut WriteTx,
+    actor: &Actor,
+    r: &Reservation,
+    rooms: &mut [ReservationRoom],
+    assignments: &[RoomAssignmentIn],
+) -> Result<bool> {
+    let mut errors = Vec::new();
+    let mut reassigned = false;
+    for (i, assignment) in assignments.iter().enumerate() {
+        let Some(room) = rooms.iter_mut().find(|room| room.id == assignment.id) else {
+            errors.push(room_error(i, "id", "no such room in this reservation"));
+            continue;
+        };
+        if let Some(room_id) = &assignment.room_id {
+            if let Some(room_id) = room_id {
+                if let Some(problem) = check_room(tx, actor, &r.hotel_id, &room.room_type_id, room_id).await? {
+                    errors.push(room_error(i, "roomId", problem));
+                }
+            }
+            reassigned |= room.room_id != *room_id;
+            room.room_id = room_id.clone();
+        }
+    }
+    for (i, assignment) in assignments.iter().enumerate() {
+        let Some(Some(room_id)) = &assignment.room_id else { continue };
+        let holders = rooms.iter().filter(|r| r.status != RoomStatus::Cancelled && r.room_id.as_ref() == Some(room_id));
+        if holders.count() > 1 {
+            errors.push(room_error(i, "roomId", SHARED_ROOM));
+        }
+    }
+    if errors.is_empty() {
+        Ok(reassigned)
+    } else {
+        Err(Error::Validation(errors))
+    }
+}
+
+/// Deletes a reservation with its rooms, folio and charges; answers it as it was.
+pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Reservation> {
+    actor.require_scope(Scope::ReservationsWrite)?;
+    let mut tx = db.begin_write().await?;
+    let r = visible(tx.conn(), actor, id).await?;
+    let r = full(tx.conn(), r).await?;
+    store::reservations::delete(tx.conn(), &actor.organization_id, id).await?;
+    events::record(&mut tx, &actor.organization_id, Some(&r.hotel_id), EventKind::ReservationDeleted, &r).await?;
+    tx.commit().await?;
+    Ok(r)
+}

@@ -1,0 +1,202 @@
+//! One reservation: its rooms, folio and guest, and the moves and changes it allows now.
+
+use askama::Template;
+use axum::extract::State;
+use axum::http::StatusCode;
+
+use chrono::NaiveDate;
+
+use super::super::HotelPage;
+use super::guest_title;
+use crate::app::AppState;
+use crate::domain::front_office::{self};
+use crate::domain::guests::Guest;
+use crate::domain::housekeeping::{self, RoomNow};
+use crate::domain::reservations::{stay, ReservationStatus, RoomStatus};
+use crate::domain::{money, Error};
+use crate::web::form::FormErrors;
+use crate::web::page::{render_page, Chrome, Section, WebError, WebResult};
+use crate::web::view::{self, Catalog, StayRow};
+
+pub(super) struct RoomLine {
+    id: String,
+    room_type: String,
+    rate_plan: String,
+    room: Option<String>,
+    status: &'static str,
+    party: String,
+    price: String,
+    /// Rooms of its type it can be given (for the assignment controls).
+    choices: Vec<RoomChoice>,
+}
+
+pub(super) struct RoomChoice {
+    id: String,
+    label: String,
+    selected: bool,
+}
+
+pub(super) struct ChargeLine {
+    date: String,
+    description: String,
+    amount: String,
+}
+
+#[derive(Template)]
+#[template(path = "reservation.html")]
+pub(super) struct DetailTemplate {
+    chrome: Chrome,
+    row: StayRow,
+    guest: Option<Guest>,
+    /// Other guests of the hotel with the guest's e-mail: a booking request brings its guest as typed, and staff
+    /// decide whether it is someone they know.
+    same_email: Vec<Guest>,
+    check_in_value: String,
+    check_out_value: String,
+    rooms: Vec<RoomLine>,
+    charges: Vec<ChargeLine>,
+    folio_total: Option<String>,
+    notes: String,
+    created: String,
+    can: Moves,
+    back: String,
+    errors: FormErrors,
+}
+
+/// Which actions a reservation offers in its state.
+pub(super) struct Moves {
+    approve: bool,
+    decline: bool,
+    cancel: bool,
+    check_in: bool,
+    check_out: bool,
+    undo_check_out: bool,
+    no_show: bool,
+    change_dates: bool,
+    assign: bool,
+}
+
+impl Moves {
+    /// `checked_out_today`: a check-out made today, which can still be undone.
+    fn of(status: ReservationStatus, checked_out_today: bool) -> Moves {
+        use ReservationStatus::*;
+        Moves {
+            approve: status.can_move_to(Confirmed) && status == Requested,
+            decline: status == Requested,
+            cancel: status == Confirmed,
+            check_in: status == Confirmed,
+            check_out: status.can_move_to(CheckedOut),
+            undo_check_out: status == CheckedOut && checked_out_today,
+            no_show: status.can_move_to(NoShow),
+            change_dates: matches!(status, Requested | Confirmed),
+            assign: matches!(status, Confirmed | CheckedIn),
+        }
+    }
+}
+
+pub(super) async fn detail(
+    State(state): State<AppState>,
+    page: HotelPage,
+    axum::extract::Path((_, id)): axum::extract::Path<(String, String)>,
+) -> WebResult {
+    render_detail(&state, &page, &id, FormErrors::default(), StatusCode::OK).await
+}
+
+pub(super) async fn render_detail(
+    state: &AppState,
+    page: &HotelPage,
+    id: &str,
+    errors: FormErrors,
+    status: StatusCode,
+) -> WebResult {
+    let actor = &page.session.actor;
+    let line = front_office::stay(&state.db, actor, id).await?;
+    if line.reservation.hotel_id != page.hotel.id {
+        return Err(WebError(Error::NotFound("reservation")));
+    }
+    let catalog = Catalog::load(&state.db, actor, &page.hotel.id).await?;
+    let board = housekeeping::board(&state.db, actor, &page.hotel.id).await?;
+    let r = &line.reservation;
+    let rooms = line
+        .rooms
+        .iter()
+        .filter(|room| room.status != RoomStatus::Cancelled || r.status == ReservationStatus::Cancelled)
+        .map(|room| RoomLine {
+            id: room.id.clone(),
+            room_type: catalog.room_type(&room.room_type_id),
+            rate_plan: catalog.rate_plan(room.rate_plan_id.as_deref()),
+            room: room.room_id.as_ref().map(|id| catalog.room(id)),
+            status: match room.status {
+                RoomStatus::Pending => "Pending",
+                RoomStatus::Confirmed => "Confirmed",
+                RoomStatus::Cancelled => "Cancelled",
+            },
+            party: view::party(room.adults, room.children, room.infants),
+            price: money::format(room.price, &r.currency),
+            choices: board
+                .rooms
+                .iter()
+                .filter(|candidate| candidate.room.room_type_id == room.room_type_id)
+                .map(|candidate| RoomChoice {
+                    id: candidate.room.id.clone(),
+                    label: room_choice_label(candidate, &r.id, board.today),
+                    selected: room.room_id.as_deref() == Some(candidate.room.id.as_str()),
+                })
+                .collect(),
+        })
+        .collect();
+    let folio = r.folio.as_ref();
+    let same_email = match &line.guest {
+        Some(guest) => crate::domain::guests::same_email_in_hotel(&state.db, actor, guest).await?,
+        None => Vec::new(),
+    };
+    let template = DetailTemplate {
+        same_email,
+        chrome: page
+            .chrome(state, Section::Reservations, &format!("Reservation of {}", guest_title(&line.guest)))
+            .await?,
+        row: StayRow::new(&line, &catalog),
+        check_in_value: r.check_in_date.to_string(),
+        check_out_value: r.check_out_date.to_string(),
+        charges: folio
+            .map(|f| {
+                f.charges
+                    .iter()
+                    .map(|c| ChargeLine {
+                        date: view::date_short(c.date),
+                        description: c.description.clone(),
+                        amount: money::format(c.amount, &c.currency),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        folio_total: folio.map(|f| money::format(f.total, &f.currency)),
+        notes: r.notes.clone().unwrap_or_default(),
+        created: r.created_at.format("%-d %b %Y %H:%M UTC").to_string(),
+        can: Moves::of(r.status, stay::checked_out_today(&state.db, &page.hotel, r).await?),
+        back: format!("/hotels/{}/reservations/{}", page.hotel.id, r.id),
+        guest: line.guest.clone(),
+        rooms,
+        errors,
+    };
+    let mut response = render_page(&template, &page.session, state);
+    *response.status_mut() = status;
+    Ok(response)
+}
+
+/// A room in a picker, with what the desk needs to choose: its housekeeping status and whether it is free now
+/// ("101 · clean · free", "102 · dirty · in house until 26 Nov").
+pub(super) fn room_choice_label(room: &RoomNow, reservation_id: &str, today: NaiveDate) -> String {
+    let status = room.room.housekeeping_status;
+    if !status.sellable() {
+        return format!("{} · out of order", room.room.name);
+    }
+    let status = view::housekeeping_label(status).to_lowercase();
+    let now = match &room.occupant {
+        Some(o) if o.reservation.id == reservation_id => "this stay".to_string(),
+        Some(o) if o.reservation.check_out_date <= today => "guest due out, not yet checked out".to_string(),
+        Some(o) => format!("in house until {}", view::date_short(o.reservation.check_out_date)),
+        None => "free".to_string(),
+    };
+    format!("{} · {status} · {now}", room.room.name)
+}

@@ -1,0 +1,234 @@
+//! The moves of the state machine: approve, decline, cancel, check in (with room assignments), check out (with its
+//! page), no-show; those that cannot be undone ask first.
+
+use std::collections::HashMap;
+
+use askama::Template;
+use axum::extract::{Query, State};
+use axum::response::IntoResponse;
+use chrono::NaiveDate;
+use serde::Deserialize;
+
+use super::super::HotelPage;
+use super::{back_to, guest_title, of_hotel, refusal};
+use crate::app::AppState;
+use crate::domain::reservations::{stay, write, ReservationPatch, ReservationStatus, RoomAssignmentIn, RoomStatus};
+use crate::domain::rooms::HousekeepingStatus;
+use crate::domain::{money, Error};
+use crate::web::form::{self};
+use crate::web::page::{self, render_page, Chrome, ConfirmPage, Section, WebResult};
+use crate::web::session::{self, Flash, Posted};
+use crate::web::view::{self, Catalog, StayRow};
+
+/// What a move is called in messages, and whether it needs confirming first.
+pub(super) fn move_words(to: ReservationStatus, requested: bool) -> (&'static str, &'static str, bool) {
+    match to {
+        ReservationStatus::CheckedIn => ("Check in", "Checked in", false),
+        ReservationStatus::CheckedOut => ("Check out", "Checked out", false),
+        ReservationStatus::Confirmed => ("Approve", "Approved", false),
+        ReservationStatus::Cancelled if requested => ("Decline the request of", "Declined the request of", true),
+        ReservationStatus::Cancelled => ("Cancel the reservation of", "Cancelled the reservation of", true),
+        ReservationStatus::NoShow => ("Mark as no-show", "Marked as no-show:", true),
+        ReservationStatus::Requested => ("Request", "Requested", false),
+    }
+}
+
+/// The question and the button of a move's confirmation page, each naming the whole action and whom it is about
+/// (the page is all there is to go by without JavaScript).
+pub(super) fn confirm_words(to: ReservationStatus, verb: &str, guest: &str) -> (String, String) {
+    match to {
+        ReservationStatus::NoShow => (format!("Mark {guest} as a no-show?"), format!("Yes, mark {guest} as a no-show")),
+        _ => (format!("{verb} {guest}?"), format!("Yes, {} {guest}", verb.to_lowercase())),
+    }
+}
+
+/// `POST …/status`: one move of the state machine. A check-in may carry room assignments (`room:<reservation room
+/// id>` = physical room id), applied in the same write. Cancelling, declining and no-shows ask for confirmation.
+pub(super) async fn move_status(
+    State(state): State<AppState>,
+    page: HotelPage,
+    axum::extract::Path((_, id)): axum::extract::Path<(String, String)>,
+    posted: Posted<HashMap<String, String>>,
+) -> WebResult {
+    let form = posted.form;
+    let line = of_hotel(&state, &page, &id).await?;
+    let back = back_to(form.get("back").map(String::as_str), &page, &id);
+    let Some(to) = form.get("to").and_then(|t| ReservationStatus::parse(t)) else {
+        return Ok(page::bad_request("The form did not say which move to make."));
+    };
+    let guest = guest_title(&line.guest);
+    let requested = line.reservation.status == ReservationStatus::Requested;
+    let (verb, done, destructive) = move_words(to, requested);
+    if destructive && !form::confirmed(form.get("confirmed").map(String::as_str)) {
+        let mut fields: Vec<(String, String)> =
+            form.iter().filter(|(k, _)| *k != session::CSRF_FIELD).map(|(k, v)| (k.clone(), v.clone())).collect();
+        fields.push(("confirmed".into(), "yes".into()));
+        fields.sort();
+        let (question, button) = confirm_words(to, verb, &guest);
+        let template = ConfirmPage {
+            chrome: page.chrome(&state, Section::Reservations, "Please confirm").await?,
+            question,
+            detail: format!(
+                "{} to {}, {}. This cannot be undone.",
+                view::date_long(line.reservation.check_in_date),
+                view::date_long(line.reservation.check_out_date),
+                view::nights(line.reservation.nights())
+            ),
+            action: format!("{}/reservations/{id}/status", page.path("").trim_end_matches('/')),
+            fields,
+            button,
+            cancel_href: back,
+        };
+        return Ok(render_page(&template, &page.session, &state));
+    }
+    let confirmed = form::confirmed(form.get("confirmed").map(String::as_str));
+    if to == ReservationStatus::CheckedOut && !confirmed {
+        // A check-out is never one click: the page that says what it will do comes first.
+        let query = serde_urlencoded::to_string([("back", back.as_str())]).unwrap_or_default();
+        return Ok(
+            axum::response::Redirect::to(&page.path(&format!("reservations/{id}/check-out?{query}"))).into_response()
+        );
+    }
+    let assignments: Vec<RoomAssignmentIn> = form
+        .iter()
+        .filter_map(|(k, v)| k.strip_prefix("room:").map(|rr| (rr, v)))
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(rr, v)| RoomAssignmentIn { id: rr.to_string(), room_id: Some(Some(v.clone())) })
+        .collect();
+    if to == ReservationStatus::CheckedIn && line.reservation.status == ReservationStatus::Confirmed && !confirmed {
+        // Checking in to a room not cleaned since its last guest is allowed, once the desk says so.
+        let catalog = Catalog::load(&state.db, &page.session.actor, &page.hotel.id).await?;
+        let chosen: Vec<String> = line
+            .rooms
+            .iter()
+            .filter(|room| room.status != RoomStatus::Cancelled)
+            .filter_map(|room| {
+                assignments
+                    .iter()
+                    .find(|a| a.id == room.id)
+                    .and_then(|a| a.room_id.clone().flatten())
+                    .or_else(|| room.room_id.clone())
+            })
+            .collect();
+        let dirty: Vec<String> = chosen
+            .iter()
+            .filter(|id| catalog.room_status.get(*id) == Some(&HousekeepingStatus::Dirty))
+            .map(|id| format!("room {}", catalog.room(id)))
+            .collect();
+        if !dirty.is_empty() {
+            let mut fields: Vec<(String, String)> =
+                form.iter().filter(|(k, _)| *k != session::CSRF_FIELD).map(|(k, v)| (k.clone(), v.clone())).collect();
+            fields.push(("confirmed".into(), "yes".into()));
+            fields.sort();
+            let (rooms, are) = if dirty.len() == 1 { (dirty.join(""), "is") } else { (dirty.join(", "), "are") };
+            let template = ConfirmPage {
+                chrome: page.chrome(&state, Section::Reservations, "Please confirm").await?,
+                question: format!("Check {guest} in to a dirty room?"),
+                detail: format!(
+                    "Housekeeping has not cleaned {rooms} since the last guest left: it {are} marked dirty. Check in \
+                     anyway, or go back and choose a clean room."
+                ),
+                action: format!("{}/reservations/{id}/status", page.path("").trim_end_matches('/')),
+                fields,
+                button: "Yes, check in".into(),
+                cancel_href: back,
+            };
+            return Ok(render_page(&template, &page.session, &state));
+        }
+    }
+    let patch = ReservationPatch {
+        status: Some(to),
+        rooms: (!assignments.is_empty()).then_some(assignments),
+        ..ReservationPatch::default()
+    };
+    let flash = match write::update(&state.db, &page.session.actor, &id, patch).await {
+        Ok(_) => Flash::success(format!("{done} {guest}.")),
+        Err(err) => refusal(err)?,
+    };
+    Ok(session::redirect_with(&back, flash, &state))
+}
+
+#[derive(Template)]
+#[template(path = "check_out.html")]
+pub(super) struct CheckOutTemplate {
+    chrome: Chrome,
+    row: StayRow,
+    back: String,
+    stayed: String,
+    leaves: String,
+    folio_total: String,
+    early: bool,
+    booked_departure: String,
+    released: String,
+    removed: String,
+}
+
+#[derive(Deserialize)]
+pub(super) struct BackQuery {
+    back: Option<String>,
+}
+
+/// `GET …/check-out`: what checking the stay out now will do (nights, folio total, and for an early departure the
+/// nights given back and the charges removed), with the button that does it.
+pub(super) async fn check_out_page(
+    State(state): State<AppState>,
+    page: HotelPage,
+    axum::extract::Path((_, id)): axum::extract::Path<(String, String)>,
+    Query(query): Query<BackQuery>,
+) -> WebResult {
+    let line = of_hotel(&state, &page, &id).await?;
+    let back = back_to(query.back.as_deref(), &page, &id);
+    let r = &line.reservation;
+    if r.status != ReservationStatus::CheckedIn {
+        let flash =
+            Flash::error(format!("{} is not checked in, so there is nothing to check out.", guest_title(&line.guest)));
+        return Ok(session::redirect_with(&back, flash, &state));
+    }
+    let catalog = Catalog::load(&state.db, &page.session.actor, &page.hotel.id).await?;
+    let preview = stay::check_out_preview(r, page.hotel.today());
+    let span = |from: NaiveDate, to: NaiveDate| format!("{} to {}", view::date_short(from), view::date_short(to));
+    let template = CheckOutTemplate {
+        chrome: page.chrome(&state, Section::Reservations, &format!("Check out {}", guest_title(&line.guest))).await?,
+        row: StayRow::new(&line, &catalog),
+        back,
+        stayed: format!("{} ({})", view::nights(preview.nights), span(r.check_in_date, preview.leaves)),
+        leaves: view::date_long(preview.leaves),
+        folio_total: money::format(preview.folio_total, &preview.currency),
+        early: !preview.released.is_empty(),
+        booked_departure: view::date_long(r.check_out_date),
+        released: match (preview.released.first(), preview.released.last()) {
+            (Some(first), Some(last)) if first == last => format!("the night of {}", view::date_short(*first)),
+            (Some(first), Some(last)) => {
+                format!(
+                    "{} ({} to {})",
+                    view::nights(preview.released.len() as i64),
+                    view::date_short(*first),
+                    view::date_short(*last)
+                )
+            }
+            _ => String::new(),
+        },
+        removed: money::format(preview.removed, &preview.currency),
+    };
+    Ok(render_page(&template, &page.session, &state))
+}
+
+/// `POST …/approve`: the same recheck under lock as `POST /api/reservations/{id}/approve`.
+pub(super) async fn approve(
+    State(state): State<AppState>,
+    page: HotelPage,
+    axum::extract::Path((_, id)): axum::extract::Path<(String, String)>,
+    posted: Posted<HashMap<String, String>>,
+) -> WebResult {
+    let line = of_hotel(&state, &page, &id).await?;
+    let back = back_to(posted.form.get("back").map(String::as_str), &page, &id);
+    let guest = guest_title(&line.guest);
+    let flash = match write::approve(&state.db, &page.session.actor, &id).await {
+        Ok(_) => Flash::success(format!("Approved the request of {guest}: the stay is confirmed.")),
+        Err(Error::Conflict(message)) => {
+            Flash::error(format!("Inventory changed, so the request of {guest} stays waiting: {message}."))
+        }
+        Err(err) => refusal(err)?,
+    };
+    Ok(session::redirect_with(&back, flash, &state))
+}

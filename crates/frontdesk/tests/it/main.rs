@@ -1,0 +1,38 @@
+//! The integration tests: one binary, one module per area, the helpers once in [`common`] (the real service on an
+//! ephemeral port, on a fresh database of either engine, with `on_both_engines!`). One binary builds and links once
+//! instead of once per file. Run an area with `cargo test --test it <area>::`, e.g. `cargo test --test it
+//! reservations::`.
+//!
+//! To add an area: put the file here as `tests/it/<area>.rs` (`git mv tests/<area>.rs tests/it/` keeps its history),
+//! add `mod <area>;` below in alphabetical order, drop its `mod common;` line and write `use crate::common::…`
+//! instead of `use common::…`. Take `PASSWORD`, `WAIT`, `delivering` and `Browser::sign_in` from `common` rather than
+//! declaring them again. `tests/metrics.rs` stays a binary of its own: the metrics recorder is global to a process
+//! and its tests compare counters before and after, which the other areas' requests would move.
+
+#[macro_use]
+mod common;
+
+mod availability;
+mod backups;
+mod booking_page;
+mod catalogue;
+mod command_line;
+mod crash_safety;
+mod dashboard;
+mod dashboard_integrations;
+mod dashboard_rates;
+mod dashboard_setup;
+mod export;
+mod faults;
+mod foundation;
+mod front_desk;
+mod guest_messages;
+mod hardening;
+mod mcp;
+mod operations;
+mod postgres_restart;
+mod processes;
+mod rate_limits;
+mod reservations;
+mod security;
+mod webhooks;
