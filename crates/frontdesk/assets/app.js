@@ -72,6 +72,51 @@
     });
   }
 
+  // The rates calendar's night panel (templates/rates.html): the form that opens in it takes the focus (the first
+  // field to fix, after a refusal); Cancel and Escape close it; once the night is saved and the table replaced, the
+  // focus goes back to that night's cell, so a keyboard user carries on where they were.
+  var lastNight = null;
+  function nightCell() {
+    if (!lastNight) return null;
+    return document.querySelector('#rates-table a.night[href="' + CSS.escape(lastNight) + '"]');
+  }
+  function markEditing(link) {
+    document.querySelectorAll("#rates-table td.editing").forEach(function (td) { td.classList.remove("editing"); });
+    if (link) link.closest("td").classList.add("editing");
+  }
+  function closeNight() {
+    var panel = document.getElementById("night-editor");
+    if (panel) panel.replaceChildren();
+    markEditing(null);
+    var cell = nightCell();
+    if (cell) cell.focus();
+  }
+  document.addEventListener("click", function (event) {
+    if (!(event.target instanceof Element)) return;
+    var link = event.target.closest("#rates-table a.night");
+    if (link) {
+      lastNight = link.getAttribute("href");
+      markEditing(link);
+    }
+    if (event.target.closest("#night-editor [data-close-night]") && document.getElementById("rates-table")) {
+      event.preventDefault();
+      closeNight();
+    }
+  });
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape" && document.querySelector("#night-editor:not(:empty)")) closeNight();
+  });
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var panel = document.getElementById("night-editor");
+    if (!panel || event.target !== panel) return;
+    var field = panel.querySelector("[aria-invalid=true]") || panel.querySelector("input:not([type=hidden])");
+    if (field) field.focus();
+    else {
+      var cell = nightCell();
+      if (cell) cell.focus();
+    }
+  });
+
   function ready() { autoSubmit(document); focusFirstError(); copyButtons(document); }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", ready);
   else ready();

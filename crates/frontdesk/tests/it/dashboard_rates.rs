@@ -139,6 +139,43 @@ async fn a_price_edited_in_the_calendar_is_offered_at_once(engine: Engine) {
     assert_eq!(stored[0]["price"], json!(9950));
     assert_eq!(stored[0]["minStay"], json!(1));
     assert_eq!(stored[0]["stopSell"], json!(false));
+
+    // With JavaScript: the night's form opens in a panel over the grid, and saving it changes the cell in place,
+    // without leaving the calendar (the page's own state survives: no navigation happened).
+    let Some(b) = Browser::start(&s.base).await else { return };
+    b.sign_in(&org.operator_email, PASSWORD).await;
+    b.goto(&format!("/hotels/{}/rates", h.id)).await;
+    b.wait_for_text("Rates and availability").await;
+    b.client.execute("window.stillThisPage = true; return null;", vec![]).await.unwrap();
+    let cell = format!("a.night[href^='rates/{bar}/{}']", day(5));
+    b.click(&cell).await;
+    b.wait_for_text("Save the night").await;
+    assert!(b.text("#night-editor").await.contains("Best Available Rate"));
+    let focused = b.client.execute("return document.activeElement.id;", vec![]).await.unwrap();
+    assert_eq!(focused, json!("price"), "the panel's first field takes the focus");
+    // A refusal is shown in the panel, beside its field, and nothing changes.
+    b.fill("#price", "-3").await;
+    b.click_text("#night-editor button", "Save the night").await;
+    b.wait_for_text("A price cannot be negative.").await;
+    assert_eq!(rates(&s, &org, &h.id, bar, 5, 5).await[0]["price"], json!(12000));
+    b.fill("#price", "88").await;
+    b.click_text("#night-editor button", "Save the night").await;
+    b.wait_for_text("Saved Best Available Rate").await;
+    for _ in 0..50 {
+        if b.text(&cell).await.contains("88.00") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let text = b.text(&cell).await;
+    assert!(text.contains("88.00") && text.contains("4 left"), "{text}");
+    assert_eq!(b.text("#night-editor").await, "", "the panel closes once the night is saved");
+    let kept = b.client.execute("return window.stillThisPage === true;", vec![]).await.unwrap();
+    assert_eq!(kept, json!(true), "the calendar was changed in place, not loaded again");
+    assert_eq!(b.path().await, format!("/hotels/{}/rates", h.id));
+    b.close().await;
+    let after = offer(&s, &h.id, &h.standard, bar, 5).await.expect("offered");
+    assert_eq!(after["totalPrice"], json!(8800));
 }
 
 /// Sets the bulk form's fields: dates, every weekday (as the form starts), the plans, one price change and the
@@ -425,6 +462,18 @@ async fn the_calendar_reads_well_on_desktop_and_phone(engine: Engine) {
         b.goto(&format!("/hotels/{}/rates/{bar}/{}", h.id, day(4))).await;
         b.wait_for_text("Save the night").await;
         b.assert_page_ok("a night's form").await;
+        // The same form in its panel over the calendar.
+        b.goto(&path).await;
+        b.wait_for_text("Rates and availability").await;
+        b.click(&format!("a.night[href^='rates/{bar}/{}']", day(4))).await;
+        b.wait_for_text("Save the night").await;
+        b.assert_page_ok("a night's form in its panel").await;
+        b.assert_in_reach("#night-editor button", "the night's panel").await;
+        if engine == Engine::Sqlite {
+            b.screenshot(&format!("rates-night-panel{suffix}")).await;
+        }
+        b.client.execute("document.activeElement.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true})); return null;", vec![]).await.unwrap();
+        assert_eq!(b.text("#night-editor").await, "", "Escape closes the panel");
         b.close().await;
     }
 }
