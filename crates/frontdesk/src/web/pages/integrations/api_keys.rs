@@ -10,7 +10,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use base64::Engine as _;
 
-use super::{field, secret_response, ticked, when, when_or, Frame, Nav, SecretPage, Tab};
+use super::{checkboxes, field, secret_response, ticked_values, when, when_or, Checkbox, Frame, Nav, SecretPage, Tab};
 use crate::app::AppState;
 use crate::domain::access::Scope;
 use crate::domain::api_keys::{self, ApiKey, ApiKeyIn, ApiKeyPatch, MAX_RATE_LIMIT};
@@ -27,26 +27,12 @@ pub fn router() -> Router<AppState> {
         .route("/hotels/{hotel_id}/integrations/api-keys/{key_id}/revoke", post(revoke))
 }
 
-/// A scope checkbox.
-pub struct ScopeBox {
-    pub name: String,
-    pub label: &'static str,
-    pub checked: bool,
-}
-
-fn scope_boxes(chosen: &[Scope]) -> Vec<ScopeBox> {
-    Scope::ALL
-        .into_iter()
-        .map(|scope| ScopeBox {
-            name: format!("scope-{}", scope.as_str()),
-            label: scope.as_str(),
-            checked: chosen.contains(&scope),
-        })
-        .collect()
+fn scope_boxes(chosen: &[Scope]) -> Vec<Checkbox> {
+    checkboxes(Scope::ALL, "scope", Scope::as_str, chosen)
 }
 
 fn scopes_ticked(form: &HashMap<String, String>) -> Vec<Scope> {
-    Scope::ALL.into_iter().filter(|scope| ticked(form, &format!("scope-{}", scope.as_str()))).collect()
+    ticked_values(Scope::ALL, "scope", Scope::as_str, form)
 }
 
 /// A key as the list shows it.
@@ -95,7 +81,7 @@ struct ListPage {
     typed_name: String,
     pin: String,
     rate_limit: String,
-    scopes: Vec<ScopeBox>,
+    scopes: Vec<Checkbox>,
 }
 
 async fn list_page(
@@ -197,7 +183,7 @@ struct EditPage {
     errors: FormErrors,
     typed_name: String,
     rate_limit: String,
-    scopes: Vec<ScopeBox>,
+    scopes: Vec<Checkbox>,
 }
 
 async fn edit_page(

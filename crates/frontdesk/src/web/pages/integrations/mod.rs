@@ -133,3 +133,36 @@ pub fn ticked(form: &std::collections::HashMap<String, String>, name: &str) -> b
 pub fn field<'a>(form: &'a std::collections::HashMap<String, String>, name: &str) -> &'a str {
     form.get(name).map(String::as_str).unwrap_or("")
 }
+
+/// A checkbox of a set of choices (an API key's scopes, a subscription's events): named `{prefix}-{value}`.
+pub struct Checkbox {
+    pub name: String,
+    pub label: &'static str,
+    pub checked: bool,
+}
+
+/// One checkbox per value of `all`, ticked for those in `chosen`; `name` is the value as the form names it.
+pub fn checkboxes<T: Copy + PartialEq>(
+    all: impl IntoIterator<Item = T>,
+    prefix: &str,
+    name: impl Fn(T) -> &'static str,
+    chosen: &[T],
+) -> Vec<Checkbox> {
+    all.into_iter()
+        .map(|value| Checkbox {
+            name: format!("{prefix}-{}", name(value)),
+            label: name(value),
+            checked: chosen.contains(&value),
+        })
+        .collect()
+}
+
+/// The values of `all` whose checkbox (see [`checkboxes`]) the posted `form` ticked.
+pub fn ticked_values<T: Copy>(
+    all: impl IntoIterator<Item = T>,
+    prefix: &str,
+    name: impl Fn(T) -> &'static str,
+    form: &std::collections::HashMap<String, String>,
+) -> Vec<T> {
+    all.into_iter().filter(|value| ticked(form, &format!("{prefix}-{}", name(*value)))).collect()
+}

@@ -11,7 +11,7 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::Router;
 
-use super::{field, secret_response, ticked, when, Frame, Nav, SecretPage, Tab};
+use super::{checkboxes, field, secret_response, ticked, ticked_values, when, Checkbox, Frame, Nav, SecretPage, Tab};
 use crate::app::AppState;
 use crate::domain::events::EventKind;
 use crate::domain::hotels::{self, Hotel};
@@ -32,26 +32,12 @@ pub fn router() -> Router<AppState> {
         .route("/hotels/{hotel_id}/integrations/webhooks/{subscription_id}/delete", post(delete))
 }
 
-/// An event checkbox.
-pub struct EventBox {
-    pub name: String,
-    pub label: &'static str,
-    pub checked: bool,
-}
-
-fn event_boxes(chosen: &[EventKind]) -> Vec<EventBox> {
-    EventKind::ALL
-        .into_iter()
-        .map(|kind| EventBox {
-            name: format!("event-{}", kind.as_str()),
-            label: kind.as_str(),
-            checked: chosen.contains(&kind),
-        })
-        .collect()
+fn event_boxes(chosen: &[EventKind]) -> Vec<Checkbox> {
+    checkboxes(EventKind::ALL, "event", EventKind::as_str, chosen)
 }
 
 fn events_ticked(form: &HashMap<String, String>) -> Vec<EventKind> {
-    EventKind::ALL.into_iter().filter(|kind| ticked(form, &format!("event-{}", kind.as_str()))).collect()
+    ticked_values(EventKind::ALL, "event", EventKind::as_str, form)
 }
 
 /// A subscription as the list shows it.
@@ -94,7 +80,7 @@ struct ListPage {
     errors: FormErrors,
     hotel_id: String,
     url: String,
-    events: Vec<EventBox>,
+    events: Vec<Checkbox>,
     max_failures: i64,
 }
 
@@ -183,7 +169,7 @@ struct EditPage {
     errors: FormErrors,
     url: String,
     active: bool,
-    events: Vec<EventBox>,
+    events: Vec<Checkbox>,
     deliveries: Vec<DeliveryRow>,
     max_failures: i64,
 }
