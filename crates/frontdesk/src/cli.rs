@@ -15,6 +15,7 @@ use crate::config::{self, Config, DatabaseSettings, LogFormat, LogSettings, Toke
 use crate::domain::{self, api_keys, identity, Actor, Scope};
 use crate::operations;
 use crate::store::{Db, IfMissing};
+use crate::worker::counts::CountFolder;
 use crate::worker::mail::{MailDispatcher, MailOptions, Postbox};
 use crate::worker::webhooks::{Dispatcher, DispatcherOptions};
 use crate::{http, router};
@@ -391,7 +392,9 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
         }
         false => None,
     };
+    let counts = CountFolder::spawn(state.db.clone(), crate::worker::counts::FOLD_EVERY);
     router::serve(listener, state, http::shutdown_signal()).await?;
+    counts.stop().await;
     if let Some(server) = metrics_server {
         server.abort();
     }

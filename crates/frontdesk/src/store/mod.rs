@@ -51,6 +51,7 @@ pub mod oauth;
 pub mod outbox;
 pub mod rate_plans;
 pub mod recent;
+pub mod reservation_counts;
 pub mod reservations;
 pub mod room_types;
 pub mod rooms;

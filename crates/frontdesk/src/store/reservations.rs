@@ -6,6 +6,7 @@ use sqlx::{AnyConnection, Row};
 
 use super::daily_rates::format_date;
 use super::native::{self, FromPortableRow, HotRead, PortableRow};
+use super::reservation_counts;
 use super::sql::Conditions;
 use super::{bool_int, format_ts, Db, Engine, RowExt, StoreResult};
 use crate::domain::listing::Page;
@@ -566,7 +567,13 @@ fn push_conditions(c: &mut Conditions, organization_id: &str, f: &StayFilter, pa
     }
 }
 
+/// How many reservations match: from the counts where they answer ([`reservation_counts::answers`]), else counted.
 pub async fn count(db: &Db, organization_id: &str, filter: &StayFilter, page: &Page) -> StoreResult<i64> {
+    if reservation_counts::answers(filter, page) {
+        let mut c = Conditions::new(db.engine());
+        let sql = format!("SELECT {} AS n", reservation_counts::total(&mut c, organization_id, filter));
+        return super::count(db, &sql, c.into_args()).await;
+    }
     let c = conditions(db.engine(), organization_id, filter, page);
     let sql = format!("SELECT COUNT(*) AS n FROM reservations{}", c.where_clause());
     super::count(db, &sql, c.into_args()).await
@@ -584,16 +591,17 @@ pub async fn page_with_total(
     page: &Page,
 ) -> StoreResult<(Vec<Reservation>, Option<i64>)> {
     let mut c = Conditions::new(db.engine());
-    // The count's values first: its subquery comes first in the statement.
-    push_conditions(&mut c, organization_id, filter, page);
-    let count_where = c.take_where_clause();
+    // The total's values first: its subquery comes first in the statement.
+    let total = if reservation_counts::answers(filter, page) {
+        reservation_counts::total(&mut c, organization_id, filter)
+    } else {
+        push_conditions(&mut c, organization_id, filter, page);
+        format!("(SELECT COUNT(*) FROM reservations{})", c.take_where_clause())
+    };
     push_conditions(&mut c, organization_id, filter, page);
     let page_where = c.take_where_clause();
     let order = c.order_and_page(page);
-    let sql = format!(
-        "SELECT {COLUMNS}, (SELECT COUNT(*) FROM reservations{count_where}) AS total_count \
-         FROM reservations{page_where}{order}"
-    );
+    let sql = format!("SELECT {COLUMNS}, {total} AS total_count FROM reservations{page_where}{order}");
     let rows = native::fetch_all::<PageRow>(db, &sql, c).await?;
     let total = rows.first().map(|row| row.total);
     let items = rows.into_iter().map(|row| row.reservation).collect();

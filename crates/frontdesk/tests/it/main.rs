@@ -33,6 +33,7 @@ mod operations;
 mod postgres_restart;
 mod processes;
 mod rate_limits;
+mod reservation_counts;
 mod reservations;
 mod security;
 mod webhooks;

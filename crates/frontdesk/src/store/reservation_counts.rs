@@ -1,0 +1,111 @@
+//! Exact reservation totals without counting (docs/storage.md, "The list's total"; migration 0020).
+//!
+//! Triggers on `reservations` append a +1/-1 change per (organization, hotel, status) to `reservation_count_changes`
+//! in the writing transaction; [`fold`] moves the changes into `reservation_counts` now and then. A total is the
+//! counter plus the changes not folded yet, read in the list's own statement, so the page and its total come from
+//! one snapshot.
+
+use super::sql::Conditions;
+use super::{Db, Engine, StoreResult};
+use crate::domain::listing::Page;
+use crate::domain::reservations::StayFilter;
+
+/// Whether the total of `filter` and `page` can be read from the counts: only organization, hotel and status
+/// narrow it. Every other filter is named here, so that a filter added later must be decided on.
+pub fn answers(filter: &StayFilter, page: &Page) -> bool {
+    let StayFilter {
+        hotel_id: _,
+        statuses: _,
+        guest_id,
+        reference,
+        start_time,
+        end_time,
+        stay_date_from,
+        stay_date_to,
+        check_in_from,
+        source,
+        guest_ids,
+        check_in_date,
+        check_out_date,
+    } = filter;
+    page.ids.is_none()
+        && guest_id.is_none()
+        && reference.is_none()
+        && start_time.is_none()
+        && end_time.is_none()
+        && stay_date_from.is_none()
+        && stay_date_to.is_none()
+        && check_in_from.is_none()
+        && source.is_none()
+        && guest_ids.is_none()
+        && check_in_date.is_none()
+        && check_out_date.is_none()
+}
+
+/// The total of a filter that [`answers`], as a scalar subquery whose values are bound on `c` (in the order the
+/// subquery appears in the statement).
+pub fn total(c: &mut Conditions, organization_id: &str, filter: &StayFilter) -> String {
+    let mut part = |table: &str, column: &str| {
+        c.push("organization_id = ?", organization_id.to_string());
+        if let Some(hotel) = &filter.hotel_id {
+            c.push("hotel_id = ?", hotel.clone());
+        }
+        if !filter.statuses.is_empty() {
+            let statuses: Vec<String> = filter.statuses.iter().map(|s| s.as_str().to_string()).collect();
+            c.push_in("status", &statuses);
+        }
+        format!("SELECT {column} AS n FROM {table}{}", c.take_where_clause())
+    };
+    let counted = part("reservation_counts", "n");
+    let changes = part("reservation_count_changes", "delta");
+    // PostgreSQL's SUM of BIGINT is NUMERIC; the cast keeps the column an integer on both engines.
+    format!("(SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM ({counted} UNION ALL {changes}) AS counted)")
+}
+
+/// Folds the appended changes into the counters, in one transaction: a concurrent read sees either the changes or
+/// the counters they became. On PostgreSQL one process folds at a time (an advisory lock; the others skip this
+/// round), so that two folds never update the same counters in opposite orders. Answers how many counters it
+/// changed.
+pub async fn fold(db: &Db) -> StoreResult<u64> {
+    let mut tx = db.begin_write().await?;
+    let folded = match tx.engine() {
+        Engine::Postgres => {
+            let ours: i64 = sqlx::query_scalar(
+                "SELECT CAST(CASE WHEN pg_try_advisory_xact_lock(hashtext('frontdesk.reservation_counts')) \
+                 THEN 1 ELSE 0 END AS BIGINT)",
+            )
+            .fetch_one(tx.conn())
+            .await?;
+            if ours == 0 {
+                return Ok(0);
+            }
+            sqlx::query(
+                "WITH folded AS (DELETE FROM reservation_count_changes \
+                                 RETURNING organization_id, hotel_id, status, delta) \
+                 INSERT INTO reservation_counts (organization_id, hotel_id, status, n) \
+                 SELECT organization_id, hotel_id, status, SUM(delta) FROM folded \
+                 GROUP BY organization_id, hotel_id, status \
+                 ON CONFLICT (organization_id, hotel_id, status) DO UPDATE SET n = reservation_counts.n + EXCLUDED.n",
+            )
+            .execute(tx.conn())
+            .await?
+            .rows_affected()
+        }
+        // One writer at a time: nothing is appended between the two statements.
+        Engine::Sqlite => {
+            let folded = sqlx::query(
+                "INSERT INTO reservation_counts (organization_id, hotel_id, status, n) \
+                 SELECT organization_id, hotel_id, status, SUM(delta) FROM reservation_count_changes \
+                 GROUP BY organization_id, hotel_id, status \
+                 ON CONFLICT (organization_id, hotel_id, status) DO UPDATE SET n = n + excluded.n",
+            )
+            .execute(tx.conn())
+            .await?
+            .rows_affected();
+            sqlx::query("DELETE FROM reservation_count_changes").execute(tx.conn()).await?;
+            folded
+        }
+    };
+    tx.commit().await?;
+    Ok(folded)
+}
