@@ -106,9 +106,31 @@
   document.addEventListener("keydown", function (event) {
     if (event.key === "Escape" && document.querySelector("#night-editor:not(:empty)")) closeNight();
   });
+  // When the panel cannot show the answer (the session ran out and the answer is the sign-in page, a 404 or 500, no
+  // network), the browser does what it does without JavaScript: it opens the night's page, or posts the form, and
+  // shows whatever the server answers there.
+  function withoutPanel(elt) {
+    if (!(elt instanceof Element)) return false;
+    if (elt.matches("#night-editor form")) {
+      elt.submit();
+      return true;
+    }
+    if (elt.matches("#rates-table a.night")) {
+      window.location.assign(elt.href);
+      return true;
+    }
+    return false;
+  }
+  document.addEventListener("htmx:responseError", function (event) { withoutPanel(event.detail.elt); });
+  document.addEventListener("htmx:sendError", function (event) { withoutPanel(event.detail.elt); });
   document.addEventListener("htmx:afterSettle", function (event) {
     var panel = document.getElementById("night-editor");
     if (!panel || event.target !== panel) return;
+    var request = event.detail.requestConfig;
+    if (!panel.firstElementChild && request && request.verb === "get") {
+      withoutPanel(request.elt);
+      return;
+    }
     var field = panel.querySelector("[aria-invalid=true]") || panel.querySelector("input:not([type=hidden])");
     if (field) field.focus();
     else {
