@@ -427,8 +427,33 @@ async fn the_desk_reads_the_log_sends_again_and_words_its_own_messages(engine: E
     phone.goto(&format!("/hotels/{hotel}/guests/{guest_id}")).await;
     phone.wait_for_text("Stay confirmed").await;
     phone.assert_page_ok("the guest's messages on a phone").await;
+    if engine == Engine::Sqlite {
+        phone.screenshot("guest-messages-phone").await;
+    }
     phone.goto(&format!("/hotels/{hotel}/messages/stay_confirmed/en")).await;
     phone.assert_page_ok("the wording editor on a phone").await;
+    if engine == Engine::Sqlite {
+        phone.screenshot("guest-message-wording-phone").await;
+    }
     phone.close().await;
+
+    // Without JavaScript: the log's "Send again", the settings and the wording's preview are plain forms.
+    let Some(plain) = Browser::start_without_javascript(&s.base).await else { return };
+    plain.sign_in(&org.operator_email, "correct horse battery").await;
+    plain.goto(&format!("/hotels/{hotel}/guests/{guest_id}")).await;
+    plain.wait_for_text("Stay confirmed").await;
+    plain.click_text("section[aria-labelledby=messages-title] button", "Send again").await;
+    plain.wait_for_text("will be sent again to ana@example.com").await;
+    // Sent again in the wording saved above.
+    smtp.wait_for("ana@example.com", "Welcome, Ana!", 1, WAIT).await;
+    plain.goto(&format!("/hotels/{hotel}/messages")).await;
+    plain.fill("#reminderDaysBefore", "31").await;
+    plain.click_text("button", "Save settings").await;
+    plain.wait_for_text("must be 0 to 30").await;
+    plain.goto(&format!("/hotels/{hotel}/messages/stay_confirmed/en")).await;
+    plain.fill("#subject", "Hello {{ guest.first_name }}").await;
+    plain.click_text("button", "Preview").await;
+    plain.wait_for_text("Hello Ana").await;
+    plain.close().await;
     s.stop().await;
 }
