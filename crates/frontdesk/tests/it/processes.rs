@@ -111,6 +111,16 @@ async fn two_processes_on_one_postgres_act_as_one_service() {
         let offers: Value = client.get(format!("{reader}{later}")).send().await.unwrap().json().await.unwrap();
         assert_eq!(offers[0]["totalPrice"], json!(price), "a price set through {writer} is offered by {reader}");
     }
+    // Both processes fold the reservation count changes (worker/counts.rs), one at a time: the changes of the 20
+    // bookings and the approval go into the counters, and the list's total still equals the reservations.
+    let deadline = tokio::time::Instant::now() + crate::common::WAIT;
+    while s.count("reservation_count_changes").await > 0 {
+        assert!(tokio::time::Instant::now() < deadline, "the serve processes did not fold the count changes");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let listed = client.get(format!("{}/api/reservations?limit=1", a.base)).header("authorization", &auth).send();
+    let total = listed.await.unwrap().headers()["x-total-count"].to_str().unwrap().to_string();
+    assert_eq!(total, s.count("reservations").await.to_string());
 }
 
 /// Two `frontdesk serve` processes sharing Redis hold one limit for a key: N requests spread over both, and only
