@@ -1,11 +1,19 @@
 //! Demo data for `frontdesk serve --demo`: seeded once into an empty database, never duplicated.
 
+use chrono::{Days, NaiveDate, TimeDelta};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
 use crate::domain::api_keys::{self, ApiKeyIn};
 use crate::domain::daily_rates::{self, DailyRateIn, DailyRatesIn};
-use crate::domain::hotels::{self, HotelIn};
-use crate::domain::rate_plans::{self, RatePlanIn};
+use crate::domain::guests::{self, GuestIn};
+use crate::domain::hotels::{self, Hotel, HotelIn};
+use crate::domain::rate_plans::{self, RatePlan, RatePlanIn};
+use crate::domain::reservations::{
+    write, ReservationIn, ReservationPatch, ReservationRoomIn, ReservationStatus, Source,
+};
 use crate::domain::room_types::{self, RoomTypeIn};
-use crate::domain::rooms::{self, HousekeepingStatus, RoomIn, RoomPatch};
+use crate::domain::rooms::{self, HousekeepingStatus, Room, RoomIn, RoomPatch};
 use crate::domain::{as_of, identity, Actor, Scope};
 use crate::store::Db;
 
@@ -213,21 +221,27 @@ const GUESTS: [(&str, &str, &str); 40] = [
 /// cancellation and no-show), guests in house, arrivals and departures today, bookings for the month ahead and
 /// a few booking requests waiting. Pseudo-random with a fixed seed, so every demo looks alike.
 ///
-/// Longer than a function should be, on purpose: it is one script, read top to bottom as the month it makes, and
-/// every stay draws from the one seeded generator in order (split up, the order of the draws, and so the demo,
-/// would be easy to change by accident).
+/// Every step draws from the one seeded generator, handed on in turn: the order of the draws (and so the demo) is
+/// the order of the steps here and of the draws inside each, and changing either changes the demo.
 async fn seed_stays(db: &Db, system: &Actor, hotel_id: &str) -> anyhow::Result<()> {
-    use chrono::Days;
-    use rand::{Rng, SeedableRng};
-
-    use crate::domain::guests::{self, GuestIn};
-    use crate::domain::reservations::{
-        write, ReservationIn, ReservationPatch, ReservationRoomIn, ReservationStatus, Source,
-    };
-
-    let mut rng = rand::rngs::StdRng::seed_from_u64(20261123);
+    let mut rng = StdRng::seed_from_u64(20261123);
     let hotel = hotels::get(db, system, hotel_id).await?;
     let today = hotel.today();
+    let guest_ids = seed_guests(db, system, hotel_id, &mut rng).await?;
+    let plans = rate_plans::list(db, system, Some(hotel_id), None).await?;
+    let all_rooms = rooms::list(db, system, Some(hotel_id), None).await?;
+    let desk = DemoDesk { db, system, hotel, today, guest_ids };
+    for (index, room) in all_rooms.iter().enumerate() {
+        let Some(plan) = plans.iter().find(|p| p.room_type_id.as_deref() == Some(room.room_type_id.as_str())) else {
+            continue;
+        };
+        desk.seed_room(&mut rng, DemoRoom { index, room, plan }).await?;
+    }
+    desk.seed_requests(&plans).await
+}
+
+/// The demo hotel's guests ([`GUESTS`]), with e-mail addresses and drawn phone numbers; answers their ids.
+async fn seed_guests(db: &Db, system: &Actor, hotel_id: &str, rng: &mut StdRng) -> anyhow::Result<Vec<String>> {
     let mut guest_ids = Vec::new();
     for (first, last, country) in GUESTS {
         let email = format!("{}.{}@example.com", first.to_lowercase(), last.to_lowercase().replace([' ', '\''], ""));
@@ -248,21 +262,45 @@ async fn seed_stays(db: &Db, system: &Actor, hotel_id: &str) -> anyhow::Result<(
         .await?;
         guest_ids.push(guest.id);
     }
-    let plans = rate_plans::list(db, system, Some(hotel_id), None).await?;
-    let all_rooms = rooms::list(db, system, Some(hotel_id), None).await?;
-    let day = |offset: i64| -> chrono::NaiveDate {
+    Ok(guest_ids)
+}
+
+/// What the steps that seed the demo's stays share: the hotel, the day the demo is seeded and its guests.
+struct DemoDesk<'a> {
+    db: &'a Db,
+    system: &'a Actor,
+    hotel: Hotel,
+    today: NaiveDate,
+    guest_ids: Vec<String>,
+}
+
+/// A room of the demo hotel, the rate plan its stays are booked on, and its place among the hotel's rooms.
+struct DemoRoom<'a> {
+    index: usize,
+    room: &'a Room,
+    plan: &'a RatePlan,
+}
+
+/// A stay's dates as days from the day the demo is seeded: in on `start`, out on `end`.
+#[derive(Debug, Clone, Copy)]
+struct StayDates {
+    start: i64,
+    end: i64,
+}
+
+impl DemoDesk<'_> {
+    /// The day `offset` days from the day the demo is seeded (before it, when negative).
+    fn day(&self, offset: i64) -> NaiveDate {
         if offset >= 0 {
-            today + Days::new(offset as u64)
+            self.today + Days::new(offset as u64)
         } else {
-            today - Days::new(offset.unsigned_abs())
+            self.today - Days::new(offset.unsigned_abs())
         }
-    };
-    for (index, room) in all_rooms.iter().enumerate() {
-        let Some(plan) = plans.iter().find(|p| p.room_type_id.as_deref() == Some(room.room_type_id.as_str())) else {
-            continue;
-        };
-        let nightly = CATALOGUE.iter().find(|c| plan.name.ends_with(c.0)).map(|c| c.4).unwrap_or(12000);
-        // Walk the room's calendar from a month ago to a month ahead: a stay, a gap, a stay…
+    }
+
+    /// Walks the room's calendar from a month ago to a month ahead: a stay, a gap, a stay…
+    async fn seed_room(&self, rng: &mut StdRng, room: DemoRoom<'_>) -> anyhow::Result<()> {
+        let nightly = CATALOGUE.iter().find(|c| room.plan.name.ends_with(c.0)).map(|c| c.4).unwrap_or(12000);
         let mut start: i64 = -30 - rng.gen_range(0..4);
         // Whether a guest due to leave today is still in the room: today's arrival cannot be checked in to it yet.
         let mut departure_in_room = false;
@@ -272,102 +310,26 @@ async fn seed_stays(db: &Db, system: &Actor, hotel_id: &str) -> anyhow::Result<(
             if start < 0 && start + nights > 0 && rng.gen_bool(0.4) {
                 nights = -start;
             }
-            let end = start + nights;
-            let guest = guest_ids[rng.gen_range(0..guest_ids.len())].clone();
-            let adults = rng.gen_range(1..=2);
-            let past = end < 0;
-            let input = ReservationIn {
-                hotel_id: Some(hotel_id.to_string()),
-                guest_id: Some(guest),
-                status: Some(ReservationStatus::Confirmed),
-                check_in_date: day(start).to_string(),
-                check_out_date: day(end).to_string(),
-                start_time: None,
-                end_time: None,
-                adults: None,
-                children: None,
-                infants: None,
-                total_price: None,
-                currency: None,
-                source: Some(
-                    [Source::Dashboard, Source::Channel, Source::BookingPage, Source::Api][rng.gen_range(0..4)],
-                ),
-                channel_reference: None,
-                notes: None,
-                rooms: vec![ReservationRoomIn {
-                    room_type_id: room.room_type_id.clone(),
-                    rate_plan_id: Some(plan.id.clone()),
-                    // Arrivals of today keep their room unassigned now and then, for the desk to assign.
-                    room_id: (start != 0 || index % 3 != 0).then(|| room.id.clone()),
-                    adults: Some(adults),
-                    children: Some(0),
-                    infants: Some(0),
-                    // The rate plan's prices start today; earlier nights are priced as the plan would have.
-                    price: (start < 0).then_some(nightly * nights),
-                }],
-            };
-            let r = write::create(db, system, input).await?;
-            let mut moves = Vec::new();
-            if past {
-                match rng.gen_range(0..20) {
-                    0 => moves.push(ReservationStatus::Cancelled),
-                    1 => moves.push(ReservationStatus::NoShow),
-                    _ => moves.extend([ReservationStatus::CheckedIn, ReservationStatus::CheckedOut]),
-                }
-            } else if end == 0 {
-                // Departing today: most still to check out, some gone already.
-                moves.push(ReservationStatus::CheckedIn);
-                if rng.gen_bool(0.3) {
-                    moves.push(ReservationStatus::CheckedOut);
-                } else {
-                    departure_in_room = true;
-                }
-            } else if start < 0 || (start == 0 && !departure_in_room && rng.gen_bool(0.3) && index % 3 != 0) {
-                // In house (arrived earlier, or already today).
-                moves.push(ReservationStatus::CheckedIn);
-            }
-            for to in moves {
-                // The desk's rules read the clock (a stay is checked in on its dates): history is recorded as it
-                // happened, checked in on the day of arrival and out on the day of departure.
-                let at = match to {
-                    ReservationStatus::CheckedIn if start < 0 => {
-                        Some(write::instant(&hotel, day(start), &hotel.check_in_time))
-                    }
-                    ReservationStatus::CheckedOut if end < 0 => {
-                        Some(write::instant(&hotel, day(end), &hotel.check_out_time))
-                    }
-                    _ => None,
-                };
-                let patch = ReservationPatch { status: Some(to), ..ReservationPatch::default() };
-                match at {
-                    Some(at) => as_of(at, write::update(db, system, &r.id, patch)).await?,
-                    None => write::update(db, system, &r.id, patch).await?,
-                };
-                // Housekeeping cleaned the room a few hours after each departure of the past.
-                if let (ReservationStatus::CheckedOut, Some(at)) = (to, at) {
-                    let cleaned = RoomPatch {
-                        housekeeping_status: Some(if rng.gen_bool(0.5) {
-                            HousekeepingStatus::Inspected
-                        } else {
-                            HousekeepingStatus::Clean
-                        }),
-                        ..RoomPatch::default()
-                    };
-                    as_of(at + chrono::TimeDelta::hours(3), rooms::update(db, system, &room.id, cleaned)).await?;
-                }
-            }
-            start = end + rng.gen_range(0..3);
+            let stay = StayDates { start, end: start + nights };
+            let input = self.booked_stay(rng, &room, stay, nightly);
+            let r = write::create(self.db, self.system, input).await?;
+            let moves = moves_by_today(rng, room.index, stay, &mut departure_in_room);
+            self.make_moves(rng, &room.room.id, &r.id, stay, moves).await?;
+            start = stay.end + rng.gen_range(0..3);
         }
+        Ok(())
     }
-    // Booking requests waiting for approval, as the booking page leaves them.
-    for (n, (offset, nights)) in [(2, 3), (5, 2), (9, 4), (16, 2)].into_iter().enumerate() {
-        let plan = &plans[n % plans.len()];
-        let input = ReservationIn {
-            hotel_id: Some(hotel_id.to_string()),
-            guest_id: Some(guest_ids[(n * 7 + 3) % guest_ids.len()].clone()),
-            status: Some(ReservationStatus::Requested),
-            check_in_date: day(offset).to_string(),
-            check_out_date: day(offset + nights).to_string(),
+
+    /// A confirmed stay in the room, for a drawn guest, booked through a drawn source.
+    fn booked_stay(&self, rng: &mut StdRng, room: &DemoRoom<'_>, stay: StayDates, nightly: i64) -> ReservationIn {
+        let guest = self.guest_ids[rng.gen_range(0..self.guest_ids.len())].clone();
+        let adults = rng.gen_range(1..=2);
+        ReservationIn {
+            hotel_id: Some(self.hotel.id.clone()),
+            guest_id: Some(guest),
+            status: Some(ReservationStatus::Confirmed),
+            check_in_date: self.day(stay.start).to_string(),
+            check_out_date: self.day(stay.end).to_string(),
             start_time: None,
             end_time: None,
             adults: None,
@@ -375,22 +337,132 @@ async fn seed_stays(db: &Db, system: &Actor, hotel_id: &str) -> anyhow::Result<(
             infants: None,
             total_price: None,
             currency: None,
-            source: Some(Source::BookingPage),
+            source: Some([Source::Dashboard, Source::Channel, Source::BookingPage, Source::Api][rng.gen_range(0..4)]),
             channel_reference: None,
-            notes: (n == 1).then(|| "Arriving late, around 23:00.".to_string()),
+            notes: None,
             rooms: vec![ReservationRoomIn {
-                room_type_id: plan.room_type_id.clone().unwrap_or_default(),
-                rate_plan_id: Some(plan.id.clone()),
-                room_id: None,
-                adults: Some(2),
+                room_type_id: room.room.room_type_id.clone(),
+                rate_plan_id: Some(room.plan.id.clone()),
+                // Arrivals of today keep their room unassigned now and then, for the desk to assign.
+                room_id: (stay.start != 0 || !room.index.is_multiple_of(3)).then(|| room.room.id.clone()),
+                adults: Some(adults),
                 children: Some(0),
                 infants: Some(0),
-                price: None,
+                // The rate plan's prices start today; earlier nights are priced as the plan would have.
+                price: (stay.start < 0).then_some(nightly * (stay.end - stay.start)),
             }],
-        };
-        write::create(db, system, input).await?;
+        }
     }
-    Ok(())
+
+    /// Makes a stay's moves. The desk's rules read the clock (a stay is checked in on its dates): history is
+    /// recorded as it happened, checked in on the day of arrival and out on the day of departure, and housekeeping
+    /// cleaned the room a few hours after each departure of the past.
+    async fn make_moves(
+        &self,
+        rng: &mut StdRng,
+        room_id: &str,
+        reservation_id: &str,
+        stay: StayDates,
+        moves: Vec<ReservationStatus>,
+    ) -> anyhow::Result<()> {
+        let hotel = &self.hotel;
+        for to in moves {
+            let at = match to {
+                ReservationStatus::CheckedIn if stay.start < 0 => {
+                    Some(write::instant(hotel, self.day(stay.start), &hotel.check_in_time))
+                }
+                ReservationStatus::CheckedOut if stay.end < 0 => {
+                    Some(write::instant(hotel, self.day(stay.end), &hotel.check_out_time))
+                }
+                _ => None,
+            };
+            let patch = ReservationPatch { status: Some(to), ..ReservationPatch::default() };
+            match at {
+                Some(at) => as_of(at, write::update(self.db, self.system, reservation_id, patch)).await?,
+                None => write::update(self.db, self.system, reservation_id, patch).await?,
+            };
+            if let (ReservationStatus::CheckedOut, Some(at)) = (to, at) {
+                let cleaned = RoomPatch {
+                    housekeeping_status: Some(if rng.gen_bool(0.5) {
+                        HousekeepingStatus::Inspected
+                    } else {
+                        HousekeepingStatus::Clean
+                    }),
+                    ..RoomPatch::default()
+                };
+                as_of(at + TimeDelta::hours(3), rooms::update(self.db, self.system, room_id, cleaned)).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Booking requests waiting for approval, as the booking page leaves them.
+    async fn seed_requests(&self, plans: &[RatePlan]) -> anyhow::Result<()> {
+        for (n, (offset, nights)) in [(2, 3), (5, 2), (9, 4), (16, 2)].into_iter().enumerate() {
+            let plan = &plans[n % plans.len()];
+            let input = ReservationIn {
+                hotel_id: Some(self.hotel.id.clone()),
+                guest_id: Some(self.guest_ids[(n * 7 + 3) % self.guest_ids.len()].clone()),
+                status: Some(ReservationStatus::Requested),
+                check_in_date: self.day(offset).to_string(),
+                check_out_date: self.day(offset + nights).to_string(),
+                start_time: None,
+                end_time: None,
+                adults: None,
+                children: None,
+                infants: None,
+                total_price: None,
+                currency: None,
+                source: Some(Source::BookingPage),
+                channel_reference: None,
+                notes: (n == 1).then(|| "Arriving late, around 23:00.".to_string()),
+                rooms: vec![ReservationRoomIn {
+                    room_type_id: plan.room_type_id.clone().unwrap_or_default(),
+                    rate_plan_id: Some(plan.id.clone()),
+                    room_id: None,
+                    adults: Some(2),
+                    children: Some(0),
+                    infants: Some(0),
+                    price: None,
+                }],
+            };
+            write::create(self.db, self.system, input).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The moves a stay goes through after it is booked, as the desk would have made them by today: a stay of the past
+/// checked in and out (now and then cancelled, or a no-show), one departing today checked in (and some out already),
+/// one in house checked in. `departure_in_room` says whether a guest due to leave today is still in the room.
+fn moves_by_today(
+    rng: &mut StdRng,
+    room_index: usize,
+    stay: StayDates,
+    departure_in_room: &mut bool,
+) -> Vec<ReservationStatus> {
+    let mut moves = Vec::new();
+    if stay.end < 0 {
+        match rng.gen_range(0..20) {
+            0 => moves.push(ReservationStatus::Cancelled),
+            1 => moves.push(ReservationStatus::NoShow),
+            _ => moves.extend([ReservationStatus::CheckedIn, ReservationStatus::CheckedOut]),
+        }
+    } else if stay.end == 0 {
+        // Departing today: most still to check out, some gone already.
+        moves.push(ReservationStatus::CheckedIn);
+        if rng.gen_bool(0.3) {
+            moves.push(ReservationStatus::CheckedOut);
+        } else {
+            *departure_in_room = true;
+        }
+    } else if stay.start < 0
+        || (stay.start == 0 && !*departure_in_room && rng.gen_bool(0.3) && !room_index.is_multiple_of(3))
+    {
+        // In house (arrived earlier, or already today).
+        moves.push(ReservationStatus::CheckedIn);
+    }
+    moves
 }
 
 impl Seeded {

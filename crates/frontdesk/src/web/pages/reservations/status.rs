@@ -12,11 +12,12 @@ use serde::Deserialize;
 use super::super::HotelPage;
 use super::{back_to, guest_title, of_hotel, refusal};
 use crate::app::AppState;
+use crate::domain::front_office::StayLine;
 use crate::domain::reservations::{stay, write, ReservationPatch, ReservationStatus, RoomAssignmentIn, RoomStatus};
 use crate::domain::rooms::HousekeepingStatus;
 use crate::domain::{money, Error};
 use crate::web::form::{self};
-use crate::web::page::{self, render_page, Chrome, ConfirmPage, Section, WebResult};
+use crate::web::page::{self, render_page, Chrome, ConfirmPage, Section, WebError, WebResult};
 use crate::web::session::{self, Flash, Posted};
 use crate::web::view::{self, Catalog, StayRow};
 
@@ -59,29 +60,19 @@ pub(super) async fn move_status(
     let guest = guest_title(&line.guest);
     let requested = line.reservation.status == ReservationStatus::Requested;
     let (verb, done, destructive) = move_words(to, requested);
-    if destructive && !form::confirmed(form.get("confirmed").map(String::as_str)) {
-        let mut fields: Vec<(String, String)> =
-            form.iter().filter(|(k, _)| *k != session::CSRF_FIELD).map(|(k, v)| (k.clone(), v.clone())).collect();
-        fields.push(("confirmed".into(), "yes".into()));
-        fields.sort();
-        let (question, button) = confirm_words(to, verb, &guest);
-        let template = ConfirmPage {
-            chrome: page.chrome(&state, Section::Reservations, "Please confirm").await?,
-            question,
-            detail: format!(
-                "{} to {}, {}. This cannot be undone.",
-                view::date_long(line.reservation.check_in_date),
-                view::date_long(line.reservation.check_out_date),
-                view::nights(line.reservation.nights())
-            ),
-            action: format!("{}/reservations/{id}/status", page.path("").trim_end_matches('/')),
-            fields,
-            button,
-            cancel_href: back,
-        };
-        return Ok(render_page(&template, &page.session, &state));
-    }
     let confirmed = form::confirmed(form.get("confirmed").map(String::as_str));
+    let asking = Asking { state: &state, page: &page, id: &id, form: &form };
+    if destructive && !confirmed {
+        let (question, button) = confirm_words(to, verb, &guest);
+        let r = &line.reservation;
+        let detail = format!(
+            "{} to {}, {}. This cannot be undone.",
+            view::date_long(r.check_in_date),
+            view::date_long(r.check_out_date),
+            view::nights(r.nights())
+        );
+        return asking.confirm(Question { question, detail, button }, back).await;
+    }
     if to == ReservationStatus::CheckedOut && !confirmed {
         // A check-out is never one click: the page that says what it will do comes first.
         let query = serde_urlencoded::to_string([("back", back.as_str())]).unwrap_or_default();
@@ -89,51 +80,12 @@ pub(super) async fn move_status(
             axum::response::Redirect::to(&page.path(&format!("reservations/{id}/check-out?{query}"))).into_response()
         );
     }
-    let assignments: Vec<RoomAssignmentIn> = form
-        .iter()
-        .filter_map(|(k, v)| k.strip_prefix("room:").map(|rr| (rr, v)))
-        .filter(|(_, v)| !v.is_empty())
-        .map(|(rr, v)| RoomAssignmentIn { id: rr.to_string(), room_id: Some(Some(v.clone())) })
-        .collect();
+    let assignments = assignments(&form);
     if to == ReservationStatus::CheckedIn && line.reservation.status == ReservationStatus::Confirmed && !confirmed {
         // Checking in to a room not cleaned since its last guest is allowed, once the desk says so.
-        let catalog = Catalog::load(&state.db, &page.session.actor, &page.hotel.id).await?;
-        let chosen: Vec<String> = line
-            .rooms
-            .iter()
-            .filter(|room| room.status != RoomStatus::Cancelled)
-            .filter_map(|room| {
-                assignments
-                    .iter()
-                    .find(|a| a.id == room.id)
-                    .and_then(|a| a.room_id.clone().flatten())
-                    .or_else(|| room.room_id.clone())
-            })
-            .collect();
-        let dirty: Vec<String> = chosen
-            .iter()
-            .filter(|id| catalog.room_status.get(*id) == Some(&HousekeepingStatus::Dirty))
-            .map(|id| format!("room {}", catalog.room(id)))
-            .collect();
+        let dirty = dirty_rooms(&state, &page, &line, &assignments).await?;
         if !dirty.is_empty() {
-            let mut fields: Vec<(String, String)> =
-                form.iter().filter(|(k, _)| *k != session::CSRF_FIELD).map(|(k, v)| (k.clone(), v.clone())).collect();
-            fields.push(("confirmed".into(), "yes".into()));
-            fields.sort();
-            let (rooms, are) = if dirty.len() == 1 { (dirty.join(""), "is") } else { (dirty.join(", "), "are") };
-            let template = ConfirmPage {
-                chrome: page.chrome(&state, Section::Reservations, "Please confirm").await?,
-                question: format!("Check {guest} in to a dirty room?"),
-                detail: format!(
-                    "Housekeeping has not cleaned {rooms} since the last guest left: it {are} marked dirty. Check in \
-                     anyway, or go back and choose a clean room."
-                ),
-                action: format!("{}/reservations/{id}/status", page.path("").trim_end_matches('/')),
-                fields,
-                button: "Yes, check in".into(),
-                cancel_href: back,
-            };
-            return Ok(render_page(&template, &page.session, &state));
+            return asking.confirm(dirty_check_in(&guest, &dirty), back).await;
         }
     }
     let patch = ReservationPatch {
@@ -146,6 +98,91 @@ pub(super) async fn move_status(
         Err(err) => refusal(err)?,
     };
     Ok(session::redirect_with(&back, flash, &state))
+}
+
+/// A move's form, to be posted again once the desk confirms it.
+struct Asking<'a> {
+    state: &'a AppState,
+    page: &'a HotelPage,
+    id: &'a str,
+    form: &'a HashMap<String, String>,
+}
+
+/// What a confirmation page asks, says and offers.
+struct Question {
+    question: String,
+    detail: String,
+    button: String,
+}
+
+impl Asking<'_> {
+    /// The confirmation page of the move: its button sends the same form again, confirmed; `back` leaves it undone.
+    async fn confirm(&self, q: Question, back: String) -> WebResult {
+        let mut fields: Vec<(String, String)> =
+            self.form.iter().filter(|(k, _)| *k != session::CSRF_FIELD).map(|(k, v)| (k.clone(), v.clone())).collect();
+        fields.push(("confirmed".into(), "yes".into()));
+        fields.sort();
+        let template = ConfirmPage {
+            chrome: self.page.chrome(self.state, Section::Reservations, "Please confirm").await?,
+            question: q.question,
+            detail: q.detail,
+            action: format!("{}/reservations/{}/status", self.page.path("").trim_end_matches('/'), self.id),
+            fields,
+            button: q.button,
+            cancel_href: back,
+        };
+        Ok(render_page(&template, &self.page.session, self.state))
+    }
+}
+
+/// The room assignments a check-in form carries (`room:<reservation room id>` = physical room id).
+fn assignments(form: &HashMap<String, String>) -> Vec<RoomAssignmentIn> {
+    form.iter()
+        .filter_map(|(k, v)| k.strip_prefix("room:").map(|rr| (rr, v)))
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(rr, v)| RoomAssignmentIn { id: rr.to_string(), room_id: Some(Some(v.clone())) })
+        .collect()
+}
+
+/// The rooms ("room 104") a check-in would put the guest in that housekeeping marks dirty: those the form assigns,
+/// else those the stay's rooms have already.
+async fn dirty_rooms(
+    state: &AppState,
+    page: &HotelPage,
+    line: &StayLine,
+    assignments: &[RoomAssignmentIn],
+) -> Result<Vec<String>, WebError> {
+    let catalog = Catalog::load(&state.db, &page.session.actor, &page.hotel.id).await?;
+    let chosen: Vec<String> = line
+        .rooms
+        .iter()
+        .filter(|room| room.status != RoomStatus::Cancelled)
+        .filter_map(|room| {
+            assignments
+                .iter()
+                .find(|a| a.id == room.id)
+                .and_then(|a| a.room_id.clone().flatten())
+                .or_else(|| room.room_id.clone())
+        })
+        .collect();
+    Ok(chosen
+        .iter()
+        .filter(|id| catalog.room_status.get(*id) == Some(&HousekeepingStatus::Dirty))
+        .map(|id| format!("room {}", catalog.room(id)))
+        .collect())
+}
+
+/// The question before checking a guest in to rooms marked dirty.
+fn dirty_check_in(guest: &str, dirty: &[String]) -> Question {
+    let (rooms, are) = if dirty.len() == 1 { (dirty.join(""), "is") } else { (dirty.join(", "), "are") };
+    Question {
+        question: format!("Check {guest} in to a dirty room?"),
+        detail: format!(
+            "Housekeeping has not cleaned {rooms} since the last guest left: it {are} marked dirty. Check in \
+             anyway, or go back and choose a clean room."
+        ),
+        button: "Yes, check in".into(),
+    }
 }
 
 #[derive(Template)]

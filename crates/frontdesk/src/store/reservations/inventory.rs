@@ -1,0 +1,177 @@
+//! What holds inventory: sellable rooms, rooms held per night, a physical room's assignments, and the row locks
+//! that make writers taking the same inventory take turns (PostgreSQL).
+
+use chrono::NaiveDate;
+use sqlx::{AnyConnection, Row};
+
+use crate::domain::rooms::HousekeepingStatus;
+use crate::store::daily_rates::format_date;
+use crate::store::sql::Conditions;
+use crate::store::{Engine, RowExt, StoreResult};
+
+/// Locks the given room types until the transaction ends (PostgreSQL; SQLite's write transactions are exclusive),
+/// so that writers taking inventory of the same room types take turns.
+pub async fn lock_room_types(conn: &mut AnyConnection, engine: Engine, ids: &[String]) -> StoreResult<()> {
+    if ids.is_empty() || engine.lock_rows().is_empty() {
+        return Ok(());
+    }
+    let mut c = Conditions::new(Engine::of(conn));
+    c.push_in("id", ids);
+    let sql = format!("SELECT id FROM room_types{} ORDER BY id{}", c.where_clause(), engine.lock_rows());
+    sqlx::query_with(&sql, c.into_args()).fetch_all(conn).await?;
+    Ok(())
+}
+
+/// Locks one physical room until the transaction ends (PostgreSQL), for assignments.
+pub async fn lock_room(conn: &mut AnyConnection, engine: Engine, room_id: &str) -> StoreResult<()> {
+    if engine.lock_rows().is_empty() {
+        return Ok(());
+    }
+    sqlx::query(&format!("SELECT id FROM rooms WHERE id = $1{}", engine.lock_rows()))
+        .bind(room_id)
+        .fetch_optional(conn)
+        .await?;
+    Ok(())
+}
+
+/// Sellable physical rooms per room type (those whose housekeeping status the domain calls sellable).
+pub async fn sellable_rooms(conn: &mut AnyConnection, room_type_ids: &[String]) -> StoreResult<Vec<(String, i64)>> {
+    if room_type_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sellable: Vec<String> =
+        HousekeepingStatus::ALL.into_iter().filter(|s| s.sellable()).map(|s| s.as_str().to_string()).collect();
+    let mut c = Conditions::new(Engine::of(conn));
+    c.push_in("room_type_id", room_type_ids);
+    c.push_in("housekeeping_status", &sellable);
+    let sql = format!("SELECT room_type_id, COUNT(*) AS n FROM rooms{} GROUP BY room_type_id", c.where_clause());
+    sqlx::query_with(&sql, c.into_args())
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(|row| Ok((row.try_get("room_type_id")?, row.try_get("n")?)))
+        .collect()
+}
+
+/// Rooms that take inventory on each night of `[from, to)`, per room type: (room type, counts by night, index 0 is
+/// `from`), leaving out the rooms of `except_reservation`. Types holding no room on those nights are left out.
+pub async fn held_rooms(
+    conn: &mut AnyConnection,
+    room_type_ids: &[String],
+    from: NaiveDate,
+    to: NaiveDate,
+    except_reservation: Option<&str>,
+) -> StoreResult<Vec<(String, Vec<i64>)>> {
+    held_per_night(conn, HeldBy::RoomType, room_type_ids, from, to, except_reservation).await
+}
+
+/// What [`held_per_night`] groups held rooms by.
+#[derive(Debug, Clone, Copy)]
+pub(in crate::store) enum HeldBy {
+    RoomType,
+    RatePlan,
+}
+
+impl HeldBy {
+    fn column(self) -> &'static str {
+        match self {
+            HeldBy::RoomType => "room_type_id",
+            HeldBy::RatePlan => "rate_plan_id",
+        }
+    }
+}
+
+/// Rooms that take inventory on each night of `[from, to)`, counted per room type or rate plan among `ids`:
+/// (id, counts by night, index 0 is `from`), leaving out the rooms of `except_reservation`.
+///
+/// The database counts, one column per night, instead of answering a row per held room: a week's search of a busy
+/// hotel would otherwise move hundreds of rows through the driver, and with sqlx that costs microseconds per row
+/// (a value copied per column, a hand-off between threads on SQLite, a conversion to `Any`), far more than the
+/// counting. A stay holds night `d` when `check_in_date <= d < check_out_date`.
+pub(in crate::store) async fn held_per_night(
+    conn: &mut AnyConnection,
+    by: HeldBy,
+    ids: &[String],
+    from: NaiveDate,
+    to: NaiveDate,
+    except_reservation: Option<&str>,
+) -> StoreResult<Vec<(String, Vec<i64>)>> {
+    let nights: Vec<String> = from.iter_days().take_while(|night| *night < to).map(format_date).collect();
+    if ids.is_empty() || nights.is_empty() {
+        return Ok(Vec::new());
+    }
+    let column = by.column();
+    let mut c = Conditions::new(Engine::of(conn));
+    // The counts come first in the statement, so their values are bound first.
+    let counts: Vec<String> = nights
+        .iter()
+        .map(|night| {
+            let (starts, ends) = (c.bind(night.clone()), c.bind(night.clone()));
+            format!("COUNT(CASE WHEN check_in_date <= {starts} AND check_out_date > {ends} THEN 1 END)")
+        })
+        .collect();
+    c.push_in(column, ids);
+    c.push("holds_inventory = ?", 1_i64);
+    c.push("check_in_date < ?", format_date(to));
+    c.push("check_out_date > ?", format_date(from));
+    if let Some(id) = except_reservation {
+        c.push("reservation_id <> ?", id.to_string());
+    }
+    let sql =
+        format!("SELECT {column}, {} FROM reservation_rooms{} GROUP BY {column}", counts.join(", "), c.where_clause());
+    sqlx::query_with(&sql, c.into_args())
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(|row| {
+            let counts = (1..=nights.len()).map(|i| row.try_get::<i64, _>(i)).collect::<StoreResult<Vec<_>>>()?;
+            Ok((row.try_get(0)?, counts))
+        })
+        .collect()
+}
+
+/// Whether a room of another reservation, holding inventory, is assigned `room_id` on some night of `[from, to)`.
+pub async fn room_taken(
+    conn: &mut AnyConnection,
+    room_id: &str,
+    from: NaiveDate,
+    to: NaiveDate,
+    except_reservation: &str,
+) -> StoreResult<bool> {
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS n FROM reservation_rooms WHERE room_id = $1 AND holds_inventory = 1 \
+         AND check_in_date < $2 AND check_out_date > $3 AND reservation_id <> $4",
+    )
+    .bind(room_id)
+    .bind(format_date(to))
+    .bind(format_date(from))
+    .bind(except_reservation)
+    .fetch_one(conn)
+    .await?;
+    Ok(row.try_get::<i64, _>("n")? > 0)
+}
+
+/// The reference of a reservation that holds inventory with the physical room `room_id` assigned, if there is one.
+pub async fn held_assignment(conn: &mut AnyConnection, room_id: &str) -> StoreResult<Option<String>> {
+    let row = sqlx::query(
+        "SELECT r.reference FROM reservation_rooms rr JOIN reservations r ON r.id = rr.reservation_id \
+         WHERE rr.room_id = $1 AND rr.holds_inventory = 1 ORDER BY rr.check_in_date LIMIT 1",
+    )
+    .bind(room_id)
+    .fetch_optional(conn)
+    .await?;
+    row.map(|row| row.try_get("reference")).transpose()
+}
+
+/// The stays (check-in, check-out) of the rooms of `room_type_id` that hold inventory.
+pub async fn held_stays(conn: &mut AnyConnection, room_type_id: &str) -> StoreResult<Vec<(NaiveDate, NaiveDate)>> {
+    sqlx::query(
+        "SELECT check_in_date, check_out_date FROM reservation_rooms WHERE room_type_id = $1 AND holds_inventory = 1",
+    )
+    .bind(room_type_id)
+    .fetch_all(conn)
+    .await?
+    .iter()
+    .map(|row| Ok((row.get_date("check_in_date")?, row.get_date("check_out_date")?)))
+    .collect()
+}
