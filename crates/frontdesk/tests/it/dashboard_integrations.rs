@@ -36,14 +36,6 @@ fn screenshots(s: &TestServer) -> bool {
     s.engine == Engine::Sqlite
 }
 
-async fn sign_in(b: &Browser, email: &str) {
-    b.goto("/sign-in").await;
-    b.fill("#email", email).await;
-    b.fill("#password", PASSWORD).await;
-    b.click("button[type=submit]").await;
-    b.wait_for_text("Sign out").await;
-}
-
 /// The whole page's HTML, as the browser has it.
 async fn html(b: &Browser) -> String {
     b.client.source().await.expect("page source")
@@ -111,7 +103,7 @@ async fn an_api_key_made_in_the_dashboard_works_and_its_secret_is_shown_once(eng
     let org = s.org("Acme").await;
     let hotel = s.hotel(&org, "Seaside Inn").await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{hotel}/today")).await;
     b.click_text("nav.tabs a", "Integrations").await;
     b.wait_for_text("New API key").await;
@@ -197,7 +189,7 @@ async fn an_operator_token_works_until_revoked_and_other_sessions_can_be_ended(e
     let org = s.org("Acme").await;
     let hotel = s.hotel(&org, "Seaside Inn").await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{hotel}/integrations/tokens")).await;
     b.wait_for_text("New access token").await;
     b.fill("#name", "Nightly export").await;
@@ -307,7 +299,7 @@ async fn a_webhook_made_in_the_dashboard_is_signed_and_a_failing_one_turns_on_ag
     let hotel = s.hotel(&org, "Seaside Inn").await;
     let receiver = Receiver::start().await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{hotel}/integrations/webhooks")).await;
     b.wait_for_text("New subscription").await;
     assert!(html(&b).await.contains("href=\"#verifying\""), "the page links to how to verify a delivery");
@@ -486,7 +478,7 @@ async fn disconnecting_an_assistant_cuts_it_off_at_once(engine: Engine) {
     let (_, other_access, _) = connect_assistant(&s, &org, "Another assistant").await;
     assert_eq!(mcp_status(&s, &access).await, 200);
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{hotel}/integrations/assistants")).await;
     b.wait_for_text("Claude").await;
     let page = b.page_text().await;
@@ -589,7 +581,7 @@ async fn other_organizations_integrations_show_the_404_page(engine: Engine) {
 
     // The same in a browser: Rival's operator sees the 404 page.
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &rival.operator_email).await;
+    b.sign_in(&rival.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{rival_hotel}/integrations/webhooks/{subscription}")).await;
     b.wait_for_text("There is nothing here").await;
     b.assert_page_ok("the 404 page").await;
@@ -631,7 +623,7 @@ async fn the_integrations_pages_read_well_on_desktop_and_phone(engine: Engine) {
     for size in [crate::common::browser::DESKTOP, PHONE] {
         let phone = size == PHONE;
         let Some(b) = Browser::start_sized(&s.base, size).await else { return };
-        sign_in(&b, &org.operator_email).await;
+        b.sign_in(&org.operator_email, PASSWORD).await;
         for (page, shot) in [
             ("api-keys", "integrations-api-keys"),
             (&*format!("webhooks/{subscription}"), "integrations-webhook"),

@@ -24,14 +24,6 @@ async fn server(engine: Engine) -> Option<TestServer> {
     TestServer::configured(engine, |_| {}).await
 }
 
-async fn sign_in(b: &Browser, email: &str, password: &str) {
-    b.goto("/sign-in").await;
-    b.fill("#email", email).await;
-    b.fill("#password", password).await;
-    b.click("button[type=submit]").await;
-    b.wait_for_text("Sign out").await;
-}
-
 /// A hotel with a room type of two rooms and a rate plan, made through the API.
 struct Catalogue {
     hotel: String,
@@ -69,7 +61,7 @@ async fn a_hotel_set_up_in_the_browser_is_the_apis(engine: Engine) {
     let auth = org.auth();
     let Some(b) = Browser::start(&s.base).await else { return };
     // An organization without a hotel lands on setup.
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.wait_for_text("No hotel yet").await;
     assert_eq!(b.path().await, "/setup/hotels");
     b.click_text("a", "New hotel").await;
@@ -210,7 +202,7 @@ async fn deleting_a_room_type_that_has_rooms_is_refused(engine: Engine) {
     let org = s.org("Acme").await;
     let c = catalogue(&s, &org, "Seaside Inn").await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/setup/hotels/{}", c.hotel)).await;
     b.wait_for_text("Room types").await;
     b.click_text("button", "Delete").await;
@@ -251,7 +243,7 @@ async fn invalid_input_is_shown_beside_its_field(engine: Engine) {
     let org = s.org("Acme").await;
     let c = catalogue(&s, &org, "Seaside Inn").await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     // A room type whose adults exceed what it sleeps: the domain's rule, beside the field.
     b.goto(&format!("/setup/hotels/{}/room-types/new", c.hotel)).await;
     b.fill("#name", "Tiny").await;
@@ -303,7 +295,7 @@ async fn operators_are_invited_removed_and_change_passwords(engine: Engine) {
     let org = s.org("Acme").await;
     let c = catalogue(&s, &org, "Seaside Inn").await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto("/setup/operators").await;
     b.wait_for_text("Add an operator").await;
     b.fill("#name", "Bea Santos").await;
@@ -476,7 +468,7 @@ async fn another_organizations_setup_records_are_not_found(engine: Engine) {
     let theirs = catalogue(&s, &rival, "Rival Resort").await;
     let rival_operator = identity::find_operator_by_email(&s.db, &rival.operator_email).await.unwrap().id;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     let (h, t) = (&mine.hotel, &theirs);
     let pages = [
         format!("/setup/hotels/{}", t.hotel),
@@ -595,7 +587,7 @@ async fn setup_pages_read_well_on_desktop_and_phone(engine: Engine) {
     ];
     for (size, suffix) in [(DESKTOP, ""), (PHONE, "-phone")] {
         let Some(b) = Browser::start_sized(&s.base, size).await else { return };
-        sign_in(&b, &org.operator_email, PASSWORD).await;
+        b.sign_in(&org.operator_email, PASSWORD).await;
         for (name, path, text) in &pages {
             b.goto(path).await;
             b.wait_for_text(text).await;

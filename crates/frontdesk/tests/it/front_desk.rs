@@ -509,11 +509,7 @@ async fn checking_in_to_a_dirty_room_asks_first(engine: Engine) {
                       "rooms": [{"roomTypeId": h.1, "ratePlanId": h.2}]});
     let booked = s.post("/api/reservations", &org.auth(), body).await.expect(200).body;
     let Some(b) = Browser::start_without_javascript(&s.base).await else { return };
-    b.goto("/sign-in").await;
-    b.fill("#email", &org.operator_email).await;
-    b.fill("#password", PASSWORD).await;
-    b.click("button[type=submit]").await;
-    b.wait_for_text("Sign out").await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{}/reservations/{}", h.0, id(&booked))).await;
     // The picker says what each room is like now.
     let select = format!("select[name='room:{}']", booked["rooms"][0]["id"].as_str().unwrap());
