@@ -17,7 +17,6 @@ use fantoccini::Locator;
 use frontdesk::store::Engine;
 use serde_json::{json, Value};
 
-/// The password of the operators that `TestServer::org` creates.
 /// A hotel with a standard room type (4 rooms, sold under two plans) and a family suite (2 rooms), priced for
 /// 60 nights: standard non-refundable 100.00, standard flexible 120.00, suite 200.00 a night.
 struct Hotel {

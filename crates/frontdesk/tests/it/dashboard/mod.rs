@@ -9,7 +9,6 @@ mod sessions;
 use crate::common::{day, Org, TestServer};
 use serde_json::json;
 
-/// The password of the operators that `TestServer::org` creates.
 /// A hotel with two room types, six rooms and a rate plan with prices for 60 nights.
 struct Hotel {
     id: String,

@@ -16,7 +16,6 @@ use frontdesk::store::Engine;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-/// The password of the operators that `TestServer::org` creates.
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
 
 async fn server(engine: Engine) -> Option<TestServer> {

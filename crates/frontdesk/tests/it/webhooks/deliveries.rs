@@ -215,7 +215,6 @@ async fn every_writer_delivers_signed_complete_events(engine: Engine) {
     }
 }
 
-/// A test database of `engine`, or `None` (skip) when PostgreSQL is unreachable outside CI.
 async fn records_are_delivered_side_by_side_and_each_record_in_order(engine: Engine) {
     let Some(s) = delivering(engine).await else { return };
     let org = s.org("Acme").await;
