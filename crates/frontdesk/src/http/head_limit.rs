@@ -1,7 +1,7 @@
 //! One limit on the size of a request's headers, whatever the timing. hyper refuses a head that does not fit its read
-//! buffer (431, without a body) only while the head is still incomplete in that buffer: a larger head that arrives
-//! all at once can be parsed whole and reach the service (seen under load in `tests/it/hardening.rs`). Headers over
-//! [`MAX_HEADER_BYTES`] are answered 431 here, with a problem document.
+//! buffer (431, without a body) only while the head is still incomplete in that buffer: a larger head that arrives all
+//! at once can be parsed whole and reach the service (seen under load in `tests/it/hardening/connections.rs`). Headers
+//! over [`MAX_HEADER_BYTES`] are answered 431 here, with a problem document.
 
 use axum::extract::Request;
 use axum::http::header::CONNECTION;

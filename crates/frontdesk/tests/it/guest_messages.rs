@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::common::browser::{Browser, PHONE};
 use crate::common::process::spawn_with;
 use crate::common::smtp::SmtpServer;
-use crate::common::{day, Auth, Org, TestServer, WAIT};
+use crate::common::{day, Auth, Org, TestServer, PASSWORD, WAIT};
 use frontdesk::config::Config;
 use frontdesk::store::Engine;
 use frontdesk::worker::mail::{MailDispatcher, MailOptions, Postbox};
@@ -368,11 +368,7 @@ async fn the_desk_reads_the_log_sends_again_and_words_its_own_messages(engine: E
         .to_string();
 
     let Some(b) = Browser::start(&s.base).await else { return };
-    b.goto("/sign-in").await;
-    b.fill("#email", &org.operator_email).await;
-    b.fill("#password", "correct horse battery").await;
-    b.click("button[type=submit]").await;
-    b.wait_for_text("Sign out").await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
 
     b.goto(&format!("/hotels/{hotel}/guests/{guest_id}")).await;
     b.wait_for_text("Stay confirmed").await;
@@ -419,11 +415,7 @@ async fn the_desk_reads_the_log_sends_again_and_words_its_own_messages(engine: E
     b.close().await;
 
     let Some(phone) = Browser::start_sized(&s.base, PHONE).await else { return };
-    phone.goto("/sign-in").await;
-    phone.fill("#email", &org.operator_email).await;
-    phone.fill("#password", "correct horse battery").await;
-    phone.click("button[type=submit]").await;
-    phone.wait_for_text("Sign out").await;
+    phone.sign_in(&org.operator_email, PASSWORD).await;
     phone.goto(&format!("/hotels/{hotel}/guests/{guest_id}")).await;
     phone.wait_for_text("Stay confirmed").await;
     phone.assert_page_ok("the guest's messages on a phone").await;

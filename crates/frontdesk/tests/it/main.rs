@@ -6,8 +6,12 @@
 //! To add an area: put the file here as `tests/it/<area>.rs` (`git mv tests/<area>.rs tests/it/` keeps its history),
 //! add `mod <area>;` below in alphabetical order, drop its `mod common;` line and write `use crate::common::…`
 //! instead of `use common::…`. Take `PASSWORD`, `WAIT`, `delivering` and `Browser::sign_in` from `common` rather than
-//! declaring them again. `tests/metrics.rs` stays a binary of its own: the metrics recorder is global to a process
-//! and its tests compare counters before and after, which the other areas' requests would move.
+//! declaring them again. An area that grows past about 500 lines becomes a folder, `tests/it/<area>/mod.rs` with the
+//! helpers its topics share and a file per topic (e.g. `hardening/overselling.rs`), each registering its own tests
+//! with `on_both_engines!`; run one topic with `cargo test --test it <area>::<topic>::`.
+//!
+//! `tests/metrics.rs` stays a binary of its own: the metrics recorder is global to a process and its tests compare
+//! counters before and after, which the other areas' requests would move.
 
 #[macro_use]
 mod common;

@@ -279,7 +279,7 @@ async fn the_state_machine_allows_only_its_moves(s: TestServer) {
         put_status(id.clone(), bad).await.expect(409);
     }
 
-    // A stay that starts today, so that it can be checked in (the front desk's rules: tests/it/front_desk.rs).
+    // A stay that starts today, so that it can be checked in (the front desk's rules: tests/it/front_desk/stays.rs).
     let mut arriving = create("CONFIRMED");
     arriving["checkInDate"] = json!(day(0));
     let confirmed = s.post("/api/reservations", &org.auth(), arriving).await.expect(200);

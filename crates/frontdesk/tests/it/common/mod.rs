@@ -306,7 +306,7 @@ impl TestServer {
             // Delivery empties the outbox; tests that look into it see what the writes recorded. Webhook tests
             // turn the dispatcher on.
             webhook_dispatcher: false,
-            // Tests book many requests from one address; the limits have tests of their own (tests/it/security.rs).
+            // Tests book many requests from one address; the limits have tests of their own (tests/it/security/public_booking.rs).
             booking_requests_per_address_per_hour: 0,
             booking_requests_per_email_per_hour: 0,
             ..Config::default()

@@ -1,0 +1,33 @@
+//! Webhooks: subscriptions (operator only, secret once, validation), signed deliveries of every writer's events to
+//! a real receiver, filters by event and hotel, the 20-failure auto-disable and re-enable, the 5 s timeout of a
+//! hanging receiver that blocks nothing else, the URL policy, and no event lost when the service dies.
+
+mod deliveries;
+mod dying_processes;
+mod failing_receivers;
+mod subscriptions;
+
+use crate::common::{Org, TestServer};
+use serde_json::{json, Value};
+
+async fn subscribe(s: &TestServer, org: &Org, hotel: &str, url: &str, events: Value) -> (String, String) {
+    let created = s
+        .post("/api/webhooksubscriptions", &org.auth(), json!({"hotelId": hotel, "url": url, "events": events}))
+        .await
+        .expect(200);
+    (created.body["id"].as_str().unwrap().to_string(), created.body["secret"].as_str().unwrap().to_string())
+}
+
+/// Counts a subscription's queue rows: (all, claimed).
+async fn queued(s: &TestServer, subscription: &str) -> (i64, i64) {
+    use sqlx::Row;
+    let mut conn = s.db.read().await.unwrap();
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS n, COUNT(claimed_until) AS claimed FROM webhook_queue WHERE subscription_id = $1",
+    )
+    .bind(subscription)
+    .fetch_one(&mut *conn)
+    .await
+    .unwrap();
+    (row.try_get("n").unwrap(), row.try_get("claimed").unwrap())
+}
