@@ -58,14 +58,6 @@ async fn hotel(s: &TestServer, org: &Org, name: &str) -> Hotel {
     Hotel { id, standard, rooms, plans }
 }
 
-async fn sign_in(b: &Browser, email: &str, password: &str) {
-    b.goto("/sign-in").await;
-    b.fill("#email", email).await;
-    b.fill("#password", password).await;
-    b.click("button[type=submit]").await;
-    b.wait_for_text("Sign out").await;
-}
-
 /// The daily rates of a plan from `from` to `to` days ahead, as the API answers them.
 async fn rates(s: &TestServer, org: &Org, hotel: &str, plan: &str, from: u64, to: u64) -> Vec<Value> {
     let path = format!("/api/dailyRates?hotelId={hotel}&ratePlanId={plan}&dateFrom={}&dateTo={}", day(from), day(to));
@@ -111,7 +103,7 @@ async fn a_price_edited_in_the_calendar_is_offered_at_once(engine: Engine) {
 
     // Without JavaScript: the night's link opens its form, which posts and returns to the calendar.
     let Some(b) = Browser::start_without_javascript(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{}/today", h.id)).await;
     b.click_text("nav.tabs a", "Rates").await;
     b.wait_for_text("Rates and availability").await;
@@ -206,7 +198,7 @@ async fn a_bulk_edit_of_a_year_applies_completely_or_not_at_all(engine: Engine) 
     let h = hotel(&s, &org, "Seaside Inn").await;
     let plans: Vec<&String> = h.plans.iter().collect();
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{}/rates", h.id)).await;
     b.click_text("a", "Change many nights").await;
     b.wait_for_text("Days of the week").await;
@@ -309,7 +301,7 @@ async fn refused_input_is_shown_beside_its_field_and_changes_nothing(engine: Eng
     let [bar, nrf, _] = &h.plans;
     let before = rates(&s, &org, &h.id, bar, 0, 59).await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &org.operator_email, PASSWORD).await;
+    b.sign_in(&org.operator_email, PASSWORD).await;
 
     // A night's form: a negative price, and a minimum stay above the maximum.
     b.goto(&format!("/hotels/{}/rates/{bar}/{}", h.id, day(5))).await;
@@ -372,7 +364,7 @@ async fn another_organizations_operator_gets_the_404_page(engine: Engine) {
     let [bar, _, _] = &h.plans;
     let before = rates(&s, &org, &h.id, bar, 0, 59).await;
     let Some(b) = Browser::start(&s.base).await else { return };
-    sign_in(&b, &rival.operator_email, PASSWORD).await;
+    b.sign_in(&rival.operator_email, PASSWORD).await;
     for path in [
         format!("/hotels/{}/rates", h.id),
         format!("/hotels/{}/rates/bulk", h.id),
@@ -428,7 +420,7 @@ async fn the_calendar_reads_well_on_desktop_and_phone(engine: Engine) {
     let path = format!("/hotels/{}/rates", h.id);
     for (size, suffix) in [(DESKTOP, ""), (PHONE, "-phone")] {
         let Some(b) = Browser::start_sized(&s.base, size).await else { return };
-        sign_in(&b, &org.operator_email, PASSWORD).await;
+        b.sign_in(&org.operator_email, PASSWORD).await;
         b.goto(&path).await;
         b.wait_for_text("Rates and availability").await;
         b.assert_page_ok("the rates calendar").await;

@@ -12,6 +12,10 @@
 //!
 //! `tests/metrics.rs` stays a binary of its own: the metrics recorder is global to a process and its tests compare
 //! counters before and after, which the other areas' requests would move.
+//!
+//! A test is one scenario, read top to bottom in the order things happen; the longest (a sweep of hostile requests
+//! over every endpoint, an assistant connecting end to end) run past 100 lines on purpose, since splitting them into
+//! steps would hide that order. Helpers shared by a scenario's steps live in its area's `mod.rs`.
 
 #[macro_use]
 mod common;
