@@ -12,9 +12,8 @@ use super::super::idempotency::{self, Namespace};
 use super::super::reservations::{write, ReservationIn, ReservationRoomIn, ReservationStatus, Source};
 use super::super::validate::{clean, is_email, Checks};
 use super::super::{guests, secrets, Actor, Error, FieldError, Result};
+use super::{price, public_hotel, Claims, OfferKey, Stay};
 use crate::store::{self, Db};
-
-use super::*;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

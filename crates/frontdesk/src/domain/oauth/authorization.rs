@@ -5,9 +5,10 @@ use serde::{Deserialize, Serialize};
 use super::super::identity::{self, Operator, Organization};
 use super::super::validate::{has_forbidden_chars, FORBIDDEN_CHARS_MESSAGE};
 use super::super::{new_id, now, secrets, Error};
+use super::{
+    OAuthError, Settings, CODE_PREFIX, CODE_TTL, MAX_STATE_LEN, PURGE_AFTER, SCOPE, TICKET_PREFIX, TICKET_TTL,
+};
 use crate::store::{oauth as rows, Db};
-
-use super::*;
 
 /// The parameters of an OAuth request's form or query, each at most once (RFC 6749 3.1, 3.2), without control
 /// characters (the service's rule for every text, [`crate::domain::validate::is_forbidden_char`]). The message says what

@@ -3,9 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::super::{new_id, now};
+use super::{
+    parse_scope, OAuthError, OAuthResult, MAX_CLIENT_NAME, MAX_REDIRECT_URIS, MAX_URI_LEN, SCOPE, UNUSED_CLIENT_TTL,
+};
 use crate::store::{oauth as rows, Db};
-
-use super::*;
 
 #[derive(Debug, Deserialize)]
 pub struct RegistrationIn {

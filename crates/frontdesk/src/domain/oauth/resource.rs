@@ -4,9 +4,8 @@ use chrono::{TimeDelta, Utc};
 
 use super::super::access::{Actor, Credential};
 use super::super::secrets;
+use super::{same_resource, Settings, ACCESS_TOKEN_PREFIX, SCOPE};
 use crate::store::{oauth as rows, Db};
-
-use super::*;
 
 /// Why a bearer token was refused at the connector.
 #[derive(Debug, PartialEq, Eq)]

@@ -6,9 +6,11 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::super::{new_id, now, secrets};
+use super::{
+    parse_scope, same_resource, OAuthError, OAuthResult, Settings, ACCESS_TOKEN_PREFIX, CODE_PREFIX,
+    REFRESH_TOKEN_PREFIX,
+};
 use crate::store::{oauth as rows, Db};
-
-use super::*;
 
 #[derive(Debug, Default, Deserialize)]
 pub struct TokenParams {

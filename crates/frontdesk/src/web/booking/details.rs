@@ -10,14 +10,16 @@ use super::super::form::{optional, FormErrors};
 use super::super::page::render;
 use super::super::view;
 use super::choices::Choice;
+use super::{
+    choices, error_page, framed_for, guest_errors, message_page, public_hotel, receipt_link, search_link, stale_answer,
+    stay_line, Frame, OfferCard, Visitor, SOLD_OUT, SOLD_OUT_PARAM,
+};
 use crate::app::AppState;
 use crate::domain::availability::booking_page::{self, Rechecked, Stale};
 use crate::domain::availability::{self, BookingFrom, BookingGuestIn, BookingIn, Offer, PublicCaller};
 use crate::domain::hotels::Hotel;
 use crate::domain::idempotency::Namespace;
 use crate::domain::{money, Error};
-
-use super::*;
 
 /// The guest form as typed.
 #[derive(Debug, Clone, Default, serde::Deserialize)]

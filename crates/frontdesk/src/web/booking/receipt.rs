@@ -7,13 +7,12 @@ use axum::response::Response;
 
 use super::super::page::render;
 use super::super::view;
+use super::{error_page, framed_for, public_hotel, stay_line, Frame, Visitor};
 use crate::app::AppState;
 use crate::domain::availability::booking_page::{self};
 use crate::domain::hotels::Hotel;
 use crate::domain::money;
 use crate::domain::reservations::ReservationStatus;
-
-use super::*;
 
 pub(super) fn receipt_link(state: &AppState, hotel: &Hotel, reservation_id: &str) -> String {
     let token = booking_page::receipt_token(&state.offer_key, &hotel.id, reservation_id);

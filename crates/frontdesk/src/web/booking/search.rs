@@ -9,13 +9,12 @@ use chrono::Days;
 use super::super::form::FormErrors;
 use super::super::page::render;
 use super::super::view;
+use super::{error_page, framed_for, guest_errors, public_hotel, stay_line, Frame, Visitor};
 use crate::app::AppState;
 use crate::domain::availability::booking_page::{self, Rechecked, Stale};
 use crate::domain::availability::{self, AvailabilityQuery, Offer, MAX_STAY_NIGHTS};
 use crate::domain::hotels::Hotel;
 use crate::domain::money;
-
-use super::*;
 
 /// The search form as typed: text, so that a mistake is shown back as it was entered.
 #[derive(Debug, Clone, Default)]

@@ -10,12 +10,14 @@ use chrono::{TimeDelta, Utc};
 
 use tokio::sync::{mpsc, watch};
 
+use super::{
+    hand_out, lane, prepare, sweep, DispatcherOptions, Job, LaneRegistry, LaneState, Outcome, Shared,
+    FAILING_LANE_CAPACITY, LANE_CAPACITY,
+};
 use crate::domain::events::EventKind;
 use crate::domain::webhooks::Target;
 use crate::store::outbox::{self, PendingEvent};
 use crate::store::{self, format_ts};
-
-use super::*;
 
 /// A lane as the claim loop holds it.
 pub(super) struct Lane {

@@ -10,13 +10,12 @@ use chrono::Utc;
 use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::mpsc;
 
+use super::{by_subscription, Job, LaneState, Outcome, Shared, LANE_CONCURRENCY};
 use crate::domain::new_id;
 use crate::domain::webhooks::{self, signature, url_policy, WebhookDelivery};
 use crate::store::outbox::{self};
 use crate::store::webhooks::NewDelivery;
 use crate::store::{self, Db};
-
-use super::*;
 
 /// A lane's waiting events, by record: the next event of a record waits until the one before it was sent.
 #[derive(Default)]

@@ -7,12 +7,11 @@ use std::time::Instant;
 
 use chrono::{TimeDelta, Utc};
 
+use super::{give_event, DispatcherOptions, Lane, LaneRegistry, Shared, FAILING_LANE_CAPACITY, LANE_CAPACITY};
 use crate::domain::events::EventKind;
 use crate::domain::webhooks::Target;
 use crate::store::outbox::{self, PendingEvent};
 use crate::store::{self, format_ts, Db};
-
-use super::*;
 
 pub(super) async fn sweep(db: &Db) -> anyhow::Result<()> {
     let mut tx = db.begin_write().await?;

@@ -5,10 +5,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+use super::{by_subscription, InFlight, Outcome};
 use crate::store::outbox::{self};
 use crate::store::{self, Db};
-
-use super::*;
 
 /// Writes attempts and finished (subscription, event) pairs in batches: whatever arrived while the previous batch
 /// was being written.
