@@ -133,6 +133,8 @@ async fn connector_token(server: &BenchServer, email: &str, password: &str) -> S
     tokens.access_token
 }
 
+/// The whole soak as one script (start two processes, load them, check, report), read top to bottom in the order it
+/// happens; it runs past 100 lines on purpose, as the integration scenarios do (tests/it/main.rs).
 #[tokio::main]
 async fn main() {
     let seconds: u64 = std::env::var("SOAK_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(600);

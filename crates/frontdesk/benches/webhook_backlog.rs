@@ -148,6 +148,9 @@ struct Outcome {
     queued_at_end: i64,
 }
 
+// One case as one script in the order it happens (the two receivers and subscriptions, the backlog handed out, the
+// writes, memory and latency sampled, the report); past 100 lines on purpose, as the integration scenarios are
+// (tests/it/main.rs).
 async fn run_case(engine: Engine, backlog: usize) -> Option<Outcome> {
     let server = BenchServer::start(engine).await?;
     let settings = WebhookSettings::load(&server.db, true).await.expect("settings");
