@@ -16,10 +16,12 @@
 //! * [`store`]: data access. All SQL lives here, written once in the portable subset that SQLite and PostgreSQL share
 //!   (see the module docs for the rules that keep it portable), executed through sqlx's `Any` driver. Every write
 //!   goes through [`store::WriteTx`], which also records webhook events in the same transaction (the outbox).
+//!   Where storage is going (native types, one access path per engine) is `docs/storage.md`.
 //! * [`web`]: the web pages: the operator dashboard, the public booking page and the assistant connector's sign-in
 //!   and consent pages; askama templates, handlers as thin as the REST ones over the same domain functions.
 //! * [`mcp`]: the read-only assistant connector (an MCP server) and its tools; its bearer check is `http/mcp.rs`.
-//! * [`worker`]: background work beside the HTTP server: the webhook dispatcher, which delivers the outbox.
+//! * [`worker`]: background work beside the HTTP server: the webhook dispatcher, which delivers the outbox; the
+//!   guest e-mail dispatcher; the folder of the reservation count changes (the lists' exact totals).
 //! * [`operations`]: what an operator runs beside the service: `check`, backup and restore, export.
 //! * [`cli`] and [`config`]: the `frontdesk` command (`serve`, `migrate`, `admin …`) and its configuration.
 //! * [`demo`]: the demo data of `frontdesk serve --demo`.
