@@ -12,20 +12,17 @@ use crate::store::reservation_counts;
 use crate::store::sql::Conditions;
 use crate::store::{self, format_ts, Db, Engine, StoreResult};
 
-/// Reservations of a hotel in one status (the dashboard's badge of booking requests waiting).
+/// Reservations of a hotel in one status (the dashboard's badge of booking requests waiting), from the counts.
 pub async fn count_in_status(
     conn: &mut AnyConnection,
     organization_id: &str,
     hotel_id: &str,
     status: ReservationStatus,
 ) -> StoreResult<i64> {
-    sqlx::query("SELECT COUNT(*) AS n FROM reservations WHERE organization_id = $1 AND hotel_id = $2 AND status = $3")
-        .bind(organization_id)
-        .bind(hotel_id)
-        .bind(status.as_str())
-        .fetch_one(conn)
-        .await?
-        .try_get("n")
+    let filter = StayFilter { hotel_id: Some(hotel_id.to_string()), statuses: vec![status], ..StayFilter::default() };
+    let mut c = Conditions::new(Engine::of(conn));
+    let sql = format!("SELECT {} AS n", reservation_counts::total(&mut c, organization_id, &filter));
+    sqlx::query_with(&sql, c.into_args()).fetch_one(conn).await?.try_get("n")
 }
 
 /// The longest stay (in nights) among the organization's reservations, of one hotel when given.

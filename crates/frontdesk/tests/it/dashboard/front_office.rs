@@ -65,12 +65,16 @@ async fn a_booking_request_is_approved_in_the_inbox(engine: Engine) {
     b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{}/requests", h.id)).await;
     b.wait_for_text("Marie Dubois").await;
+    // The tab's badge counts the requests waiting (from the reservation counts).
+    let badge = b.find("nav.tabs .badge").await.attr("aria-label").await.unwrap();
+    assert_eq!(badge.as_deref(), Some("1 waiting"));
     let text = b.page_text().await;
     assert!(text.contains("EUR 240.00") && text.contains("Standard Double") && text.contains("2 nights"), "{text}");
     b.assert_page_ok("the booking requests").await;
     b.click_text("button", "Approve").await;
     b.wait_for_text("Approved the request of Marie Dubois").await;
     assert!(b.page_text().await.contains("No booking requests are waiting."));
+    assert!(b.find_all("nav.tabs .badge").await.is_empty(), "no badge once nothing waits");
     let approved = delivered(&receiver, "reservation.updated", |d| d["id"] == json!(id)).await;
     assert_eq!(approved["data"]["status"], json!("CONFIRMED"));
     // The folio is on the reservation's page.
