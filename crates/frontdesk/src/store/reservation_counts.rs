@@ -67,6 +67,14 @@ pub fn total(c: &mut Conditions, organization_id: &str, filter: &StayFilter) -> 
 /// round), so that two folds never update the same counters in opposite orders. Answers how many counters it
 /// changed.
 pub async fn fold(db: &Db) -> StoreResult<u64> {
+    // Most rounds find nothing to fold: a read says so without taking SQLite's one writer or a write transaction.
+    let pending: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM (SELECT 1 FROM reservation_count_changes LIMIT 1) AS any_change")
+            .fetch_one(&mut *db.read().await?)
+            .await?;
+    if pending == 0 {
+        return Ok(0);
+    }
     let mut tx = db.begin_write().await?;
     let folded = match tx.engine() {
         Engine::Postgres => {
