@@ -242,7 +242,7 @@ impl Stored {
 
     /// The same without locks, for answering what a write would do (a preview).
     pub async fn read(
-        conn: &mut sqlx::AnyConnection,
+        conn: &mut store::Conn,
         actor: &Actor,
         plan_ids: &[&str],
         from: NaiveDate,
@@ -257,7 +257,7 @@ impl Stored {
     }
 
     async fn read_records(
-        conn: &mut sqlx::AnyConnection,
+        conn: &mut store::Conn,
         actor: &Actor,
         plans: Vec<rate_plans::RatePlan>,
         from: NaiveDate,

@@ -165,7 +165,7 @@ fn is_language_tag(tag: &str) -> bool {
 }
 
 /// A guest the actor may see, or 404.
-pub async fn visible(conn: &mut sqlx::AnyConnection, actor: &Actor, id: &str) -> Result<Guest> {
+pub async fn visible(conn: &mut store::Conn, actor: &Actor, id: &str) -> Result<Guest> {
     store::guests::get(conn, &actor.organization_id, id)
         .await?
         .filter(|g| actor.sees_hotel(g.hotel_id.as_deref()))

@@ -363,17 +363,13 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: HotelPatch) -> Resu
 
 /// The hotel a request names (or, when it names none, the key's pin): 403 when a pinned key names another hotel,
 /// 404 when the hotel is not the organization's, and a validation error when none is named at all.
-pub async fn require_named(conn: &mut sqlx::AnyConnection, actor: &Actor, requested: Option<&str>) -> Result<Hotel> {
+pub async fn require_named(conn: &mut store::Conn, actor: &Actor, requested: Option<&str>) -> Result<Hotel> {
     let hotel_id = actor.require_hotel(requested)?;
     store::hotels::get(conn, &actor.organization_id, &hotel_id).await?.ok_or(Error::NotFound("hotel"))
 }
 
 /// A hotel filter of a list: like [`require_named`], but naming no hotel is allowed (all visible hotels).
-pub async fn optional_filter(
-    conn: &mut sqlx::AnyConnection,
-    actor: &Actor,
-    requested: Option<&str>,
-) -> Result<Option<String>> {
+pub async fn optional_filter(conn: &mut store::Conn, actor: &Actor, requested: Option<&str>) -> Result<Option<String>> {
     match actor.resolve_hotel(requested)? {
         Some(hotel_id) => {
             store::hotels::get(conn, &actor.organization_id, &hotel_id).await?.ok_or(Error::NotFound("hotel"))?;

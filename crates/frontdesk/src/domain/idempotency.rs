@@ -74,7 +74,7 @@ pub enum Seen {
     Different,
 }
 
-pub async fn seen(conn: &mut sqlx::AnyConnection, key: &Key<'_>, request_digest: &str) -> Result<Seen> {
+pub async fn seen(conn: &mut store::Conn, key: &Key<'_>, request_digest: &str) -> Result<Seen> {
     Ok(match rows::find(conn, key.stored()).await? {
         Some((stored, result_id)) if secrets::digests_match(&stored, request_digest) => Seen::Same(result_id),
         Some(_) => Seen::Different,
@@ -84,7 +84,7 @@ pub async fn seen(conn: &mut sqlx::AnyConnection, key: &Key<'_>, request_digest:
 
 /// What `key` already made: the id of the first request's result when this request is the same (same digest),
 /// `None` when the key is new, 409 when it was used for a different request.
-pub async fn replay(conn: &mut sqlx::AnyConnection, key: &Key<'_>, request_digest: &str) -> Result<Option<String>> {
+pub async fn replay(conn: &mut store::Conn, key: &Key<'_>, request_digest: &str) -> Result<Option<String>> {
     match seen(conn, key, request_digest).await? {
         Seen::Same(result_id) => Ok(Some(result_id)),
         Seen::Different => Err(Error::Conflict("this idempotency key was used for a different request".into())),
@@ -131,7 +131,7 @@ pub fn caller_scope(actor: &super::Actor) -> String {
 pub async fn remember(tx: &mut WriteTx, key: &Key<'_>, request_digest: &str, result_id: &str) -> Result<Remembered> {
     match rows::insert(tx.conn(), key.stored(), key.organization_id, request_digest, result_id, now()).await {
         Ok(()) => Ok(Remembered::Stored),
-        Err(err) if store::is_unique_violation(&err) => Ok(Remembered::TakenMeanwhile),
+        Err(err) if err.kind() == store::ErrorKind::Taken => Ok(Remembered::TakenMeanwhile),
         Err(err) => Err(err.into()),
     }
 }

@@ -34,6 +34,7 @@ pub mod secrets;
 pub mod validate;
 pub mod webhooks;
 
+use crate::store::{self, ErrorKind};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -86,29 +87,30 @@ pub enum Error {
     Internal(#[from] anyhow::Error),
 }
 
-impl From<sqlx::Error> for Error {
+impl From<store::Error> for Error {
     /// A database error the request itself caused is a conflict, not a failure of the service. Every write checks
     /// what it names before writing, so a foreign-key or unique violation that still reaches here means another
     /// request changed the same records in between (a referenced record deleted, the same name taken), and a
     /// deadlock or serialization failure that PostgreSQL broke in this request's disfavour: nothing was written, and
     /// the caller may retry. Writes with a more precise answer ([`in_use`], [`store_conflict`]) map the error first.
-    fn from(err: sqlx::Error) -> Self {
-        use crate::store::{is_concurrency_failure, is_foreign_key_violation, is_unique_violation};
-        if is_foreign_key_violation(&err) {
-            tracing::info!(error = %err, "a write lost a race: a record it refers to changed meanwhile");
-            return Error::Conflict(
-                "a record this request refers to was changed or deleted meanwhile; try again".into(),
-            );
+    fn from(err: store::Error) -> Self {
+        match err.kind() {
+            ErrorKind::StillReferenced => {
+                tracing::info!(error = %err, "a write lost a race: a record it refers to changed meanwhile");
+                Error::Conflict("a record this request refers to was changed or deleted meanwhile; try again".into())
+            }
+            ErrorKind::Taken => {
+                tracing::info!(error = %err, "a write lost a race: the same record was created meanwhile");
+                Error::Conflict("another request created the same record meanwhile; try again".into())
+            }
+            ErrorKind::Collided => {
+                tracing::warn!(error = %err, "a transaction was given up for a concurrent one");
+                Error::Conflict("the request collided with a concurrent one and changed nothing; try again".into())
+            }
+            ErrorKind::Unavailable | ErrorKind::Other => {
+                Error::Internal(anyhow::Error::new(err).context("database error"))
+            }
         }
-        if is_unique_violation(&err) {
-            tracing::info!(error = %err, "a write lost a race: the same record was created meanwhile");
-            return Error::Conflict("another request created the same record meanwhile; try again".into());
-        }
-        if is_concurrency_failure(&err) {
-            tracing::warn!(error = %err, "a transaction was given up for a concurrent one");
-            return Error::Conflict("the request collided with a concurrent one and changed nothing; try again".into());
-        }
-        Error::Internal(anyhow::Error::new(err).context("database error"))
     }
 }
 
@@ -167,8 +169,8 @@ where
 }
 
 /// Maps a foreign-key violation on delete to 409 with `message`; any other error stays what it is.
-pub fn in_use(err: sqlx::Error, message: &str) -> Error {
-    if crate::store::is_foreign_key_violation(&err) {
+pub fn in_use(err: store::Error, message: &str) -> Error {
+    if err.kind() == ErrorKind::StillReferenced {
         Error::Conflict(message.to_string())
     } else {
         err.into()
@@ -176,8 +178,8 @@ pub fn in_use(err: sqlx::Error, message: &str) -> Error {
 }
 
 /// Maps a unique-constraint violation to 409 with `message`; any other error stays what it is.
-pub fn store_conflict(err: sqlx::Error, message: &str) -> Error {
-    if crate::store::is_unique_violation(&err) {
+pub fn store_conflict(err: store::Error, message: &str) -> Error {
+    if err.kind() == ErrorKind::Taken {
         Error::Conflict(message.to_string())
     } else {
         err.into()

@@ -86,7 +86,7 @@ fn validate(p: &RatePlan) -> Result<()> {
 }
 
 /// A rate plan the actor may see, or 404.
-pub async fn visible(conn: &mut sqlx::AnyConnection, actor: &Actor, id: &str) -> Result<RatePlan> {
+pub async fn visible(conn: &mut store::Conn, actor: &Actor, id: &str) -> Result<RatePlan> {
     store::rate_plans::get(conn, &actor.organization_id, id)
         .await?
         .filter(|p| actor.sees_hotel(Some(&p.hotel_id)))
@@ -94,7 +94,7 @@ pub async fn visible(conn: &mut sqlx::AnyConnection, actor: &Actor, id: &str) ->
 }
 
 /// Checks that a plan's room type is visible and belongs to the plan's hotel (404 otherwise).
-async fn check_room_type(conn: &mut sqlx::AnyConnection, actor: &Actor, plan: &RatePlan) -> Result<()> {
+async fn check_room_type(conn: &mut store::Conn, actor: &Actor, plan: &RatePlan) -> Result<()> {
     if let Some(room_type_id) = &plan.room_type_id {
         let room_type = room_types::visible(conn, actor, room_type_id).await?;
         if room_type.hotel_id != plan.hotel_id {

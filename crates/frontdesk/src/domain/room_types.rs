@@ -120,7 +120,7 @@ fn validate(t: &RoomType, given: LimitsGiven) -> Result<()> {
 }
 
 /// A room type the actor may see, or 404.
-pub async fn visible(conn: &mut sqlx::AnyConnection, actor: &Actor, id: &str) -> Result<RoomType> {
+pub async fn visible(conn: &mut store::Conn, actor: &Actor, id: &str) -> Result<RoomType> {
     store::room_types::get(conn, &actor.organization_id, id)
         .await?
         .filter(|t| actor.sees_hotel(Some(&t.hotel_id)))

@@ -104,7 +104,7 @@ fn validate(r: &Room) -> Result<()> {
 /// The room type a room is given: visible to the actor and of the room's hotel (404 otherwise: room types are
 /// records of their hotel).
 async fn room_type_of_hotel(
-    conn: &mut sqlx::AnyConnection,
+    conn: &mut store::Conn,
     actor: &Actor,
     room_type_id: &str,
     hotel_id: Option<&str>,
@@ -116,7 +116,7 @@ async fn room_type_of_hotel(
     Ok(room_type)
 }
 
-async fn visible(conn: &mut sqlx::AnyConnection, actor: &Actor, id: &str) -> Result<Room> {
+async fn visible(conn: &mut store::Conn, actor: &Actor, id: &str) -> Result<Room> {
     store::rooms::get(conn, &actor.organization_id, id)
         .await?
         .filter(|r| actor.sees_hotel(Some(&r.hotel_id)))

@@ -22,7 +22,11 @@ pub async fn service_secret(
     .bind(format_ts(at))
     .execute(&mut *conn)
     .await?;
-    sqlx::query("SELECT value FROM service_secrets WHERE name = $1").bind(name).fetch_one(conn).await?.try_get("value")
+    Ok(sqlx::query("SELECT value FROM service_secrets WHERE name = $1")
+        .bind(name)
+        .fetch_one(conn)
+        .await?
+        .try_get("value")?)
 }
 
 /// What an exact repeat of a public booking request is compared on.
@@ -56,7 +60,7 @@ pub async fn open_public_request(conn: &mut AnyConnection, request: &PublicReque
     .bind(request.room_type_id)
     .fetch_optional(conn)
     .await?;
-    row.map(|row| row.try_get("id")).transpose()
+    Ok(row.map(|row| row.try_get("id")).transpose()?)
 }
 
 /// Rooms held under each rate plan on each night of `[from, to)`: (rate plan, counts by night, index 0 is `from`),

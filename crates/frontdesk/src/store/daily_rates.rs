@@ -119,7 +119,7 @@ async fn in_range(
         filter.where_clause(),
         placeholders.join(", ")
     );
-    sqlx::query_with(&sql, filter.into_args()).fetch_all(conn).await
+    Ok(sqlx::query_with(&sql, filter.into_args()).fetch_all(conn).await?)
 }
 
 /// What a stay of `[check_in, check_out)` needs from the daily rates of several rate plans, one row per plan that has

@@ -243,7 +243,7 @@ pub async fn count_operators(conn: &mut AnyConnection, organization_id: &str) ->
         .bind(organization_id)
         .fetch_one(conn)
         .await?;
-    row.try_get("n")
+    Ok(row.try_get("n")?)
 }
 
 /// An invitation to set a password, stored by the digest of its link's token.

@@ -39,9 +39,15 @@
 //!
 //! This file holds the [`Engine`], the [`Db`] handle and the [`WriteTx`]. Beside it: `pool.rs` opens a database
 //! ([`Db::open`], the pools' settings), `rows.rs` has the helpers that read and write the portable column types
-//! ([`format_ts`], [`RowExt`]), `errors.rs` tells database errors apart ([`is_unique_violation`],
-//! [`is_unavailable`]…), and `stream.rs` streams and counts a query's rows ([`stream()`], [`count()`]). Every other
-//! module is the queries of one area.
+//! ([`format_ts`], [`RowExt`]), `errors.rs` says what a database error means ([`Error::kind`]: a value taken, a
+//! record still referenced, a collision, the database out of reach), and `stream.rs` streams and counts a query's
+//! rows ([`stream()`], [`count()`]). Every other module is the queries of one area.
+//!
+//! # What the rest of the service sees
+//!
+//! [`crate::domain`] calls the store; the store never calls the domain's rules. Code above the store takes a
+//! [`Conn`] and gets a [`StoreResult`], whose [`Error`] it asks for its [`ErrorKind`]: nothing outside this module
+//! names the driver's types, so how the store reaches each engine can change here alone (see `docs/storage.md`).
 
 pub mod api_keys;
 pub mod attempts;
@@ -79,9 +85,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, AnyPool};
 use tokio::sync::Notify;
 
-pub use errors::{
-    is_concurrency_failure, is_foreign_key_violation, is_unavailable, is_unavailable_cause, is_unique_violation,
-};
+pub use errors::{is_unavailable_cause, Error, ErrorKind};
 pub use pool::{sqlite_file, IfMissing, CHECK_AFTER_IDLE, CONNECT_TIMEOUT, POSTGRES_ACQUIRE_TIMEOUT};
 pub use rows::{bool_int, format_ts, parse_ts, RowExt};
 pub use stream::{count, stream};
@@ -167,7 +171,11 @@ struct RecentReads {
     public_hotels: recent::Recent<String, (String, crate::domain::hotels::Hotel, i64)>,
 }
 
-pub type StoreResult<T> = Result<T, sqlx::Error>;
+pub type StoreResult<T> = Result<T, Error>;
+
+/// A connection to the database, as the store's functions take it: from [`Db::read`] or a [`WriteTx`]. Code above
+/// the store names this, never the driver's types, so that how the store reaches its engines stays its own affair.
+pub type Conn = AnyConnection;
 
 impl Db {
     pub fn engine(&self) -> Engine {
@@ -194,7 +202,7 @@ impl Db {
     /// A connection for reads. Reads never block writers (WAL on SQLite, MVCC on PostgreSQL).
     pub async fn read(&self) -> StoreResult<PoolConnection<Any>> {
         let _waiting = self.waiting.read.wait();
-        self.read.acquire().await
+        Ok(self.read.acquire().await?)
     }
 
     /// Starts the one kind of transaction every write goes through.

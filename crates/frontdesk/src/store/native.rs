@@ -111,7 +111,7 @@ where
         .wait_timeout(Some(wait))
         .create_timeout(Some(wait))
         .build()
-        .map_err(|e| sqlx::Error::Configuration(e.into()))
+        .map_err(|e| sqlx::Error::Configuration(e.into()).into())
 }
 
 impl NativePool {
@@ -206,7 +206,7 @@ impl HotRead {
             // A statement the database refused leaves its connection usable; anything else (the socket closed, the
             // server restarting, a protocol error) may not, and the pool checks only connections that sat idle: this
             // one is closed instead of going back.
-            if !matches!(err, sqlx::Error::Database(_)) || super::is_unavailable(err) {
+            if !matches!(err, sqlx::Error::Database(_)) || super::errors::is_unavailable(err) {
                 self.let_go();
             }
         })?
@@ -242,19 +242,19 @@ macro_rules! portable_row {
     ($($row:ty),*) => {$(
         impl PortableRow for $row {
             fn text(&self, index: usize) -> StoreResult<String> {
-                self.try_get(index)
+                Ok(self.try_get(index)?)
             }
 
             fn optional_text(&self, index: usize) -> StoreResult<Option<String>> {
-                self.try_get(index)
+                Ok(self.try_get(index)?)
             }
 
             fn integer(&self, index: usize) -> StoreResult<i64> {
-                self.try_get(index)
+                Ok(self.try_get(index)?)
             }
 
             fn optional_integer(&self, index: usize) -> StoreResult<Option<i64>> {
-                self.try_get(index)
+                Ok(self.try_get(index)?)
             }
         }
     )*};
@@ -278,7 +278,7 @@ pub fn parse_date(s: &str) -> StoreResult<NaiveDate> {
             }
         }
     }
-    NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|e| sqlx::Error::Decode(Box::new(e)))
+    Ok(NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|e| sqlx::Error::Decode(Box::new(e)))?)
 }
 
 /// A stored instant: the fixed-width form of [`super::format_ts`] read directly, anything else as RFC 3339.

@@ -19,7 +19,7 @@ fn room(row: &AnyRow) -> StoreResult<Room> {
         name: row.try_get("name")?,
         floor: row.try_get("floor")?,
         housekeeping_status: HousekeepingStatus::parse(&status)
-            .ok_or_else(|| sqlx::Error::Decode(format!("unknown housekeeping status {status}").into()))?,
+            .ok_or_else(|| super::Error::undecodable(format!("unknown housekeeping status {status}")))?,
         housekeeping_changed_at: row.get_opt_ts("housekeeping_changed_at")?,
         housekeeping_changed_by: row.try_get("housekeeping_changed_by")?,
         created_at: row.get_ts("created_at")?,
@@ -147,7 +147,7 @@ pub async fn status_changes(
         .map(|row| {
             let status: String = row.try_get("status")?;
             let status = HousekeepingStatus::parse(&status)
-                .ok_or_else(|| sqlx::Error::Decode(format!("unknown housekeeping status {status}").into()))?;
+                .ok_or_else(|| super::Error::undecodable(format!("unknown housekeeping status {status}")))?;
             Ok((status, row.get_ts("changed_at")?, row.try_get("changed_by")?))
         })
         .collect()

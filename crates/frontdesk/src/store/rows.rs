@@ -12,11 +12,11 @@ pub fn format_ts(ts: DateTime<Utc>) -> String {
     ts.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
-pub fn parse_ts(s: &str) -> Result<DateTime<Utc>, sqlx::Error> {
+pub fn parse_ts(s: &str) -> StoreResult<DateTime<Utc>> {
     if let Some(instant) = native::parse_instant(s) {
         return Ok(instant);
     }
-    DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).map_err(|e| sqlx::Error::Decode(Box::new(e)))
+    Ok(DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).map_err(|e| sqlx::Error::Decode(Box::new(e)))?)
 }
 
 /// Decoding helpers for the portable column types.

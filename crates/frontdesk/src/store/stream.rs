@@ -13,8 +13,8 @@ enum Streamed<T> {
 }
 
 /// The error of a stream whose reader stopped before the last row.
-fn cut_short() -> sqlx::Error {
-    sqlx::Error::Protocol("the rows' reader stopped before the last row".into())
+fn cut_short() -> super::Error {
+    sqlx::Error::Protocol("the rows' reader stopped before the last row".into()).into()
 }
 
 /// Streams the rows of a query, mapped, through a bounded channel: memory stays flat however many rows match,
@@ -42,13 +42,13 @@ pub async fn stream<T: Send + 'static>(
         let mut conn = match acquired {
             Ok(conn) => conn,
             Err(err) => {
-                let _ = sender.send(Streamed::Row(Err(err))).await;
+                let _ = sender.send(Streamed::Row(Err(err.into()))).await;
                 return;
             }
         };
         let mut rows = sqlx::query_with(&sql, args).fetch(&mut *conn);
         while let Some(row) = rows.next().await {
-            let item = row.and_then(|row| map(&row));
+            let item = row.map_err(Into::into).and_then(|row| map(&row));
             let failed = item.is_err();
             if sender.send(Streamed::Row(item)).await.is_err() || failed {
                 return;
@@ -77,7 +77,7 @@ pub async fn stream<T: Send + 'static>(
 /// Counts the rows of a query (`sql` selects `COUNT(*) AS n`).
 pub async fn count(db: &Db, sql: &str, args: sqlx::any::AnyArguments<'_>) -> StoreResult<i64> {
     let row = sqlx::query_with(sql, args).fetch_one(&mut *db.read().await?).await?;
-    row.try_get("n")
+    Ok(row.try_get("n")?)
 }
 
 #[cfg(test)]
@@ -99,9 +99,15 @@ mod tests {
         let rows: Vec<_> = stream(&db, sql.into(), Default::default(), stops_at_three).await.unwrap().collect().await;
         assert_eq!(rows.len(), 3, "{rows:?}");
         assert!(matches!(rows[..2], [Ok(1), Ok(2)]), "{rows:?}");
-        assert!(matches!(rows[2], Err(sqlx::Error::Protocol(_))), "not a quiet end: {rows:?}");
-        let whole: Vec<_> =
-            stream(&db, sql.into(), Default::default(), |row| row.try_get::<i64, _>(0)).await.unwrap().collect().await;
+        assert!(
+            matches!(&rows[2], Err(err) if err.to_string().contains("stopped before the last row")),
+            "not a quiet end: {rows:?}"
+        );
+        let whole: Vec<_> = stream(&db, sql.into(), Default::default(), |row| Ok(row.try_get::<i64, _>(0)?))
+            .await
+            .unwrap()
+            .collect()
+            .await;
         assert_eq!(whole.into_iter().collect::<StoreResult<Vec<i64>>>().unwrap(), [1, 2, 3, 4, 5]);
         db.close().await;
     }

@@ -285,7 +285,7 @@ pub async fn deliveries(
                 id: row.try_get("id")?,
                 event_id: row.try_get("event_id")?,
                 event: EventKind::parse(&event)
-                    .ok_or_else(|| sqlx::Error::Decode(format!("unknown event kind {event}").into()))?,
+                    .ok_or_else(|| super::Error::undecodable(format!("unknown event kind {event}")))?,
                 attempted_at: row.get_ts("attempted_at")?,
                 success: row.get_bool("success")?,
                 status_code: row.try_get("status_code")?,

@@ -38,7 +38,7 @@ impl WriteHealth {
 /// Whether an error means the database could not store what it was asked to: SQLite's `SQLITE_FULL` and I/O errors
 /// (`SQLITE_IOERR_*`), PostgreSQL's classes 53 (insufficient resources: `disk_full`, out of memory) and 58030
 /// (`io_error`). Nothing was written, and the same request may succeed once space is back.
-pub fn is_storage_failure(err: &sqlx::Error) -> bool {
+pub(crate) fn is_storage_failure(err: &sqlx::Error) -> bool {
     let sqlx::Error::Database(db) = err else { return false };
     let Some(code) = db.code() else { return false };
     if db.try_downcast_ref::<sqlx::sqlite::SqliteError>().is_some() {
@@ -50,7 +50,10 @@ pub fn is_storage_failure(err: &sqlx::Error) -> bool {
 
 /// [`is_storage_failure`] for an error that may wrap a database error.
 pub fn is_storage_failure_cause(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| cause.downcast_ref::<sqlx::Error>().is_some_and(is_storage_failure))
+    err.chain().any(|cause| {
+        cause.downcast_ref::<super::Error>().is_some_and(super::Error::is_storage_failure)
+            || cause.downcast_ref::<sqlx::Error>().is_some_and(is_storage_failure)
+    })
 }
 
 /// Commits one small write (the single row of `write_probes`), through the same writer as every other write.

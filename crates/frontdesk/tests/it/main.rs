@@ -43,5 +43,6 @@ mod processes;
 mod rate_limits;
 mod reservation_counts;
 mod reservations;
+mod schema;
 mod security;
 mod webhooks;

@@ -208,7 +208,7 @@ impl OfferKey {
 
 /// The hotel behind a public request: 404 when unknown or not open to public booking.
 /// Answers (organization, hotel, availability version).
-async fn public_hotel(conn: &mut sqlx::AnyConnection, hotel_id: &str) -> Result<(String, Hotel, i64)> {
+async fn public_hotel(conn: &mut store::Conn, hotel_id: &str) -> Result<(String, Hotel, i64)> {
     open_to_public(store::hotels::get_public(conn, hotel_id).await?)
 }
 
@@ -253,7 +253,7 @@ fn sellable(
 /// Every sellable (room type, rate plan) of a hotel for `stay`, or just `only` = (room type, rate plan), read from
 /// the database (bookings and approvals recheck with this, under their locks).
 pub async fn price(
-    conn: &mut sqlx::AnyConnection,
+    conn: &mut store::Conn,
     organization_id: &str,
     hotel: &Hotel,
     stay: &Stay,

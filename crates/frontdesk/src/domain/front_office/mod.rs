@@ -52,12 +52,7 @@ pub async fn requests_waiting(db: &Db, actor: &Actor, hotel_id: &str) -> Result<
 }
 
 /// The longest stay on record at a hotel bounds how long before a window a stay touching it can start.
-async fn check_in_bound(
-    conn: &mut sqlx::AnyConnection,
-    actor: &Actor,
-    hotel_id: &str,
-    from: NaiveDate,
-) -> Result<NaiveDate> {
+async fn check_in_bound(conn: &mut store::Conn, actor: &Actor, hotel_id: &str, from: NaiveDate) -> Result<NaiveDate> {
     let longest = store::reservations::longest_stay(conn, &actor.organization_id, Some(hotel_id)).await?;
     Ok(from.checked_sub_days(Days::new(longest.max(0) as u64)).unwrap_or(NaiveDate::MIN))
 }
@@ -174,7 +169,7 @@ pub async fn today(db: &Db, actor: &Actor, hotel_id: &str) -> Result<TodayBoard>
 
 /// Rooms held and sellable on each night of `[from, to)`, over all room types of the hotel.
 async fn occupancy(
-    conn: &mut sqlx::AnyConnection,
+    conn: &mut store::Conn,
     actor: &Actor,
     hotel_id: &str,
     from: NaiveDate,
@@ -198,11 +193,7 @@ async fn occupancy(
         .collect())
 }
 
-async fn housekeeping(
-    conn: &mut sqlx::AnyConnection,
-    actor: &Actor,
-    hotel_id: &str,
-) -> Result<Vec<(HousekeepingStatus, i64)>> {
+async fn housekeeping(conn: &mut store::Conn, actor: &Actor, hotel_id: &str) -> Result<Vec<(HousekeepingStatus, i64)>> {
     let counts: HashMap<String, i64> =
         store::summaries::rooms_by_status(conn, &actor.organization_id, hotel_id).await?.into_iter().collect();
     Ok(HousekeepingStatus::ALL.into_iter().map(|s| (s, counts.get(s.as_str()).copied().unwrap_or(0))).collect())

@@ -119,7 +119,7 @@ fn address_lines(hotel: &Hotel) -> Vec<String> {
 
 /// The hotel's wording of `kind` in `language`, or the default.
 async fn wording(
-    conn: &mut sqlx::AnyConnection,
+    conn: &mut store::Conn,
     hotel_id: &str,
     kind: MessageKind,
     language: Language,

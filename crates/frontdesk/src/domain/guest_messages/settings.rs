@@ -3,6 +3,7 @@
 
 use super::{defaults, render, Language, Letter, MessageKind, TemplateError};
 use crate::domain::{hotels, now, validate, Actor, Error, FieldError, Result};
+use crate::store;
 use crate::store::guest_messages::{self as rows, SettingsRow};
 use crate::store::Db;
 
@@ -25,7 +26,7 @@ impl Default for MessageSettings {
 
 pub const MAX_REMINDER_DAYS_BEFORE: i64 = 30;
 
-pub(super) async fn settings_of(conn: &mut sqlx::AnyConnection, hotel_id: &str) -> Result<MessageSettings> {
+pub(super) async fn settings_of(conn: &mut store::Conn, hotel_id: &str) -> Result<MessageSettings> {
     Ok(rows::settings(conn, hotel_id).await?.map_or_else(MessageSettings::default, |s| MessageSettings {
         contact_email: s.contact_email,
         contact_phone: s.contact_phone,

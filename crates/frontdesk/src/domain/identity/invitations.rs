@@ -99,7 +99,7 @@ pub async fn invitation(db: &Db, token: &str) -> Result<InvitationView> {
     Ok(InvitationView { operator, organization, invited_by: stored.invited_by })
 }
 
-async fn valid_invitation(conn: &mut sqlx::AnyConnection, token: &str) -> Result<rows::StoredInvitation> {
+async fn valid_invitation(conn: &mut store::Conn, token: &str) -> Result<rows::StoredInvitation> {
     let gone = || Error::NotFound("invitation");
     if !token.starts_with(INVITATION_PREFIX) {
         return Err(gone());

@@ -105,7 +105,7 @@ async fn insert_operator(tx: &mut store::WriteTx, input: &OperatorIn<'_>, passwo
         return Err(Error::NotFound("organization"));
     }
     match rows::insert_operator(tx.conn(), &op, password_hash).await {
-        Err(e) if store::is_unique_violation(&e) => Err(Error::Validation(vec![super::FieldError::field(
+        Err(e) if e.kind() == store::ErrorKind::Taken => Err(Error::Validation(vec![super::FieldError::field(
             "email",
             "an operator with this e-mail already exists",
         )])),
@@ -157,7 +157,7 @@ pub async fn organization(db: &Db, id: &str) -> Result<Organization> {
 
 /// Who an actor is, as people read it in a record's history: the operator's name, `API key <name>`, or
 /// `Frontdesk` for the service itself (the command line, the demo).
-pub async fn who(conn: &mut sqlx::AnyConnection, actor: &Actor) -> Result<String> {
+pub async fn who(conn: &mut store::Conn, actor: &Actor) -> Result<String> {
     Ok(match &actor.credential {
         Credential::Operator { operator_id, .. } => match store::identity::get_operator(conn, operator_id).await? {
             Some(operator) => operator.name,

@@ -39,7 +39,7 @@ pub async fn operator_of_organization(db: &Db, actor: &Actor, id: &str) -> Resul
     in_organization(&mut *db.read().await?, actor, id).await
 }
 
-pub(super) async fn in_organization(conn: &mut sqlx::AnyConnection, actor: &Actor, id: &str) -> Result<Operator> {
+pub(super) async fn in_organization(conn: &mut store::Conn, actor: &Actor, id: &str) -> Result<Operator> {
     rows::get_operator(conn, id)
         .await?
         .filter(|op| op.organization_id == actor.organization_id)

@@ -83,8 +83,8 @@ impl OAuthError {
     }
 }
 
-impl From<sqlx::Error> for OAuthError {
-    fn from(err: sqlx::Error) -> Self {
+impl From<crate::store::Error> for OAuthError {
+    fn from(err: crate::store::Error) -> Self {
         OAuthError::internal(err)
     }
 }

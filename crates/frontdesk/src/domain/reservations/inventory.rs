@@ -32,7 +32,7 @@ pub fn holds(reservation: ReservationStatus, room: RoomStatus) -> bool {
 /// Free sellable rooms per room type and night of `[from, to)` (index 0 is `from`), not counting the rooms of
 /// `except_reservation`.
 pub async fn free_rooms(
-    conn: &mut sqlx::AnyConnection,
+    conn: &mut store::Conn,
     room_type_ids: &[String],
     from: NaiveDate,
     to: NaiveDate,

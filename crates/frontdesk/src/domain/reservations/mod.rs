@@ -374,7 +374,7 @@ pub const VOCABULARY: Vocabulary = Vocabulary {
 };
 
 /// A reservation the actor may see (without rooms), or 404.
-pub async fn visible(conn: &mut sqlx::AnyConnection, actor: &Actor, id: &str) -> Result<Reservation> {
+pub async fn visible(conn: &mut store::Conn, actor: &Actor, id: &str) -> Result<Reservation> {
     store::reservations::get(conn, &actor.organization_id, id)
         .await?
         .filter(|r| actor.sees_hotel(Some(&r.hotel_id)))
@@ -382,7 +382,7 @@ pub async fn visible(conn: &mut sqlx::AnyConnection, actor: &Actor, id: &str) ->
 }
 
 /// The reservation with its rooms and folio, as a single read answers it.
-pub async fn full(conn: &mut sqlx::AnyConnection, mut r: Reservation) -> Result<Reservation> {
+pub async fn full(conn: &mut store::Conn, mut r: Reservation) -> Result<Reservation> {
     r.rooms = Some(store::reservations::rooms(conn, &r.id).await?);
     r.folio = store::reservations::folio(conn, &r.id).await?;
     Ok(r)

@@ -43,7 +43,7 @@ async fn readyz(State(state): State<AppState>) -> Result<axum::Json<HealthOut>, 
     // pool's connection wait.
     match tokio::time::timeout(READY_TIMEOUT, state.db.ready()).await {
         Ok(Ok(())) => Ok(axum::Json(HealthOut { status: "ok" })),
-        Ok(Err(err)) if crate::store::write_health::is_storage_failure(&err) => {
+        Ok(Err(err)) if err.is_storage_failure() => {
             tracing::warn!(error = %err, "readiness check failed: writes fail");
             Err(Problem::new(StatusCode::SERVICE_UNAVAILABLE, Some(STORAGE_FAILING.into())))
         }

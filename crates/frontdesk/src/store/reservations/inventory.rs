@@ -124,7 +124,9 @@ pub(in crate::store) async fn held_per_night(
         .await?
         .iter()
         .map(|row| {
-            let counts = (1..=nights.len()).map(|i| row.try_get::<i64, _>(i)).collect::<StoreResult<Vec<_>>>()?;
+            let counts = (1..=nights.len())
+                .map(|i| row.try_get::<i64, _>(i).map_err(Into::into))
+                .collect::<StoreResult<Vec<_>>>()?;
             Ok((row.try_get(0)?, counts))
         })
         .collect()
@@ -160,7 +162,7 @@ pub async fn held_assignment(conn: &mut AnyConnection, room_id: &str) -> StoreRe
     .bind(room_id)
     .fetch_optional(conn)
     .await?;
-    row.map(|row| row.try_get("reference")).transpose()
+    Ok(row.map(|row| row.try_get("reference")).transpose()?)
 }
 
 /// The stays (check-in, check-out) of the rooms of `room_type_id` that hold inventory.

@@ -22,7 +22,7 @@ pub async fn count_in_status(
     let filter = StayFilter { hotel_id: Some(hotel_id.to_string()), statuses: vec![status], ..StayFilter::default() };
     let mut c = Conditions::new(Engine::of(conn));
     let sql = format!("SELECT {} AS n", reservation_counts::total(&mut c, organization_id, &filter));
-    sqlx::query_with(&sql, c.into_args()).fetch_one(conn).await?.try_get("n")
+    Ok(sqlx::query_with(&sql, c.into_args()).fetch_one(conn).await?.try_get("n")?)
 }
 
 /// The longest stay (in nights) among the organization's reservations, of one hotel when given.

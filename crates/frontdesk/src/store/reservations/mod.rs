@@ -33,8 +33,8 @@ pub use stay::{check_out, delete_check_out, occupant, save_check_out, CheckOut, 
 const COLUMNS: &str = "id, hotel_id, guest_id, status, check_in_date, check_out_date, start_time, end_time, adults, \
      children, infants, total_price, currency, source, channel_reference, notes, created_at, updated_at, reference";
 
-fn decode_err(what: &str, value: &str) -> sqlx::Error {
-    sqlx::Error::Decode(format!("unknown {what} {value}").into())
+fn decode_err(what: &str, value: &str) -> super::Error {
+    super::Error::undecodable(format!("unknown {what} {value}"))
 }
 
 /// A reservation from the [`COLUMNS`] that start a row, by position.

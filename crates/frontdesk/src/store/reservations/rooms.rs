@@ -6,7 +6,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::decode_err;
-use crate::domain::reservations::{inventory, Reservation, ReservationRoom, ReservationStatus, RoomStatus};
+use crate::domain::reservations::{Reservation, ReservationRoom, ReservationStatus, RoomStatus};
 use crate::store::daily_rates::format_date;
 use crate::store::native::PortableRow;
 use crate::store::sql::Conditions;
@@ -130,10 +130,15 @@ pub async fn rack_rows(
 }
 
 /// Writes the rooms of a reservation as they are now (insert or replace), with the stay dates and whether they
-/// take inventory.
-pub async fn save_rooms(conn: &mut AnyConnection, r: &Reservation, rooms: &[ReservationRoom]) -> StoreResult<()> {
+/// take inventory, which the caller's rule says (`holds`: the domain's `reservations::inventory::holds`).
+pub async fn save_rooms(
+    conn: &mut AnyConnection,
+    r: &Reservation,
+    rooms: &[ReservationRoom],
+    holds: impl Fn(&ReservationRoom) -> bool,
+) -> StoreResult<()> {
     for (position, room) in rooms.iter().enumerate() {
-        let holds = inventory::holds(r.status, room.status);
+        let holds = holds(room);
         sqlx::query(
             "INSERT INTO reservation_rooms (id, reservation_id, hotel_id, room_type_id, rate_plan_id, room_id, status, \
              adults, children, infants, price, check_in_date, check_out_date, holds_inventory, position) \

@@ -148,7 +148,7 @@ pub(super) fn finish_job(shared: &Shared, job: &Job) {
         shared.results.send(Outcome::Done { subscription_id: job.target.id.clone(), event_id: job.event.id.clone() });
 }
 
-pub(super) async fn release_claims(db: &Db, pairs: &[(String, String)]) -> Result<(), sqlx::Error> {
+pub(super) async fn release_claims(db: &Db, pairs: &[(String, String)]) -> crate::store::StoreResult<()> {
     let mut tx = db.begin_write().await?;
     for (subscription, events) in by_subscription(pairs) {
         outbox::release_queued(tx.conn(), subscription, &events).await?;
@@ -156,7 +156,7 @@ pub(super) async fn release_claims(db: &Db, pairs: &[(String, String)]) -> Resul
     tx.commit().await
 }
 
-pub(super) async fn count_success(db: &Db, id: &str) -> Result<(), sqlx::Error> {
+pub(super) async fn count_success(db: &Db, id: &str) -> crate::store::StoreResult<()> {
     let mut tx = db.begin_write().await?;
     store::webhooks::record_success(tx.conn(), id).await?;
     tx.commit().await

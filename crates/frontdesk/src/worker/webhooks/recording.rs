@@ -51,7 +51,7 @@ pub(super) async fn write_batch(
     db: &Db,
     batch: &[Outcome],
     pruned: &mut HashMap<String, Instant>,
-) -> Result<Vec<(String, String)>, sqlx::Error> {
+) -> crate::store::StoreResult<Vec<(String, String)>> {
     let mut attempts = Vec::new();
     let mut done = Vec::new();
     for outcome in batch {

@@ -11,6 +11,7 @@ use super::{check_counts, check_room, folio_for, hold, instant, room_error, stay
 use crate::domain::access::{Actor, Scope};
 use crate::domain::events::{self, EventKind};
 use crate::domain::hotels::{self, Hotel};
+use crate::domain::reservations::inventory;
 use crate::domain::validate::Checks;
 use crate::domain::{guests, idempotency, money, new_id, now, rate_plans, room_types, Error, FieldError, Result};
 use crate::store::{self, Db, WriteTx};
@@ -289,7 +290,7 @@ async fn persist_new(
         hold(tx, &actor.organization_id, &r, &rooms, hotel.today()).await?;
     }
     store::reservations::insert(tx.conn(), &actor.organization_id, &r).await?;
-    store::reservations::save_rooms(tx.conn(), &r, &rooms).await?;
+    store::reservations::save_rooms(tx.conn(), &r, &rooms, |room| inventory::holds(r.status, room.status)).await?;
     if r.status == ReservationStatus::Confirmed {
         let folio = folio_for(&r, &rooms);
         store::reservations::save_folio(tx.conn(), &r.id, &folio, r.created_at).await?;

@@ -223,7 +223,7 @@ async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: Rese
     let at = now();
     r.updated_at = at;
     store::reservations::update(tx.conn(), &actor.organization_id, &r).await?;
-    store::reservations::save_rooms(tx.conn(), &r, &rooms).await?;
+    store::reservations::save_rooms(tx.conn(), &r, &rooms, |room| inventory::holds(r.status, room.status)).await?;
     if let Some(folio) = &new_folio {
         store::reservations::save_folio(tx.conn(), &r.id, folio, at).await?;
     }
