@@ -329,7 +329,7 @@ async fn export(db: &Db, org: &str, to: Option<&Path>) -> anyhow::Result<operati
 async fn open(settings: &DatabaseSettings, if_missing: IfMissing) -> anyhow::Result<Db> {
     let db = Db::open(&settings.database_url, settings.database_max_connections, if_missing).await?;
     tracing::info!(database = %Db::describe(&settings.database_url), "database opened");
-    db.migrate().await?;
+    crate::domain::migrate(&db).await?;
     Ok(db)
 }
 

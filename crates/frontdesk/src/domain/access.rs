@@ -72,18 +72,6 @@ impl Scope {
     }
 }
 
-/// The stored form of a scope list: scope names joined by spaces, sorted.
-pub fn scopes_to_text(scopes: &[Scope]) -> String {
-    let mut names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
-    names.sort_unstable();
-    names.dedup();
-    names.join(" ")
-}
-
-pub fn scopes_from_text(text: &str) -> Vec<Scope> {
-    text.split_whitespace().filter_map(Scope::parse).collect()
-}
-
 /// How the caller authenticated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Credential {

@@ -35,6 +35,7 @@ pub mod validate;
 pub mod webhooks;
 
 use crate::store::{self, ErrorKind};
+use anyhow::Context;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -116,10 +117,15 @@ impl From<store::Error> for Error {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// A new opaque identifier: UUIDv7, so ids sort by creation time and index well.
-pub fn new_id() -> String {
-    uuid::Uuid::now_v7().to_string()
+/// Brings a database up to this release: the store's migrations ([`store::Db::migrate`]), then what they added that
+/// only the domain's rules can fill (the references of reservations written before references existed).
+pub async fn migrate(db: &store::Db) -> anyhow::Result<()> {
+    db.migrate().await?;
+    reservations::reference::fill_missing(db).await.context("giving older reservations their references")
 }
+
+/// A new opaque identifier ([`store::new_id`]).
+pub use crate::store::new_id;
 
 tokio::task_local! {
     /// The instant the writes of a task happen at, when it is not now: see [`as_of`].

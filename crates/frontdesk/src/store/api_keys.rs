@@ -5,7 +5,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::{format_ts, RowExt, StoreResult};
-use crate::domain::access::{scopes_from_text, scopes_to_text};
+use crate::domain::access::Scope;
 use crate::domain::api_keys::ApiKey;
 
 const COLUMNS: &str = "id, organization_id, hotel_id, name, scopes, rate_limit_per_minute, created_at, last_used_at";
@@ -147,4 +147,16 @@ pub async fn touch(
         .execute(conn)
         .await?;
     Ok(())
+}
+
+/// The stored form of a scope list: scope names joined by spaces, sorted.
+pub fn scopes_to_text(scopes: &[Scope]) -> String {
+    let mut names: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.join(" ")
+}
+
+pub fn scopes_from_text(text: &str) -> Vec<Scope> {
+    text.split_whitespace().filter_map(Scope::parse).collect()
 }

@@ -6,9 +6,9 @@ use std::fs::File;
 use std::path::Path;
 
 use anyhow::Context;
-use sqlx::{Connection, Row};
+use sqlx::{AnyConnection, Connection, Row};
 
-use super::{Db, Engine};
+use super::{Db, Engine, StoreResult};
 
 /// Marks a SQLite file as in use by this process (a shared advisory lock, released by the kernel when the process
 /// ends, however it ends). Any number of processes may hold it; [`lock_for_restore`] needs it free.
@@ -99,36 +99,26 @@ pub async fn verify_sqlite_file(path: &Path) -> anyhow::Result<FileSummary> {
     Ok(summary)
 }
 
-/// Fills what a migration added but SQL alone cannot compute for rows written before it: each reservation's short
-/// reference (drawn by `draw_reference`, unique in its organization) and each guest's phone search key. Runs after the
-/// migrations, in batches of its own transactions; a database with nothing to fill costs two indexed reads.
-pub async fn backfill(db: &Db, draw_reference: fn() -> String) -> anyhow::Result<()> {
+/// The reservations written before references existed (migration 0014) that have none yet, at most `limit`:
+/// (id, organization id). The domain draws their references ([`set_reference`]).
+pub async fn without_reference(conn: &mut AnyConnection, limit: i64) -> StoreResult<Vec<(String, String)>> {
+    let rows = sqlx::query("SELECT id, organization_id FROM reservations WHERE reference IS NULL LIMIT $1")
+        .bind(limit)
+        .fetch_all(conn)
+        .await?;
+    Ok(rows.iter().map(|row| Ok((row.try_get("id")?, row.try_get("organization_id")?))).collect::<sqlx::Result<_>>()?)
+}
+
+pub async fn set_reference(conn: &mut AnyConnection, id: &str, reference: &str) -> StoreResult<()> {
+    sqlx::query("UPDATE reservations SET reference = $1 WHERE id = $2").bind(reference).bind(id).execute(conn).await?;
+    Ok(())
+}
+
+/// Fills what a migration added but SQL alone cannot compute for rows written before it: each guest's phone search
+/// key. Runs after the migrations, in batches of its own transactions; a database with nothing to fill costs an
+/// indexed read. (Reservations' references follow the domain's rule for drawing them: `domain::migrate`.)
+pub async fn backfill(db: &Db) -> anyhow::Result<()> {
     const BATCH: i64 = 500;
-    loop {
-        let mut tx = db.begin_write().await?;
-        let rows = sqlx::query("SELECT id, organization_id FROM reservations WHERE reference IS NULL LIMIT $1")
-            .bind(BATCH)
-            .fetch_all(tx.conn())
-            .await?;
-        if rows.is_empty() {
-            break;
-        }
-        for row in &rows {
-            let (id, organization_id): (String, String) = (row.try_get("id")?, row.try_get("organization_id")?);
-            let reference = loop {
-                let drawn = draw_reference();
-                if !super::reservations::reference_taken(tx.conn(), &organization_id, &drawn).await? {
-                    break drawn;
-                }
-            };
-            sqlx::query("UPDATE reservations SET reference = $1 WHERE id = $2")
-                .bind(reference)
-                .bind(id)
-                .execute(tx.conn())
-                .await?;
-        }
-        tx.commit().await?;
-    }
     loop {
         let mut tx = db.begin_write().await?;
         let rows = sqlx::query(

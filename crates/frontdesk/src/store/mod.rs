@@ -87,7 +87,7 @@ use tokio::sync::Notify;
 
 pub use errors::{is_unavailable_cause, Error, ErrorKind};
 pub use pool::{sqlite_file, IfMissing, CHECK_AFTER_IDLE, CONNECT_TIMEOUT, POSTGRES_ACQUIRE_TIMEOUT};
-pub use rows::{bool_int, format_ts, parse_ts, RowExt};
+pub use rows::{bool_int, format_ts, new_id, parse_ts, RowExt};
 pub use stream::{count, stream};
 
 /// Which database engine a [`Db`] talks to.
@@ -182,12 +182,11 @@ impl Db {
         self.engine
     }
 
-    /// Applies the migrations of this engine that are not applied yet.
+    /// Applies the migrations of this engine that are not applied yet, and fills what they added that the store can
+    /// compute. `domain::migrate` does this and fills the rest, which needs the domain's rules.
     pub async fn migrate(&self) -> anyhow::Result<()> {
         self.migrator().run(&self.write).await.context("applying database migrations")?;
-        maintenance::backfill(self, crate::domain::reservations::reference::draw)
-            .await
-            .context("filling what the migrations added")?;
+        maintenance::backfill(self).await.context("filling what the migrations added")?;
         Ok(())
     }
 

@@ -18,7 +18,7 @@ pub async fn insert(conn: &mut AnyConnection, event: &NewEvent<'_>) -> StoreResu
         "INSERT INTO outbox_events (id, organization_id, hotel_id, kind, payload, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6)",
     )
-    .bind(crate::domain::new_id())
+    .bind(super::new_id())
     .bind(event.organization_id)
     .bind(event.hotel_id)
     .bind(event.kind)

@@ -7,6 +7,11 @@ use sqlx::Row;
 
 use super::{native, StoreResult};
 
+/// A new opaque identifier: UUIDv7, so ids sort by creation time and index well.
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
 /// The stored form of an instant: fixed-width RFC 3339 UTC with microseconds, so text order is time order.
 pub fn format_ts(ts: DateTime<Utc>) -> String {
     ts.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()

@@ -6,7 +6,7 @@ use sqlx::{AnyConnection, Row};
 use super::sql::Conditions;
 use super::{bool_int, format_ts, Engine, RowExt, StoreResult};
 use crate::domain::events::EventKind;
-use crate::domain::webhooks::{Target, WebhookDelivery, WebhookSubscription, DELIVERY_LOG_SIZE};
+use crate::domain::webhooks::{Target, WebhookDelivery, WebhookSubscription};
 
 const COLUMNS: &str =
     "id, organization_id, hotel_id, url, events, active, consecutive_failures, created_at, updated_at";
@@ -252,14 +252,14 @@ pub async fn insert_deliveries(conn: &mut AnyConnection, deliveries: &[&NewDeliv
     Ok(())
 }
 
-/// Keeps the newest [`DELIVERY_LOG_SIZE`] attempts of a subscription (ids are time-ordered UUIDv7).
-pub async fn prune_deliveries(conn: &mut AnyConnection, subscription_id: &str) -> StoreResult<()> {
+/// Keeps the newest `keep` attempts of a subscription (ids are time-ordered UUIDv7).
+pub async fn prune_deliveries(conn: &mut AnyConnection, subscription_id: &str, keep: i64) -> StoreResult<()> {
     sqlx::query(
         "DELETE FROM webhook_deliveries WHERE subscription_id = $1 AND id < (SELECT MIN(id) FROM \
          (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY id DESC LIMIT $2) AS newest)",
     )
     .bind(subscription_id)
-    .bind(DELIVERY_LOG_SIZE)
+    .bind(keep)
     .execute(conn)
     .await?;
     Ok(())

@@ -199,7 +199,7 @@ async fn redis_going_away_is_asked_once_and_limits_hold_in_memory_until_it_is_ba
         ..Config::default()
     };
     let db = Db::connect(&database.url, 4).await.expect("database");
-    db.migrate().await.expect("migrations");
+    frontdesk::domain::migrate(&db).await.expect("migrations");
     let state = AppState::new(db.clone(), config).await.expect("state");
     let limiter = state.limiter.clone().expect("a limiter");
     let s = TestServer::serve_router(router::app(state), db, engine, database).await.expect("server");

@@ -280,7 +280,7 @@ async fn load_catalogue(db: &Db, organization_id: &str, hotel_id: &str) -> Resul
         .map(Arc::new)
         .collect();
     let ids: Vec<String> = room_types.iter().map(|t| t.id.clone()).collect();
-    let sellable_rooms = store::reservations::sellable_rooms(conn, &ids).await?.into_iter().collect();
+    let sellable_rooms = super::super::reservations::inventory::sellable_rooms(conn, &ids).await?.into_iter().collect();
     Ok(Catalogue { room_types, rate_plans, sellable_rooms })
 }
 

@@ -180,7 +180,7 @@ async fn occupancy(
         .into_iter()
         .map(|t| t.id)
         .collect();
-    let sellable: i64 = store::reservations::sellable_rooms(conn, &types).await?.into_iter().map(|(_, n)| n).sum();
+    let sellable: i64 = inventory::sellable_rooms(conn, &types).await?.into_iter().map(|(_, n)| n).sum();
     let free = inventory::free_rooms(conn, &types, from, to, None).await?;
     Ok(from
         .iter_days()

@@ -6,8 +6,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::{busy, Operator, Organization};
-use crate::domain::access::{scopes_from_text, Actor, Credential};
+use crate::domain::access::{Actor, Credential};
 use crate::domain::{attempts, new_id, now, operator_tokens, secrets, Error, Result};
+use crate::store::api_keys::scopes_from_text;
 use crate::store::{self, identity as rows, Db};
 
 #[derive(Debug, Deserialize, ToSchema)]

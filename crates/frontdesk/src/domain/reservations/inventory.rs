@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 use chrono::{Days, NaiveDate};
 
-use super::super::rooms::Room;
+use super::super::rooms::{HousekeepingStatus, Room};
 use super::super::{Error, Result};
 use super::{ReservationStatus, RoomStatus};
 use crate::store::{self, WriteTx};
@@ -27,6 +27,12 @@ use crate::store::{self, WriteTx};
 /// type on each night of the stay.
 pub fn holds(reservation: ReservationStatus, room: RoomStatus) -> bool {
     reservation.holds_inventory() && room == RoomStatus::Confirmed
+}
+
+/// Sellable physical rooms per room type (those in a housekeeping status that can be sold: not out of order).
+pub async fn sellable_rooms(conn: &mut store::Conn, room_type_ids: &[String]) -> Result<Vec<(String, i64)>> {
+    let sellable: Vec<HousekeepingStatus> = HousekeepingStatus::ALL.into_iter().filter(|s| s.sellable()).collect();
+    Ok(store::reservations::rooms_in_status(conn, room_type_ids, &sellable).await?)
 }
 
 /// Free sellable rooms per room type and night of `[from, to)` (index 0 is `from`), not counting the rooms of
@@ -39,8 +45,7 @@ pub async fn free_rooms(
     except_reservation: Option<&str>,
 ) -> Result<HashMap<String, Vec<i64>>> {
     let nights = (to - from).num_days().max(0) as usize;
-    let sellable: HashMap<String, i64> =
-        store::reservations::sellable_rooms(conn, room_type_ids).await?.into_iter().collect();
+    let sellable: HashMap<String, i64> = sellable_rooms(conn, room_type_ids).await?.into_iter().collect();
     let mut free: HashMap<String, Vec<i64>> =
         room_type_ids.iter().map(|id| (id.clone(), vec![sellable.get(id).copied().unwrap_or(0); nights])).collect();
     for (room_type, held) in store::reservations::held_rooms(conn, room_type_ids, from, to, except_reservation).await? {
@@ -201,7 +206,7 @@ pub async fn release_room(tx: &mut WriteTx, room: &Room, change: &str) -> Result
         return Ok(());
     }
     let type_ids = std::slice::from_ref(&room.room_type_id);
-    let sellable = store::reservations::sellable_rooms(tx.conn(), type_ids).await?.first().map_or(0, |(_, n)| *n);
+    let sellable = sellable_rooms(tx.conn(), type_ids).await?.first().map_or(0, |(_, n)| *n);
     let stays = store::reservations::held_stays(tx.conn(), &room.room_type_id).await?;
     if let Some(night) = first_night_over(&stays, sellable - 1) {
         return Err(Error::Conflict(format!(

@@ -6,6 +6,8 @@
 
 use rand::Rng;
 
+use crate::store::{self, Db};
+
 /// The characters of a reference: digits 2-9 and the capital letters without I, L, O and U.
 pub const ALPHABET: &[u8; 30] = b"23456789ABCDEFGHJKMNPQRSTVWXYZ";
 pub const LENGTH: usize = 8;
@@ -14,6 +16,29 @@ pub const LENGTH: usize = 8;
 pub fn draw() -> String {
     let mut rng = rand::thread_rng();
     (0..LENGTH).map(|_| char::from(ALPHABET[rng.gen_range(0..ALPHABET.len())])).collect()
+}
+
+/// Gives each reservation written before references existed (migration 0014) a reference of its own, in batches of
+/// their own transactions. A database with none to fill costs one indexed read.
+pub async fn fill_missing(db: &Db) -> anyhow::Result<()> {
+    const BATCH: i64 = 500;
+    loop {
+        let mut tx = db.begin_write().await?;
+        let missing = store::maintenance::without_reference(tx.conn(), BATCH).await?;
+        if missing.is_empty() {
+            return Ok(());
+        }
+        for (id, organization_id) in &missing {
+            let reference = loop {
+                let drawn = draw();
+                if !store::reservations::reference_taken(tx.conn(), organization_id, &drawn).await? {
+                    break drawn;
+                }
+            };
+            store::maintenance::set_reference(tx.conn(), id, &reference).await?;
+        }
+        tx.commit().await?;
+    }
 }
 
 /// The reference a person typed, if it is one: case, spaces and hyphens do not matter ("k7qm-3xhd").

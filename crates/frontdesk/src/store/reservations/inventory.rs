@@ -34,16 +34,19 @@ pub async fn lock_room(conn: &mut AnyConnection, engine: Engine, room_id: &str) 
     Ok(())
 }
 
-/// Sellable physical rooms per room type (those whose housekeeping status the domain calls sellable).
-pub async fn sellable_rooms(conn: &mut AnyConnection, room_type_ids: &[String]) -> StoreResult<Vec<(String, i64)>> {
-    if room_type_ids.is_empty() {
+/// Physical rooms per room type whose housekeeping status is one of `statuses` (types with none are left out).
+pub async fn rooms_in_status(
+    conn: &mut AnyConnection,
+    room_type_ids: &[String],
+    statuses: &[HousekeepingStatus],
+) -> StoreResult<Vec<(String, i64)>> {
+    if room_type_ids.is_empty() || statuses.is_empty() {
         return Ok(Vec::new());
     }
-    let sellable: Vec<String> =
-        HousekeepingStatus::ALL.into_iter().filter(|s| s.sellable()).map(|s| s.as_str().to_string()).collect();
+    let statuses: Vec<String> = statuses.iter().map(|s| s.as_str().to_string()).collect();
     let mut c = Conditions::new(Engine::of(conn));
     c.push_in("room_type_id", room_type_ids);
-    c.push_in("housekeeping_status", &sellable);
+    c.push_in("housekeeping_status", &statuses);
     let sql = format!("SELECT room_type_id, COUNT(*) AS n FROM rooms{} GROUP BY room_type_id", c.where_clause());
     sqlx::query_with(&sql, c.into_args())
         .fetch_all(conn)

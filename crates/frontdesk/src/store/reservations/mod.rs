@@ -21,7 +21,7 @@ use crate::store::sql::Conditions;
 use crate::store::{format_ts, Db, StoreResult};
 use folios::{charges_of, folio_from};
 pub use folios::{folio, folio_with_charges, save_folio, FolioHead};
-pub use inventory::{held_assignment, held_rooms, held_stays, lock_room, lock_room_types, room_taken, sellable_rooms};
+pub use inventory::{held_assignment, held_rooms, held_stays, lock_room, lock_room_types, room_taken, rooms_in_status};
 pub(super) use inventory::{held_per_night, HeldBy};
 pub use listing::{
     count, count_in_status, list, longest_stay, page_with_total, reference_taken, PAGE_IN_ONE_STATEMENT,

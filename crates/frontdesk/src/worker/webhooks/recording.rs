@@ -72,7 +72,7 @@ pub(super) async fn write_batch(
     let touched: HashSet<&str> = attempts.iter().map(|a| a.subscription_id.as_str()).collect();
     for id in touched {
         if pruned.get(id).is_none_or(|at| at.elapsed() >= PRUNE_INTERVAL) {
-            store::webhooks::prune_deliveries(tx.conn(), id).await?;
+            store::webhooks::prune_deliveries(tx.conn(), id, crate::domain::webhooks::DELIVERY_LOG_SIZE).await?;
             pruned.insert(id.to_string(), Instant::now());
         }
     }

@@ -140,10 +140,26 @@ impl Browser {
         }
     }
 
+    /// Types `value` into the field, replacing what it held. A field found while its page was being replaced (a form
+    /// answered with a new page, an htmx swap) goes stale under the fingers: it is found again and typed afresh.
     pub async fn fill(&self, css: &str, value: &str) {
-        let field = self.find(css).await;
-        field.clear().await.expect("clear");
-        field.send_keys(value).await.expect("type");
+        use fantoccini::error::{CmdError, ErrorStatus};
+        let mut stale = 0;
+        loop {
+            let field = self.find(css).await;
+            let typed = match field.clear().await {
+                Ok(()) => field.send_keys(value).await,
+                Err(err) => Err(err),
+            };
+            match typed {
+                Ok(()) => return,
+                Err(CmdError::Standard(err)) if err.error == ErrorStatus::StaleElementReference && stale < 5 => {
+                    stale += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(err) => panic!("typing into {css:?}: {err}"),
+            }
+        }
     }
 
     /// Sets a field's value directly (date inputs take their value in the browser's locale format when typed).

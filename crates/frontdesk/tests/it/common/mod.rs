@@ -313,7 +313,7 @@ impl TestServer {
         };
         configure(&mut config);
         let db = Db::connect(&config.database.database_url, config.database.database_max_connections).await?;
-        db.migrate().await?;
+        frontdesk::domain::migrate(&db).await?;
         let state = AppState::new(db.clone(), config).await?;
         let dispatcher = match state.config.webhook_dispatcher {
             true => Some(Dispatcher::spawn(db.clone(), &state.webhooks, DispatcherOptions::default())?),

@@ -55,7 +55,7 @@ async fn older_rows_get_references_and_phone_keys_when_migrated(s: TestServer) {
         sqlx::query("UPDATE reservations SET reference = NULL").execute(&mut *conn).await.unwrap();
         sqlx::query("UPDATE guests SET phone_digits_reversed = NULL").execute(&mut *conn).await.unwrap();
     }
-    s.db.migrate().await.unwrap();
+    frontdesk::domain::migrate(&s.db).await.unwrap();
     let all = s.get("/api/reservations?limit=0", &org.auth()).await.expect(200);
     let references: std::collections::HashSet<&str> =
         all.body.as_array().unwrap().iter().map(|r| r["reference"].as_str().unwrap()).collect();
