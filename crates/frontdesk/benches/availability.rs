@@ -53,10 +53,9 @@ async fn run(engine: Engine) {
     // Searches are answered from a copy of the hotel's rates and inventory that any change replaces: the first
     // search after a change pays for reloading the catalogue and the pages it needs.
     let plan: String = {
-        use sqlx::Row;
         let mut conn = server.db.read().await.expect("connection");
-        sqlx::query("SELECT id FROM rate_plans ORDER BY id LIMIT 1")
-            .fetch_one(&mut *conn)
+        frontdesk::store::query("SELECT id FROM rate_plans ORDER BY id LIMIT 1")
+            .fetch_one(&mut conn)
             .await
             .expect("plan")
             .get("id")

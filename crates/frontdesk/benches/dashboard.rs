@@ -44,9 +44,8 @@ async fn session(server: &BenchServer, email: &str) -> String {
 }
 
 async fn first_id(server: &BenchServer, sql: &str) -> String {
-    use sqlx::Row;
     let mut conn = server.db.read().await.expect("conn");
-    sqlx::query(sql).fetch_one(&mut *conn).await.expect("row").get("id")
+    frontdesk::store::query(sql).fetch_one(&mut conn).await.expect("row").get("id")
 }
 
 fn report(name: &str, stats: &Stats, floor: f64) {
@@ -194,7 +193,10 @@ async fn large(server: &BenchServer, count: usize) -> String {
     loaded += batch.len();
     eprintln!("  loaded {loaded} reservations and {guests} guests in {:.1} s", started.elapsed().as_secs_f64());
     if server.engine == Engine::Postgres {
-        sqlx::query("VACUUM ANALYZE").execute(&mut *server.db.read().await.expect("conn")).await.expect("vacuum");
+        frontdesk::store::query("VACUUM ANALYZE")
+            .execute(&mut server.db.read().await.expect("conn"))
+            .await
+            .expect("vacuum");
     }
     hotels[0].clone()
 }
@@ -231,7 +233,7 @@ async fn load_guests(server: &BenchServer, count: usize) {
              country, language, notes, created_at, updated_at) VALUES {}",
             rows.join(", ")
         );
-        sqlx::query_with(&sql, c.into_args()).execute(tx.conn()).await.expect("guests");
+        frontdesk::store::query_with(&sql, c).execute(tx.conn()).await.expect("guests");
         tx.commit().await.expect("commit");
     }
 }
@@ -294,13 +296,13 @@ async fn insert(server: &BenchServer, hotels: &[String], types: &[String], room_
          notes, created_at, updated_at, reference) VALUES {}",
         reservation_rows.join(", ")
     );
-    sqlx::query_with(&sql, r.into_args()).execute(tx.conn()).await.expect("reservations");
+    frontdesk::store::query_with(&sql, r).execute(tx.conn()).await.expect("reservations");
     let sql = format!(
         "INSERT INTO reservation_rooms (id, reservation_id, hotel_id, room_type_id, rate_plan_id, room_id, status, \
          adults, children, infants, price, check_in_date, check_out_date, holds_inventory, position) VALUES {}",
         room_rows.join(", ")
     );
-    sqlx::query_with(&sql, rr.into_args()).execute(tx.conn()).await.expect("rooms");
+    frontdesk::store::query_with(&sql, rr).execute(tx.conn()).await.expect("rooms");
     tx.commit().await.expect("commit");
 }
 

@@ -89,10 +89,9 @@ async fn run(engine: Engine) {
     // The bulk edit: 10 plans (those of the first two room types) × 365 nights from tomorrow, a new price each time
     // so that every night changes.
     let plans: Vec<String> = {
-        use sqlx::Row;
         let mut conn = server.db.read().await.expect("connection");
-        sqlx::query("SELECT id FROM rate_plans ORDER BY name, id LIMIT 10")
-            .fetch_all(&mut *conn)
+        frontdesk::store::query("SELECT id FROM rate_plans ORDER BY name, id LIMIT 10")
+            .fetch_all(&mut conn)
             .await
             .expect("plans")
             .iter()
@@ -134,13 +133,12 @@ async fn run(engine: Engine) {
         applies.push(took);
     }
     let written: i64 = {
-        use sqlx::Row;
         let mut conn = server.db.read().await.expect("connection");
-        sqlx::query(&format!(
+        frontdesk::store::query(&format!(
             "SELECT COUNT(*) AS n FROM daily_rates WHERE price = {} AND date >= '{from}' AND date <= '{to}'",
             (200 + BULK_SAMPLES as i64 - 1) * 100
         ))
-        .fetch_one(&mut *conn)
+        .fetch_one(&mut conn)
         .await
         .expect("count")
         .get("n")

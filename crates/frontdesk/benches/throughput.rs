@@ -192,11 +192,10 @@ async fn postgraphile(
     // The tuned query gets what Frontdesk adds itself: the organization and each hotel's longest-stay bound.
     let mut longest = std::collections::HashMap::new();
     for hotel in &scale.hotels {
-        use sqlx::Row;
         let mut conn = server.db.read().await.expect("conn");
-        let row = sqlx::query("SELECT MAX(nights) AS n FROM reservations WHERE hotel_id = $1")
+        let row = frontdesk::store::query("SELECT MAX(nights) AS n FROM reservations WHERE hotel_id = $1")
             .bind(hotel)
-            .fetch_one(&mut *conn)
+            .fetch_one(&mut conn)
             .await
             .expect("longest stay");
         longest.insert(hotel.clone(), row.get::<i64, _>("n") as u64);

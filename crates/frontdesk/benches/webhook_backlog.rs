@@ -119,7 +119,7 @@ async fn insert_backlog(server: &BenchServer, n: usize) {
             "INSERT INTO outbox_events (id, organization_id, hotel_id, kind, payload, created_at) VALUES {}",
             rows.join(", ")
         );
-        sqlx::query_with(&sql, values.into_args()).execute(tx.conn()).await.expect("backlog");
+        frontdesk::store::query_with(&sql, values).execute(tx.conn()).await.expect("backlog");
         tx.commit().await.expect("commit");
         written += chunk;
     }
@@ -128,13 +128,12 @@ async fn insert_backlog(server: &BenchServer, n: usize) {
 /// `SELECT COUNT(*) AS n …` with an optional parameter; -1 when the query fails (run against a version of the
 /// service before the webhook queue, for comparison, the queue's tables are not there).
 async fn count(db: &frontdesk::store::Db, sql: &str, bind: Option<&str>) -> i64 {
-    use sqlx::Row;
     let mut conn = db.read().await.expect("connection");
-    let mut query = sqlx::query(sql);
+    let mut query = frontdesk::store::query(sql);
     if let Some(value) = bind {
         query = query.bind(value);
     }
-    query.fetch_one(&mut *conn).await.ok().and_then(|row| row.try_get("n").ok()).unwrap_or(-1)
+    query.fetch_one(&mut conn).await.ok().and_then(|row| row.try_get("n").ok()).unwrap_or(-1)
 }
 
 struct Outcome {

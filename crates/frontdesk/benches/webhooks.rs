@@ -189,9 +189,12 @@ async fn run(engine: Engine) {
 }
 
 async fn support_outbox_len(server: &BenchServer) -> i64 {
-    use sqlx::Row;
     let mut conn = server.db.read().await.expect("connection");
-    sqlx::query("SELECT COUNT(*) AS n FROM outbox_events").fetch_one(&mut *conn).await.expect("count").get("n")
+    frontdesk::store::query("SELECT COUNT(*) AS n FROM outbox_events")
+        .fetch_one(&mut conn)
+        .await
+        .expect("count")
+        .get("n")
 }
 
 fn main() {

@@ -14,9 +14,9 @@
 //! * [`domain`]: business rules (validation, tenancy, state moves, secrets). It knows nothing of HTTP and is written
 //!   once for both database engines.
 //! * [`store`]: data access. All SQL lives here, written once in the portable subset that SQLite and PostgreSQL share
-//!   (see the module docs for the rules that keep it portable), executed through sqlx's `Any` driver. Every write
-//!   goes through [`store::WriteTx`], which also records webhook events in the same transaction (the outbox).
-//!   Where storage is going (native types, one access path per engine) is `docs/storage.md`.
+//!   (see the module docs for the rules that keep it portable), run through each engine's own sqlx driver
+//!   ([`store::Conn`], [`store::query`]). Every write goes through [`store::WriteTx`], which also records webhook
+//!   events in the same transaction (the outbox). Where storage is going (native types) is `docs/storage.md`.
 //! * [`web`]: the web pages: the operator dashboard, the public booking page and the assistant connector's sign-in
 //!   and consent pages; askama templates, handlers as thin as the REST ones over the same domain functions.
 //! * [`mcp`]: the read-only assistant connector (an MCP server) and its tools; its bearer check is `http/mcp.rs`.

@@ -227,7 +227,7 @@ pub struct ResidentMemory {
     /// Heap and stacks: what the process itself allocated.
     pub anonymous: u64,
     /// Pages of mapped files and of shared memory. On SQLite this is mostly the database, which is read through a
-    /// memory map (up to 1 GB, see `store::native::SQLITE_PRAGMAS`): the OS page cache, not the process's own memory.
+    /// memory map (up to 1 GB, see `SQLITE_PRAGMAS` in `store/pool.rs`): the OS page cache, not the process's own memory.
     pub file_backed: u64,
 }
 

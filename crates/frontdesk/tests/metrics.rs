@@ -164,8 +164,8 @@ async fn a_scrape_shows_pools_outbox_copies_and_memory(engine: Engine) {
     assert!(events >= 1);
     let text = scrape(&s).await;
     let pools: &[&str] = match engine {
-        Engine::Sqlite => &["read", "write", "hot_reads"],
-        Engine::Postgres => &["shared", "hot_reads"],
+        Engine::Sqlite => &["read", "write"],
+        Engine::Postgres => &["shared"],
     };
     for pool in pools {
         for name in ["frontdesk_db_pool_connections_in_use", "frontdesk_db_pool_connections_idle"] {
@@ -207,7 +207,7 @@ async fn sqlite_s_mapped_database_counts_as_file_backed_memory_not_anonymous() {
     let Some(s) = server(Engine::Sqlite, |_| {}).await else { return };
     let org = s.org("Acme").await;
     let mut tx = s.db.begin_write().await.unwrap();
-    sqlx::query(
+    frontdesk::store::query(
         "INSERT INTO guests (id, organization_id, first_name, last_name, notes, created_at, updated_at) \
          WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 20000) \
          SELECT printf('g-%07d', x), $1, 'Ada', 'Lovelace', printf('%.1000c', 'x'), $2, $2 FROM n",
@@ -220,7 +220,7 @@ async fn sqlite_s_mapped_database_counts_as_file_backed_memory_not_anonymous() {
     tx.commit().await.unwrap();
     // Out of the write-ahead log (read with read(2)) into the database file (read through the map).
     let mut conn = s.db.read().await.unwrap();
-    sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut *conn).await.unwrap();
+    frontdesk::store::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut conn).await.unwrap();
     drop(conn);
     let bytes = std::fs::metadata(s.database_url().trim_start_matches("sqlite://")).unwrap().len() as f64;
     assert!(bytes > 20e6, "{bytes}");

@@ -34,7 +34,10 @@ impl Rng {
 /// index-only counts need.
 pub async fn vacuum(server: &BenchServer) {
     if server.engine == Engine::Postgres {
-        sqlx::query("VACUUM ANALYZE").execute(&mut *server.db.read().await.expect("conn")).await.expect("vacuum");
+        frontdesk::store::query("VACUUM ANALYZE")
+            .execute(&mut server.db.read().await.expect("conn"))
+            .await
+            .expect("vacuum");
     }
 }
 

@@ -312,13 +312,13 @@ pub async fn insert_stays(server: &BenchServer, stays: &[Stay]) -> Vec<String> {
          notes, created_at, updated_at, reference) VALUES {}",
         reservation_rows.join(", ")
     );
-    sqlx::query_with(&sql, reservations.into_args()).execute(tx.conn()).await.expect("reservations");
+    frontdesk::store::query_with(&sql, reservations).execute(tx.conn()).await.expect("reservations");
     let sql = format!(
         "INSERT INTO reservation_rooms (id, reservation_id, hotel_id, room_type_id, rate_plan_id, room_id, status, \
          adults, children, infants, price, check_in_date, check_out_date, holds_inventory, position) VALUES {}",
         room_rows.join(", ")
     );
-    sqlx::query_with(&sql, rooms.into_args()).execute(tx.conn()).await.expect("rooms");
+    frontdesk::store::query_with(&sql, rooms).execute(tx.conn()).await.expect("rooms");
     tx.commit().await.expect("commit");
     ids
 }

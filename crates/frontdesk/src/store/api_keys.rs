@@ -1,16 +1,15 @@
 //! API keys. Secrets are stored only as digests, found through a unique index.
 
 use chrono::{DateTime, Utc};
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
 
 use super::{format_ts, RowExt, StoreResult};
 use crate::domain::access::Scope;
 use crate::domain::api_keys::ApiKey;
+use crate::store::{query, Conn, Row};
 
 const COLUMNS: &str = "id, organization_id, hotel_id, name, scopes, rate_limit_per_minute, created_at, last_used_at";
 
-fn api_key(row: &AnyRow) -> StoreResult<ApiKey> {
+fn api_key(row: &Row) -> StoreResult<ApiKey> {
     Ok(ApiKey {
         id: row.try_get("id")?,
         name: row.try_get("name")?,
@@ -22,13 +21,8 @@ fn api_key(row: &AnyRow) -> StoreResult<ApiKey> {
     })
 }
 
-pub async fn insert(
-    conn: &mut AnyConnection,
-    organization_id: &str,
-    key: &ApiKey,
-    secret_hash: &str,
-) -> StoreResult<()> {
-    sqlx::query(
+pub async fn insert(conn: &mut Conn, organization_id: &str, key: &ApiKey, secret_hash: &str) -> StoreResult<()> {
+    query(
         "INSERT INTO api_keys (id, organization_id, hotel_id, name, scopes, secret_hash, created_at, \
          rate_limit_per_minute) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
@@ -45,8 +39,8 @@ pub async fn insert(
     Ok(())
 }
 
-pub async fn list(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<Vec<ApiKey>> {
-    sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY id"))
+pub async fn list(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<ApiKey>> {
+    query(&format!("SELECT {COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY id"))
         .bind(organization_id)
         .fetch_all(conn)
         .await?
@@ -55,8 +49,8 @@ pub async fn list(conn: &mut AnyConnection, organization_id: &str) -> StoreResul
         .collect()
 }
 
-pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<Option<ApiKey>> {
-    sqlx::query(&format!("SELECT {COLUMNS} FROM api_keys WHERE organization_id = $1 AND id = $2"))
+pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<ApiKey>> {
+    query(&format!("SELECT {COLUMNS} FROM api_keys WHERE organization_id = $1 AND id = $2"))
         .bind(organization_id)
         .bind(id)
         .fetch_optional(conn)
@@ -66,8 +60,8 @@ pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> S
         .transpose()
 }
 
-pub async fn update(conn: &mut AnyConnection, organization_id: &str, key: &ApiKey) -> StoreResult<()> {
-    sqlx::query(
+pub async fn update(conn: &mut Conn, organization_id: &str, key: &ApiKey) -> StoreResult<()> {
+    query(
         "UPDATE api_keys SET name = $1, scopes = $2, rate_limit_per_minute = $3 WHERE organization_id = $4 AND id = $5",
     )
     .bind(&key.name)
@@ -80,8 +74,8 @@ pub async fn update(conn: &mut AnyConnection, organization_id: &str, key: &ApiKe
     Ok(())
 }
 
-pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<bool> {
-    let done = sqlx::query("DELETE FROM api_keys WHERE organization_id = $1 AND id = $2")
+pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<bool> {
+    let done = query("DELETE FROM api_keys WHERE organization_id = $1 AND id = $2")
         .bind(organization_id)
         .bind(id)
         .execute(conn)
@@ -111,8 +105,8 @@ pub async fn find_by_digest_recent(db: &super::Db, secret_hash: &str) -> StoreRe
         .await
 }
 
-pub async fn find_by_digest(conn: &mut AnyConnection, secret_hash: &str) -> StoreResult<Option<StoredApiKey>> {
-    let row = sqlx::query(
+pub async fn find_by_digest(conn: &mut Conn, secret_hash: &str) -> StoreResult<Option<StoredApiKey>> {
+    let row = query(
         "SELECT id, organization_id, hotel_id, scopes, secret_hash, rate_limit_per_minute, last_used_at FROM api_keys \
          WHERE secret_hash = $1",
     )
@@ -134,13 +128,8 @@ pub async fn find_by_digest(conn: &mut AnyConnection, secret_hash: &str) -> Stor
 }
 
 /// Records a use, unless one at or after `unless_since` is already recorded (another process got there first).
-pub async fn touch(
-    conn: &mut AnyConnection,
-    id: &str,
-    at: DateTime<Utc>,
-    unless_since: DateTime<Utc>,
-) -> StoreResult<()> {
-    sqlx::query("UPDATE api_keys SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)")
+pub async fn touch(conn: &mut Conn, id: &str, at: DateTime<Utc>, unless_since: DateTime<Utc>) -> StoreResult<()> {
+    query("UPDATE api_keys SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)")
         .bind(format_ts(at))
         .bind(id)
         .bind(format_ts(unless_since))

@@ -1,32 +1,21 @@
 //! Public booking: the service's offer-signing secret and open booking requests.
 
 use chrono::{DateTime, NaiveDate, Utc};
-use sqlx::{AnyConnection, Row};
 
 use super::reservations::HeldBy;
 use super::{format_ts, StoreResult};
+use crate::store::{query, Conn};
 
 /// The secret named `name`, created from `fresh` by whichever process asks first; every process then reads the
 /// same value.
-pub async fn service_secret(
-    conn: &mut AnyConnection,
-    name: &str,
-    fresh: &str,
-    at: DateTime<Utc>,
-) -> StoreResult<String> {
-    sqlx::query(
-        "INSERT INTO service_secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
-    )
-    .bind(name)
-    .bind(fresh)
-    .bind(format_ts(at))
-    .execute(&mut *conn)
-    .await?;
-    Ok(sqlx::query("SELECT value FROM service_secrets WHERE name = $1")
+pub async fn service_secret(conn: &mut Conn, name: &str, fresh: &str, at: DateTime<Utc>) -> StoreResult<String> {
+    query("INSERT INTO service_secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING")
         .bind(name)
-        .fetch_one(conn)
-        .await?
-        .try_get("value")?)
+        .bind(fresh)
+        .bind(format_ts(at))
+        .execute(&mut *conn)
+        .await?;
+    query("SELECT value FROM service_secrets WHERE name = $1").bind(name).fetch_one(conn).await?.try_get("value")
 }
 
 /// What an exact repeat of a public booking request is compared on.
@@ -42,8 +31,8 @@ pub struct PublicRequest<'a> {
 
 /// The oldest booking request of the hotel still waiting for staff (REQUESTED, from the public) for the same guest
 /// e-mail, dates and room type, if any.
-pub async fn open_public_request(conn: &mut AnyConnection, request: &PublicRequest<'_>) -> StoreResult<Option<String>> {
-    let row = sqlx::query(
+pub async fn open_public_request(conn: &mut Conn, request: &PublicRequest<'_>) -> StoreResult<Option<String>> {
+    let row = query(
         "SELECT r.id FROM reservations r \
          JOIN guests g ON g.id = r.guest_id \
          JOIN reservation_rooms rr ON rr.reservation_id = r.id \
@@ -60,13 +49,13 @@ pub async fn open_public_request(conn: &mut AnyConnection, request: &PublicReque
     .bind(request.room_type_id)
     .fetch_optional(conn)
     .await?;
-    Ok(row.map(|row| row.try_get("id")).transpose()?)
+    row.map(|row| row.try_get("id")).transpose()
 }
 
 /// Rooms held under each rate plan on each night of `[from, to)`: (rate plan, counts by night, index 0 is `from`),
 /// leaving out the rooms of `except_reservation`. Plans holding no room on those nights are left out.
 pub async fn held_by_plan(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     rate_plan_ids: &[String],
     from: NaiveDate,
     to: NaiveDate,

@@ -1,12 +1,11 @@
 //! The ARI record: one row per (rate plan, night).
 
 use chrono::{DateTime, NaiveDate, Utc};
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
 
 use super::sql::Conditions;
 use super::{bool_int, format_ts, Engine, RowExt, StoreResult};
 use crate::domain::daily_rates::{DailyRate, NightRate, StayRates};
+use crate::store::{query, query_with, Conn, Row};
 
 const COLUMNS: &str = "rate_plan_id, date, price, availability, stop_sell, closed_to_arrival, closed_to_departure, \
      min_stay, max_stay, updated_at";
@@ -14,7 +13,7 @@ const COLUMNS: &str = "rate_plan_id, date, price, availability, stop_sell, close
 /// Rows per INSERT statement: 10 parameters each keeps a statement far below either engine's parameter limit.
 const ROWS_PER_STATEMENT: usize = 500;
 
-fn daily_rate(row: &AnyRow, currency: &str) -> StoreResult<DailyRate> {
+fn daily_rate(row: &Row, currency: &str) -> StoreResult<DailyRate> {
     Ok(DailyRate {
         rate_plan_id: row.try_get("rate_plan_id")?,
         date: row.get_date("date")?,
@@ -36,13 +35,13 @@ pub fn format_date(date: NaiveDate) -> String {
 
 /// The records of one rate plan over `[from, to]`, by date.
 pub async fn range(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     rate_plan_id: &str,
     currency: &str,
     from: NaiveDate,
     to: NaiveDate,
 ) -> StoreResult<Vec<DailyRate>> {
-    sqlx::query(&format!(
+    query(&format!(
         "SELECT {COLUMNS} FROM daily_rates WHERE rate_plan_id = $1 AND date >= $2 AND date <= $3 ORDER BY date"
     ))
     .bind(rate_plan_id)
@@ -56,7 +55,7 @@ pub async fn range(
 }
 
 /// Inserts or replaces whole records, a few hundred per statement.
-pub async fn upsert(conn: &mut AnyConnection, rates: &[DailyRate], at: DateTime<Utc>) -> StoreResult<()> {
+pub async fn upsert(conn: &mut Conn, rates: &[DailyRate], at: DateTime<Utc>) -> StoreResult<()> {
     let at = format_ts(at);
     for chunk in rates.chunks(ROWS_PER_STATEMENT) {
         let mut values = Conditions::new(Engine::of(conn));
@@ -83,14 +82,14 @@ pub async fn upsert(conn: &mut AnyConnection, rates: &[DailyRate], at: DateTime<
              min_stay = excluded.min_stay, max_stay = excluded.max_stay, updated_at = excluded.updated_at",
             tuples.join(", ")
         );
-        sqlx::query_with(&sql, values.into_args()).execute(&mut *conn).await?;
+        query_with(&sql, values).execute(&mut *conn).await?;
     }
     Ok(())
 }
 
 /// The stored records of several rate plans between two nights (inclusive), for merging a batch.
 pub async fn for_plans(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     rate_plan_ids: &[&str],
     from: NaiveDate,
     to: NaiveDate,
@@ -101,12 +100,12 @@ pub async fn for_plans(
 
 /// `columns` of the records of several rate plans between two nights (inclusive).
 async fn in_range(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     columns: &str,
     rate_plan_ids: &[&str],
     from: NaiveDate,
     to: NaiveDate,
-) -> StoreResult<Vec<AnyRow>> {
+) -> StoreResult<Vec<Row>> {
     if rate_plan_ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -119,7 +118,7 @@ async fn in_range(
         filter.where_clause(),
         placeholders.join(", ")
     );
-    Ok(sqlx::query_with(&sql, filter.into_args()).fetch_all(conn).await?)
+    query_with(&sql, filter).fetch_all(conn).await
 }
 
 /// What a stay of `[check_in, check_out)` needs from the daily rates of several rate plans, one row per plan that has
@@ -132,7 +131,7 @@ async fn in_range(
 /// only what pricing needs is folded per night. `(rate_plan_id, date)` is the primary key, so every
 /// `MAX(CASE WHEN date = … THEN … END)` picks the one record of its night, or NULL when there is none.
 pub async fn for_stay(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     rate_plan_ids: &[&str],
     check_in: NaiveDate,
     check_out: NaiveDate,
@@ -166,16 +165,11 @@ pub async fn for_stay(
         columns.join(", "),
         c.where_clause()
     );
-    sqlx::query_with(&sql, c.into_args())
-        .fetch_all(conn)
-        .await?
-        .iter()
-        .map(|row| stay_rates(row, nights.len()))
-        .collect()
+    query_with(&sql, c).fetch_all(conn).await?.iter().map(|row| stay_rates(row, nights.len())).collect()
 }
 
 /// Decodes a row of [`for_stay`] by position: the plan, five restrictions, then (price, availability) per night.
-fn stay_rates(row: &AnyRow, nights: usize) -> StoreResult<StayRates> {
+fn stay_rates(row: &Row, nights: usize) -> StoreResult<StayRates> {
     let flag = |i: usize| -> StoreResult<bool> { Ok(row.try_get::<Option<i64>, _>(i)?.is_some_and(|v| v != 0)) };
     let mut prices = Vec::with_capacity(nights);
     for n in 0..nights {
@@ -213,7 +207,7 @@ pub struct RateNight {
 /// The records of several rate plans from `from` to `to` (both included), read for an in-memory copy: only the
 /// columns pricing needs, decoded by position (thousands of rows at a time, where per-row costs add up).
 pub async fn nights_for_plans(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     rate_plan_ids: &[&str],
     from: NaiveDate,
     to: NaiveDate,

@@ -2,10 +2,9 @@
 //! (`domain::guest_messages`) gives them their meaning.
 
 use chrono::{DateTime, Utc};
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
 
 use super::{format_ts, Engine, RowExt, StoreResult};
+use crate::store::{query, Conn, Row};
 
 const COLUMNS: &str =
     "id, organization_id, hotel_id, guest_id, reservation_id, for_check_in, kind, recipient, language, status, \
@@ -34,7 +33,7 @@ pub struct MessageRow {
     pub created_at: DateTime<Utc>,
 }
 
-fn message(row: &AnyRow) -> StoreResult<MessageRow> {
+fn message(row: &Row) -> StoreResult<MessageRow> {
     Ok(MessageRow {
         id: row.try_get("id")?,
         organization_id: row.try_get("organization_id")?,
@@ -56,8 +55,8 @@ fn message(row: &AnyRow) -> StoreResult<MessageRow> {
     })
 }
 
-pub async fn insert(conn: &mut AnyConnection, m: &MessageRow) -> StoreResult<()> {
-    sqlx::query(
+pub async fn insert(conn: &mut Conn, m: &MessageRow) -> StoreResult<()> {
+    query(
         "INSERT INTO guest_messages (id, organization_id, hotel_id, guest_id, reservation_id, for_check_in, kind, \
          recipient, language, status, due_at, attempts, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 0, $12, $12)",
@@ -80,8 +79,8 @@ pub async fn insert(conn: &mut AnyConnection, m: &MessageRow) -> StoreResult<()>
 }
 
 /// The messages of a reservation, oldest first.
-pub async fn of_reservation(conn: &mut AnyConnection, reservation_id: &str) -> StoreResult<Vec<MessageRow>> {
-    sqlx::query(&format!("SELECT {COLUMNS} FROM guest_messages WHERE reservation_id = $1 ORDER BY id"))
+pub async fn of_reservation(conn: &mut Conn, reservation_id: &str) -> StoreResult<Vec<MessageRow>> {
+    query(&format!("SELECT {COLUMNS} FROM guest_messages WHERE reservation_id = $1 ORDER BY id"))
         .bind(reservation_id)
         .fetch_all(conn)
         .await?
@@ -92,12 +91,12 @@ pub async fn of_reservation(conn: &mut AnyConnection, reservation_id: &str) -> S
 
 /// The messages to a guest of the organization, newest first.
 pub async fn of_guest(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     organization_id: &str,
     guest_id: &str,
     limit: i64,
 ) -> StoreResult<Vec<MessageRow>> {
-    sqlx::query(&format!(
+    query(&format!(
         "SELECT {COLUMNS} FROM guest_messages WHERE organization_id = $1 AND guest_id = $2 ORDER BY id DESC LIMIT $3"
     ))
     .bind(organization_id)
@@ -110,8 +109,8 @@ pub async fn of_guest(
     .collect()
 }
 
-pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<Option<MessageRow>> {
-    sqlx::query(&format!("SELECT {COLUMNS} FROM guest_messages WHERE organization_id = $1 AND id = $2"))
+pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<MessageRow>> {
+    query(&format!("SELECT {COLUMNS} FROM guest_messages WHERE organization_id = $1 AND id = $2"))
         .bind(organization_id)
         .bind(id)
         .fetch_optional(conn)
@@ -123,13 +122,13 @@ pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> S
 
 /// Moves a reminder waiting to be sent to another arrival date and time.
 pub async fn reschedule(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     id: &str,
     for_check_in: &str,
     due_at: DateTime<Utc>,
     at: DateTime<Utc>,
 ) -> StoreResult<()> {
-    sqlx::query(
+    query(
         "UPDATE guest_messages SET for_check_in = $1, due_at = $2, updated_at = $3 WHERE id = $4 AND status = 'pending'",
     )
     .bind(for_check_in)
@@ -142,8 +141,8 @@ pub async fn reschedule(
 }
 
 /// Sets the status of a message that has not been sent (nor given up on) yet.
-pub async fn end_pending(conn: &mut AnyConnection, id: &str, status: &str, at: DateTime<Utc>) -> StoreResult<()> {
-    sqlx::query(
+pub async fn end_pending(conn: &mut Conn, id: &str, status: &str, at: DateTime<Utc>) -> StoreResult<()> {
+    query(
         "UPDATE guest_messages SET status = $1, claimed_until = NULL, updated_at = $2 WHERE id = $3 AND status = 'pending'",
     )
     .bind(status)
@@ -158,7 +157,7 @@ pub async fn end_pending(conn: &mut AnyConnection, id: &str, status: &str, at: D
 /// process died) until `until`, soonest due first, counting the attempt. On PostgreSQL rows another process is
 /// claiming right now are skipped, so two dispatchers never claim the same message.
 pub async fn claim_due(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     now: DateTime<Utc>,
     until: DateTime<Utc>,
     limit: i64,
@@ -171,7 +170,7 @@ pub async fn claim_due(
          (SELECT id FROM guest_messages WHERE status = 'pending' AND due_at <= $2 \
          AND (claimed_until IS NULL OR claimed_until < $2) ORDER BY due_at LIMIT $3{lock}) RETURNING {COLUMNS}"
     );
-    let mut rows = sqlx::query(&sql)
+    let mut rows = query(&sql)
         .bind(format_ts(until))
         .bind(&now)
         .bind(limit)
@@ -195,13 +194,13 @@ pub struct AttemptResult<'a> {
 }
 
 pub async fn record_attempt(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     id: &str,
     claimed_until: DateTime<Utc>,
     result: &AttemptResult<'_>,
     at: DateTime<Utc>,
 ) -> StoreResult<bool> {
-    let done = sqlx::query(
+    let done = query(
         "UPDATE guest_messages SET status = $1, due_at = $2, last_error = $3, subject = COALESCE($4, subject), \
          sent_at = $5, claimed_until = NULL, updated_at = $6 WHERE id = $7 AND claimed_until = $8",
     )
@@ -226,8 +225,8 @@ pub struct SettingsRow {
     pub reminder_hour: i64,
 }
 
-pub async fn settings(conn: &mut AnyConnection, hotel_id: &str) -> StoreResult<Option<SettingsRow>> {
-    let row = sqlx::query(
+pub async fn settings(conn: &mut Conn, hotel_id: &str) -> StoreResult<Option<SettingsRow>> {
+    let row = query(
         "SELECT contact_email, contact_phone, reminder_days_before, reminder_hour FROM hotel_message_settings \
          WHERE hotel_id = $1",
     )
@@ -245,13 +244,8 @@ pub async fn settings(conn: &mut AnyConnection, hotel_id: &str) -> StoreResult<O
     .transpose()
 }
 
-pub async fn save_settings(
-    conn: &mut AnyConnection,
-    hotel_id: &str,
-    s: &SettingsRow,
-    at: DateTime<Utc>,
-) -> StoreResult<()> {
-    sqlx::query(
+pub async fn save_settings(conn: &mut Conn, hotel_id: &str, s: &SettingsRow, at: DateTime<Utc>) -> StoreResult<()> {
+    query(
         "INSERT INTO hotel_message_settings (hotel_id, contact_email, contact_phone, reminder_days_before, \
          reminder_hour, updated_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (hotel_id) DO UPDATE SET \
          contact_email = excluded.contact_email, contact_phone = excluded.contact_phone, \
@@ -271,23 +265,22 @@ pub async fn save_settings(
 
 /// A hotel's own template: subject and body.
 pub async fn template(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     hotel_id: &str,
     kind: &str,
     language: &str,
 ) -> StoreResult<Option<(String, String)>> {
-    let row =
-        sqlx::query("SELECT subject, body FROM message_templates WHERE hotel_id = $1 AND kind = $2 AND language = $3")
-            .bind(hotel_id)
-            .bind(kind)
-            .bind(language)
-            .fetch_optional(conn)
-            .await?;
+    let row = query("SELECT subject, body FROM message_templates WHERE hotel_id = $1 AND kind = $2 AND language = $3")
+        .bind(hotel_id)
+        .bind(kind)
+        .bind(language)
+        .fetch_optional(conn)
+        .await?;
     row.map(|row| Ok((row.try_get("subject")?, row.try_get("body")?))).transpose()
 }
 
 pub async fn save_template(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     hotel_id: &str,
     kind: &str,
     language: &str,
@@ -295,7 +288,7 @@ pub async fn save_template(
     body: &str,
     at: DateTime<Utc>,
 ) -> StoreResult<()> {
-    sqlx::query(
+    query(
         "INSERT INTO message_templates (hotel_id, kind, language, subject, body, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (hotel_id, kind, language) DO UPDATE SET \
          subject = excluded.subject, body = excluded.body, updated_at = excluded.updated_at",
@@ -311,8 +304,8 @@ pub async fn save_template(
     Ok(())
 }
 
-pub async fn remove_template(conn: &mut AnyConnection, hotel_id: &str, kind: &str, language: &str) -> StoreResult<()> {
-    sqlx::query("DELETE FROM message_templates WHERE hotel_id = $1 AND kind = $2 AND language = $3")
+pub async fn remove_template(conn: &mut Conn, hotel_id: &str, kind: &str, language: &str) -> StoreResult<()> {
+    query("DELETE FROM message_templates WHERE hotel_id = $1 AND kind = $2 AND language = $3")
         .bind(hotel_id)
         .bind(kind)
         .bind(language)

@@ -1,17 +1,15 @@
 //! Guests.
 
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
-
 use super::sql::Conditions;
 use super::{format_ts, Db, Engine, RowExt, StoreResult};
 use crate::domain::guests::{Guest, GuestFilter};
 use crate::domain::listing::Page;
+use crate::store::{query, query_with, Conn, Row};
 
 const COLUMNS: &str = "id, hotel_id, first_name, last_name, email, phone, country, language, notes, created_at, \
      updated_at";
 
-fn guest(row: &AnyRow) -> StoreResult<Guest> {
+fn guest(row: &Row) -> StoreResult<Guest> {
     Ok(Guest {
         id: row.try_get("id")?,
         hotel_id: row.try_get("hotel_id")?,
@@ -27,8 +25,8 @@ fn guest(row: &AnyRow) -> StoreResult<Guest> {
     })
 }
 
-pub async fn insert(conn: &mut AnyConnection, organization_id: &str, g: &Guest) -> StoreResult<()> {
-    sqlx::query(
+pub async fn insert(conn: &mut Conn, organization_id: &str, g: &Guest) -> StoreResult<()> {
+    query(
         "INSERT INTO guests (id, organization_id, hotel_id, first_name, last_name, email, email_normalized, phone, \
          country, language, notes, created_at, updated_at, phone_digits_reversed) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
@@ -52,8 +50,8 @@ pub async fn insert(conn: &mut AnyConnection, organization_id: &str, g: &Guest) 
     Ok(())
 }
 
-pub async fn update(conn: &mut AnyConnection, organization_id: &str, g: &Guest) -> StoreResult<()> {
-    sqlx::query(
+pub async fn update(conn: &mut Conn, organization_id: &str, g: &Guest) -> StoreResult<()> {
+    query(
         "UPDATE guests SET hotel_id = $1, first_name = $2, last_name = $3, email = $4, email_normalized = $5, \
          phone = $6, country = $7, language = $8, notes = $9, updated_at = $10, phone_digits_reversed = $11 \
          WHERE organization_id = $12 AND id = $13",
@@ -76,8 +74,8 @@ pub async fn update(conn: &mut AnyConnection, organization_id: &str, g: &Guest) 
     Ok(())
 }
 
-pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<Option<Guest>> {
-    sqlx::query(&format!("SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND id = $2"))
+pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<Guest>> {
+    query(&format!("SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND id = $2"))
         .bind(organization_id)
         .bind(id)
         .fetch_optional(conn)
@@ -89,14 +87,14 @@ pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> S
 
 /// Up to `limit` guests of the hotel with this e-mail (case-insensitive) other than `except_id`, oldest first.
 pub async fn with_email_in_hotel(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     organization_id: &str,
     hotel_id: &str,
     email: &str,
     except_id: &str,
     limit: i64,
 ) -> StoreResult<Vec<Guest>> {
-    sqlx::query(&format!(
+    query(&format!(
         "SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND email_normalized = $2 AND hotel_id = $3 \
          AND id <> $4 ORDER BY id LIMIT $5"
     ))
@@ -112,8 +110,8 @@ pub async fn with_email_in_hotel(
     .collect()
 }
 
-pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<()> {
-    sqlx::query("DELETE FROM guests WHERE organization_id = $1 AND id = $2")
+pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
+    query("DELETE FROM guests WHERE organization_id = $1 AND id = $2")
         .bind(organization_id)
         .bind(id)
         .execute(conn)
@@ -139,7 +137,7 @@ fn conditions(engine: Engine, organization_id: &str, filter: &GuestFilter, page:
 pub async fn count(db: &Db, organization_id: &str, filter: &GuestFilter, page: &Page) -> StoreResult<i64> {
     let c = conditions(db.engine(), organization_id, filter, page);
     let sql = format!("SELECT COUNT(*) AS n FROM guests{}", c.where_clause());
-    super::count(db, &sql, c.into_args()).await
+    super::count(db, &sql, c).await
 }
 
 pub async fn list(
@@ -151,11 +149,11 @@ pub async fn list(
     let mut c = conditions(db.engine(), organization_id, filter, page);
     let order = c.order_and_page(page);
     let sql = format!("SELECT {COLUMNS} FROM guests{}{order}", c.where_clause());
-    super::stream(db, sql, c.into_args(), guest).await
+    super::stream(db, sql, c, guest).await
 }
 
 /// The guests among `ids` (of the organization).
-pub async fn by_ids(conn: &mut AnyConnection, organization_id: &str, ids: &[String]) -> StoreResult<Vec<Guest>> {
+pub async fn by_ids(conn: &mut Conn, organization_id: &str, ids: &[String]) -> StoreResult<Vec<Guest>> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -163,7 +161,7 @@ pub async fn by_ids(conn: &mut AnyConnection, organization_id: &str, ids: &[Stri
     c.push("organization_id = ?", organization_id.to_string());
     c.push_in("id", ids);
     let sql = format!("SELECT {COLUMNS} FROM guests{}", c.where_clause());
-    sqlx::query_with(&sql, c.into_args()).fetch_all(conn).await?.iter().map(guest).collect()
+    query_with(&sql, c).fetch_all(conn).await?.iter().map(guest).collect()
 }
 
 /// The search key of a phone number: its digits in reverse order, so that the end of a number (what people type,
@@ -187,7 +185,7 @@ pub enum GuestSearch {
 
 /// Guests of the organization that match, by last and first name, at most `limit`.
 pub async fn search(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     organization_id: &str,
     search: &GuestSearch,
     limit: i64,
@@ -200,7 +198,7 @@ pub async fn search(
                  AND phone_digits_reversed < $3 ORDER BY phone_digits_reversed, id LIMIT $4"
             );
             let upper = prefix_upper_bound(&key);
-            let rows = sqlx::query(&sql).bind(organization_id).bind(key.as_str()).bind(upper.as_str()).bind(limit);
+            let rows = query(&sql).bind(organization_id).bind(key.as_str()).bind(upper.as_str()).bind(limit);
             let mut found: Vec<Guest> = rows.fetch_all(conn).await?.iter().map(guest).collect::<StoreResult<_>>()?;
             found.sort_by(|a, b| (&a.last_name, &a.first_name, &a.id).cmp(&(&b.last_name, &b.first_name, &b.id)));
             Ok(found)
@@ -210,7 +208,7 @@ pub async fn search(
                 "SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND email_normalized = $2 \
                  ORDER BY last_name, first_name, id LIMIT $3"
             );
-            let rows = sqlx::query(&sql).bind(organization_id).bind(email.to_lowercase()).bind(limit);
+            let rows = query(&sql).bind(organization_id).bind(email.to_lowercase()).bind(limit);
             rows.fetch_all(conn).await?.iter().map(guest).collect()
         }
         GuestSearch::NamePrefix(prefix) => {
@@ -222,8 +220,7 @@ pub async fn search(
                     "SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND {column} >= $2 AND {column} < $3 \
                      ORDER BY {column}, id LIMIT $4"
                 );
-                let query =
-                    sqlx::query(&sql).bind(organization_id).bind(prefix.as_str()).bind(upper.as_str()).bind(limit);
+                let query = query(&sql).bind(organization_id).bind(prefix.as_str()).bind(upper.as_str()).bind(limit);
                 for row in query.fetch_all(&mut *conn).await? {
                     let g = guest(&row)?;
                     if !found.iter().any(|f| f.id == g.id) {

@@ -1,16 +1,14 @@
 //! Hotels.
 
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
-
 use super::{bool_int, format_ts, RowExt, StoreResult};
 use crate::domain::hotels::{Address, Hotel};
+use crate::store::{query, Conn, Row};
 
 const COLUMNS: &str = "id, organization_id, name, timezone, currency, check_in_time, check_out_time, \
      address_line1, address_line2, city, postal_code, region, country, public_booking, booking_embed_origins, \
      created_at, updated_at";
 
-fn hotel(row: &AnyRow) -> StoreResult<Hotel> {
+fn hotel(row: &Row) -> StoreResult<Hotel> {
     Ok(Hotel {
         id: row.try_get("id")?,
         name: row.try_get("name")?,
@@ -37,8 +35,8 @@ fn hotel(row: &AnyRow) -> StoreResult<Hotel> {
     })
 }
 
-pub async fn insert(conn: &mut AnyConnection, organization_id: &str, h: &Hotel) -> StoreResult<()> {
-    sqlx::query(&format!(
+pub async fn insert(conn: &mut Conn, organization_id: &str, h: &Hotel) -> StoreResult<()> {
+    query(&format!(
         "INSERT INTO hotels ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
     ))
     .bind(&h.id)
@@ -63,8 +61,8 @@ pub async fn insert(conn: &mut AnyConnection, organization_id: &str, h: &Hotel) 
     Ok(())
 }
 
-pub async fn update(conn: &mut AnyConnection, organization_id: &str, h: &Hotel) -> StoreResult<()> {
-    sqlx::query(
+pub async fn update(conn: &mut Conn, organization_id: &str, h: &Hotel) -> StoreResult<()> {
+    query(
         "UPDATE hotels SET name = $1, timezone = $2, currency = $3, check_in_time = $4, check_out_time = $5, \
          address_line1 = $6, address_line2 = $7, city = $8, postal_code = $9, region = $10, country = $11, \
          public_booking = $12, booking_embed_origins = $13, updated_at = $14 WHERE organization_id = $15 AND id = $16",
@@ -90,8 +88,8 @@ pub async fn update(conn: &mut AnyConnection, organization_id: &str, h: &Hotel) 
     Ok(())
 }
 
-pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<Option<Hotel>> {
-    sqlx::query(&format!("SELECT {COLUMNS} FROM hotels WHERE organization_id = $1 AND id = $2"))
+pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<Hotel>> {
+    query(&format!("SELECT {COLUMNS} FROM hotels WHERE organization_id = $1 AND id = $2"))
         .bind(organization_id)
         .bind(id)
         .fetch_optional(conn)
@@ -101,8 +99,8 @@ pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> S
         .transpose()
 }
 
-pub async fn list(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<Vec<Hotel>> {
-    sqlx::query(&format!("SELECT {COLUMNS} FROM hotels WHERE organization_id = $1 ORDER BY id"))
+pub async fn list(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<Hotel>> {
+    query(&format!("SELECT {COLUMNS} FROM hotels WHERE organization_id = $1 ORDER BY id"))
         .bind(organization_id)
         .fetch_all(conn)
         .await?
@@ -122,8 +120,8 @@ pub async fn get_public_recent(db: &super::Db, id: &str) -> StoreResult<Option<(
 /// A hotel by id alone, for the public endpoints, which have no credential to scope by: its organization, the
 /// hotel, and its availability version (bumped by the database with every change a search depends on; see
 /// migration 0008).
-pub async fn get_public(conn: &mut AnyConnection, id: &str) -> StoreResult<Option<(String, Hotel, i64)>> {
-    let row = sqlx::query(&format!("SELECT {COLUMNS}, availability_version FROM hotels WHERE id = $1"))
+pub async fn get_public(conn: &mut Conn, id: &str) -> StoreResult<Option<(String, Hotel, i64)>> {
+    let row = query(&format!("SELECT {COLUMNS}, availability_version FROM hotels WHERE id = $1"))
         .bind(id)
         .fetch_optional(conn)
         .await?;

@@ -1,18 +1,17 @@
 //! Organizations, operators and their access tokens.
 
 use chrono::{DateTime, Utc};
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
 
 use super::{format_ts, RowExt, StoreResult};
 use crate::domain::identity::{Operator, Organization};
+use crate::store::{query, Conn, Row};
 
-fn organization(row: &AnyRow) -> StoreResult<Organization> {
+fn organization(row: &Row) -> StoreResult<Organization> {
     Ok(Organization { id: row.try_get("id")?, name: row.try_get("name")?, created_at: row.get_ts("created_at")? })
 }
 
-pub async fn insert_organization(conn: &mut AnyConnection, org: &Organization) -> StoreResult<()> {
-    sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3)")
+pub async fn insert_organization(conn: &mut Conn, org: &Organization) -> StoreResult<()> {
+    query("INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3)")
         .bind(&org.id)
         .bind(&org.name)
         .bind(format_ts(org.created_at))
@@ -21,8 +20,8 @@ pub async fn insert_organization(conn: &mut AnyConnection, org: &Organization) -
     Ok(())
 }
 
-pub async fn get_organization(conn: &mut AnyConnection, id: &str) -> StoreResult<Option<Organization>> {
-    sqlx::query("SELECT id, name, created_at FROM organizations WHERE id = $1")
+pub async fn get_organization(conn: &mut Conn, id: &str) -> StoreResult<Option<Organization>> {
+    query("SELECT id, name, created_at FROM organizations WHERE id = $1")
         .bind(id)
         .fetch_optional(conn)
         .await?
@@ -31,8 +30,8 @@ pub async fn get_organization(conn: &mut AnyConnection, id: &str) -> StoreResult
         .transpose()
 }
 
-pub async fn list_organizations(conn: &mut AnyConnection) -> StoreResult<Vec<Organization>> {
-    sqlx::query("SELECT id, name, created_at FROM organizations ORDER BY id")
+pub async fn list_organizations(conn: &mut Conn) -> StoreResult<Vec<Organization>> {
+    query("SELECT id, name, created_at FROM organizations ORDER BY id")
         .fetch_all(conn)
         .await?
         .iter()
@@ -42,7 +41,7 @@ pub async fn list_organizations(conn: &mut AnyConnection) -> StoreResult<Vec<Org
 
 const OPERATOR_COLUMNS: &str = "id, organization_id, email, name, created_at";
 
-fn operator(row: &AnyRow) -> StoreResult<Operator> {
+fn operator(row: &Row) -> StoreResult<Operator> {
     Ok(Operator {
         id: row.try_get("id")?,
         organization_id: row.try_get("organization_id")?,
@@ -52,8 +51,8 @@ fn operator(row: &AnyRow) -> StoreResult<Operator> {
     })
 }
 
-pub async fn insert_operator(conn: &mut AnyConnection, op: &Operator, password_hash: &str) -> StoreResult<()> {
-    sqlx::query(
+pub async fn insert_operator(conn: &mut Conn, op: &Operator, password_hash: &str) -> StoreResult<()> {
+    query(
         "INSERT INTO operators (id, organization_id, email, email_normalized, name, password_hash, created_at, \
          updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
     )
@@ -70,18 +69,17 @@ pub async fn insert_operator(conn: &mut AnyConnection, op: &Operator, password_h
 }
 
 /// The operator with this e-mail (case-insensitive) and the stored password hash.
-pub async fn find_operator_by_email(conn: &mut AnyConnection, email: &str) -> StoreResult<Option<(Operator, String)>> {
-    let row =
-        sqlx::query(&format!("SELECT {OPERATOR_COLUMNS}, password_hash FROM operators WHERE email_normalized = $1"))
-            .bind(email.to_lowercase())
-            .fetch_optional(conn)
-            .await?;
+pub async fn find_operator_by_email(conn: &mut Conn, email: &str) -> StoreResult<Option<(Operator, String)>> {
+    let row = query(&format!("SELECT {OPERATOR_COLUMNS}, password_hash FROM operators WHERE email_normalized = $1"))
+        .bind(email.to_lowercase())
+        .fetch_optional(conn)
+        .await?;
     row.map(|row| Ok((operator(&row)?, row.try_get("password_hash")?))).transpose()
 }
 
 /// The operators of an organization (never their password hashes).
-pub async fn list_operators(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<Vec<Operator>> {
-    sqlx::query(&format!("SELECT {OPERATOR_COLUMNS} FROM operators WHERE organization_id = $1 ORDER BY id"))
+pub async fn list_operators(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<Operator>> {
+    query(&format!("SELECT {OPERATOR_COLUMNS} FROM operators WHERE organization_id = $1 ORDER BY id"))
         .bind(organization_id)
         .fetch_all(conn)
         .await?
@@ -90,8 +88,8 @@ pub async fn list_operators(conn: &mut AnyConnection, organization_id: &str) -> 
         .collect()
 }
 
-pub async fn get_operator(conn: &mut AnyConnection, id: &str) -> StoreResult<Option<Operator>> {
-    sqlx::query(&format!("SELECT {OPERATOR_COLUMNS} FROM operators WHERE id = $1"))
+pub async fn get_operator(conn: &mut Conn, id: &str) -> StoreResult<Option<Operator>> {
+    query(&format!("SELECT {OPERATOR_COLUMNS} FROM operators WHERE id = $1"))
         .bind(id)
         .fetch_optional(conn)
         .await?
@@ -101,12 +99,12 @@ pub async fn get_operator(conn: &mut AnyConnection, id: &str) -> StoreResult<Opt
 }
 
 pub async fn set_password_hash(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     operator_id: &str,
     password_hash: &str,
     at: DateTime<Utc>,
 ) -> StoreResult<()> {
-    sqlx::query("UPDATE operators SET password_hash = $1, updated_at = $2 WHERE id = $3")
+    query("UPDATE operators SET password_hash = $1, updated_at = $2 WHERE id = $3")
         .bind(password_hash)
         .bind(format_ts(at))
         .bind(operator_id)
@@ -116,14 +114,14 @@ pub async fn set_password_hash(
 }
 
 /// Deletes an operator; their access tokens and connector grants and tokens go with them (foreign keys cascade).
-pub async fn delete_operator(conn: &mut AnyConnection, operator_id: &str) -> StoreResult<()> {
-    sqlx::query("DELETE FROM operators WHERE id = $1").bind(operator_id).execute(conn).await?;
+pub async fn delete_operator(conn: &mut Conn, operator_id: &str) -> StoreResult<()> {
+    query("DELETE FROM operators WHERE id = $1").bind(operator_id).execute(conn).await?;
     Ok(())
 }
 
 /// Revokes every access token of an operator.
-pub async fn revoke_operator_tokens(conn: &mut AnyConnection, operator_id: &str, at: DateTime<Utc>) -> StoreResult<()> {
-    sqlx::query("UPDATE access_tokens SET revoked_at = $1 WHERE operator_id = $2 AND revoked_at IS NULL")
+pub async fn revoke_operator_tokens(conn: &mut Conn, operator_id: &str, at: DateTime<Utc>) -> StoreResult<()> {
+    query("UPDATE access_tokens SET revoked_at = $1 WHERE operator_id = $2 AND revoked_at IS NULL")
         .bind(format_ts(at))
         .bind(operator_id)
         .execute(conn)
@@ -146,8 +144,8 @@ pub struct NewAccessToken<'a> {
     pub user_agent: Option<&'a str>,
 }
 
-pub async fn insert_access_token(conn: &mut AnyConnection, token: &NewAccessToken<'_>) -> StoreResult<()> {
-    sqlx::query(
+pub async fn insert_access_token(conn: &mut Conn, token: &NewAccessToken<'_>) -> StoreResult<()> {
+    query(
         "INSERT INTO access_tokens (id, operator_id, organization_id, token_hash, created_at, expires_at, \
          idle_timeout_secs, kind, name, user_agent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
@@ -180,8 +178,8 @@ pub struct StoredAccessToken {
     pub idle_timeout_secs: Option<i64>,
 }
 
-pub async fn find_access_token(conn: &mut AnyConnection, token_hash: &str) -> StoreResult<Option<StoredAccessToken>> {
-    let row = sqlx::query(
+pub async fn find_access_token(conn: &mut Conn, token_hash: &str) -> StoreResult<Option<StoredAccessToken>> {
+    let row = query(
         "SELECT id, operator_id, organization_id, token_hash, created_at, expires_at, revoked_at, last_used_at, \
          idle_timeout_secs FROM access_tokens WHERE token_hash = $1",
     )
@@ -204,8 +202,8 @@ pub async fn find_access_token(conn: &mut AnyConnection, token_hash: &str) -> St
     .transpose()
 }
 
-pub async fn revoke_access_token(conn: &mut AnyConnection, id: &str, at: DateTime<Utc>) -> StoreResult<()> {
-    sqlx::query("UPDATE access_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+pub async fn revoke_access_token(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreResult<()> {
+    query("UPDATE access_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
         .bind(format_ts(at))
         .bind(id)
         .execute(conn)
@@ -214,36 +212,29 @@ pub async fn revoke_access_token(conn: &mut AnyConnection, id: &str, at: DateTim
 }
 
 /// Records a token's use at `at`, unless one since `since` is recorded already.
-pub async fn touch_access_token(
-    conn: &mut AnyConnection,
-    id: &str,
-    at: DateTime<Utc>,
-    since: DateTime<Utc>,
-) -> StoreResult<()> {
-    sqlx::query(
-        "UPDATE access_tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)",
-    )
-    .bind(format_ts(at))
-    .bind(id)
-    .bind(format_ts(since))
-    .execute(conn)
-    .await?;
+pub async fn touch_access_token(conn: &mut Conn, id: &str, at: DateTime<Utc>, since: DateTime<Utc>) -> StoreResult<()> {
+    query("UPDATE access_tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)")
+        .bind(format_ts(at))
+        .bind(id)
+        .bind(format_ts(since))
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
 /// Locks an organization's row until the transaction ends, so that writes that count its operators (removing one)
 /// take turns on PostgreSQL (SQLite's write transactions are exclusive already).
-pub async fn lock_organization(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<()> {
-    sqlx::query("UPDATE organizations SET name = name WHERE id = $1").bind(organization_id).execute(conn).await?;
+pub async fn lock_organization(conn: &mut Conn, organization_id: &str) -> StoreResult<()> {
+    query("UPDATE organizations SET name = name WHERE id = $1").bind(organization_id).execute(conn).await?;
     Ok(())
 }
 
-pub async fn count_operators(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<i64> {
-    let row = sqlx::query("SELECT COUNT(*) AS n FROM operators WHERE organization_id = $1")
+pub async fn count_operators(conn: &mut Conn, organization_id: &str) -> StoreResult<i64> {
+    let row = query("SELECT COUNT(*) AS n FROM operators WHERE organization_id = $1")
         .bind(organization_id)
         .fetch_one(conn)
         .await?;
-    Ok(row.try_get("n")?)
+    row.try_get("n")
 }
 
 /// An invitation to set a password, stored by the digest of its link's token.
@@ -257,8 +248,8 @@ pub struct NewInvitation<'a> {
     pub expires_at: DateTime<Utc>,
 }
 
-pub async fn insert_invitation(conn: &mut AnyConnection, invitation: &NewInvitation<'_>) -> StoreResult<()> {
-    sqlx::query(
+pub async fn insert_invitation(conn: &mut Conn, invitation: &NewInvitation<'_>) -> StoreResult<()> {
+    query(
         "INSERT INTO operator_invitations (id, operator_id, organization_id, token_hash, invited_by, created_at, \
          expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
@@ -283,8 +274,8 @@ pub struct StoredInvitation {
     pub expires_at: DateTime<Utc>,
 }
 
-pub async fn find_invitation(conn: &mut AnyConnection, token_hash: &str) -> StoreResult<Option<StoredInvitation>> {
-    let row = sqlx::query(
+pub async fn find_invitation(conn: &mut Conn, token_hash: &str) -> StoreResult<Option<StoredInvitation>> {
+    let row = query(
         "SELECT id, operator_id, token_hash, invited_by, expires_at FROM operator_invitations WHERE token_hash = $1",
     )
     .bind(token_hash)
@@ -303,22 +294,19 @@ pub async fn find_invitation(conn: &mut AnyConnection, token_hash: &str) -> Stor
 }
 
 /// Deletes one invitation; answers whether it was still there (a link works once, even when opened twice at once).
-pub async fn delete_invitation(conn: &mut AnyConnection, id: &str) -> StoreResult<bool> {
-    let done = sqlx::query("DELETE FROM operator_invitations WHERE id = $1").bind(id).execute(conn).await?;
+pub async fn delete_invitation(conn: &mut Conn, id: &str) -> StoreResult<bool> {
+    let done = query("DELETE FROM operator_invitations WHERE id = $1").bind(id).execute(conn).await?;
     Ok(done.rows_affected() == 1)
 }
 
-pub async fn delete_operator_invitations(conn: &mut AnyConnection, operator_id: &str) -> StoreResult<()> {
-    sqlx::query("DELETE FROM operator_invitations WHERE operator_id = $1").bind(operator_id).execute(conn).await?;
+pub async fn delete_operator_invitations(conn: &mut Conn, operator_id: &str) -> StoreResult<()> {
+    query("DELETE FROM operator_invitations WHERE operator_id = $1").bind(operator_id).execute(conn).await?;
     Ok(())
 }
 
 /// When each invited operator of an organization's invitation expires (the latest, should there be several).
-pub async fn invitation_expiries(
-    conn: &mut AnyConnection,
-    organization_id: &str,
-) -> StoreResult<Vec<(String, DateTime<Utc>)>> {
-    let rows = sqlx::query(
+pub async fn invitation_expiries(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<(String, DateTime<Utc>)>> {
+    let rows = query(
         "SELECT operator_id, MAX(expires_at) AS expires_at FROM operator_invitations WHERE organization_id = $1 \
          GROUP BY operator_id",
     )
@@ -343,7 +331,7 @@ pub struct ListedAccessToken {
 
 const LISTED_COLUMNS: &str = "id, kind, name, user_agent, created_at, expires_at, last_used_at, idle_timeout_secs";
 
-fn listed(row: &AnyRow) -> StoreResult<ListedAccessToken> {
+fn listed(row: &Row) -> StoreResult<ListedAccessToken> {
     Ok(ListedAccessToken {
         id: row.try_get("id")?,
         kind: row.try_get("kind")?,
@@ -359,11 +347,11 @@ fn listed(row: &AnyRow) -> StoreResult<ListedAccessToken> {
 /// The operator's tokens that are neither revoked nor expired at `at` (idle sessions are the caller's to judge),
 /// newest first.
 pub async fn list_operator_tokens(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     operator_id: &str,
     at: DateTime<Utc>,
 ) -> StoreResult<Vec<ListedAccessToken>> {
-    sqlx::query(&format!(
+    query(&format!(
         "SELECT {LISTED_COLUMNS} FROM access_tokens WHERE operator_id = $1 AND revoked_at IS NULL AND expires_at > $2 \
          ORDER BY created_at DESC, id DESC"
     ))
@@ -378,11 +366,11 @@ pub async fn list_operator_tokens(
 
 /// One unrevoked token of the operator.
 pub async fn get_operator_token(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     operator_id: &str,
     id: &str,
 ) -> StoreResult<Option<ListedAccessToken>> {
-    sqlx::query(&format!(
+    query(&format!(
         "SELECT {LISTED_COLUMNS} FROM access_tokens WHERE operator_id = $1 AND id = $2 AND revoked_at IS NULL"
     ))
     .bind(operator_id)
@@ -396,12 +384,12 @@ pub async fn get_operator_token(
 
 /// Revokes every signed-in session of the operator but `keep_id`; named tokens stay. Answers how many ended.
 pub async fn revoke_other_sessions(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     operator_id: &str,
     keep_id: &str,
     at: DateTime<Utc>,
 ) -> StoreResult<u64> {
-    let done = sqlx::query(
+    let done = query(
         "UPDATE access_tokens SET revoked_at = $1 WHERE operator_id = $2 AND id <> $3 AND kind = 'session' \
          AND revoked_at IS NULL",
     )

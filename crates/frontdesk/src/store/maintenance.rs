@@ -6,9 +6,10 @@ use std::fs::File;
 use std::path::Path;
 
 use anyhow::Context;
-use sqlx::{AnyConnection, Connection, Row};
+use sqlx::{Connection, Row};
 
 use super::{Db, Engine, StoreResult};
+use crate::store::{query, Conn};
 
 /// Marks a SQLite file as in use by this process (a shared advisory lock, released by the kernel when the process
 /// ends, however it ends). Any number of processes may hold it; [`lock_for_restore`] needs it free.
@@ -47,8 +48,8 @@ pub fn lock_for_restore(path: &Path) -> anyhow::Result<Option<File>> {
 pub async fn vacuum_into(db: &Db, target: &Path) -> anyhow::Result<()> {
     anyhow::ensure!(db.engine() == Engine::Sqlite, "VACUUM INTO is SQLite's");
     let target = target.to_str().context("the backup path must be valid UTF-8")?;
-    let mut conn = db.read.acquire().await?;
-    sqlx::query("VACUUM INTO ?").bind(target).execute(&mut *conn).await.context("writing the backup")?;
+    let mut conn = db.read().await?;
+    query("VACUUM INTO $1").bind(target).execute(&mut conn).await.context("writing the backup")?;
     Ok(())
 }
 
@@ -101,16 +102,16 @@ pub async fn verify_sqlite_file(path: &Path) -> anyhow::Result<FileSummary> {
 
 /// The reservations written before references existed (migration 0014) that have none yet, at most `limit`:
 /// (id, organization id). The domain draws their references ([`set_reference`]).
-pub async fn without_reference(conn: &mut AnyConnection, limit: i64) -> StoreResult<Vec<(String, String)>> {
-    let rows = sqlx::query("SELECT id, organization_id FROM reservations WHERE reference IS NULL LIMIT $1")
+pub async fn without_reference(conn: &mut Conn, limit: i64) -> StoreResult<Vec<(String, String)>> {
+    let rows = query("SELECT id, organization_id FROM reservations WHERE reference IS NULL LIMIT $1")
         .bind(limit)
         .fetch_all(conn)
         .await?;
-    Ok(rows.iter().map(|row| Ok((row.try_get("id")?, row.try_get("organization_id")?))).collect::<sqlx::Result<_>>()?)
+    rows.iter().map(|row| Ok((row.try_get("id")?, row.try_get("organization_id")?))).collect::<StoreResult<_>>()
 }
 
-pub async fn set_reference(conn: &mut AnyConnection, id: &str, reference: &str) -> StoreResult<()> {
-    sqlx::query("UPDATE reservations SET reference = $1 WHERE id = $2").bind(reference).bind(id).execute(conn).await?;
+pub async fn set_reference(conn: &mut Conn, id: &str, reference: &str) -> StoreResult<()> {
+    query("UPDATE reservations SET reference = $1 WHERE id = $2").bind(reference).bind(id).execute(conn).await?;
     Ok(())
 }
 
@@ -121,12 +122,11 @@ pub async fn backfill(db: &Db) -> anyhow::Result<()> {
     const BATCH: i64 = 500;
     loop {
         let mut tx = db.begin_write().await?;
-        let rows = sqlx::query(
-            "SELECT id, phone FROM guests WHERE phone IS NOT NULL AND phone_digits_reversed IS NULL LIMIT $1",
-        )
-        .bind(BATCH)
-        .fetch_all(tx.conn())
-        .await?;
+        let rows =
+            query("SELECT id, phone FROM guests WHERE phone IS NOT NULL AND phone_digits_reversed IS NULL LIMIT $1")
+                .bind(BATCH)
+                .fetch_all(tx.conn())
+                .await?;
         if rows.is_empty() {
             break;
         }
@@ -134,7 +134,7 @@ pub async fn backfill(db: &Db) -> anyhow::Result<()> {
             let (id, phone): (String, String) = (row.try_get("id")?, row.try_get("phone")?);
             // A number without digits gets an empty key, so that it is not read again.
             let key = super::guests::phone_key(Some(&phone)).unwrap_or_default();
-            sqlx::query("UPDATE guests SET phone_digits_reversed = $1 WHERE id = $2")
+            query("UPDATE guests SET phone_digits_reversed = $1 WHERE id = $2")
                 .bind(key)
                 .bind(id)
                 .execute(tx.conn())
@@ -155,14 +155,14 @@ pub struct MigrationStatus {
 
 pub async fn migration_status(db: &Db) -> anyhow::Result<MigrationStatus> {
     let known: Vec<i64> = db.migrator().iter().map(|m| m.version).collect();
-    let mut conn = db.read.acquire().await?;
-    let applied: Vec<i64> =
-        match sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success").fetch_all(&mut *conn).await {
-            Ok(versions) => versions,
-            // No migrations table: a database nothing was applied to yet.
-            Err(sqlx::Error::Database(_)) => Vec::new(),
-            Err(err) => return Err(err.into()),
-        };
+    let mut conn = db.read().await?;
+    let applied: Vec<i64> = match query("SELECT version FROM _sqlx_migrations WHERE success").fetch_all(&mut conn).await
+    {
+        Ok(rows) => rows.iter().map(|row| row.try_get(0)).collect::<StoreResult<_>>()?,
+        // No migrations table: a database nothing was applied to yet.
+        Err(err) if err.kind() == super::ErrorKind::Other => Vec::new(),
+        Err(err) => return Err(err.into()),
+    };
     Ok(MigrationStatus {
         known: known.len(),
         applied: applied.iter().filter(|v| known.contains(v)).count(),

@@ -2,16 +2,14 @@
 
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use sqlx::Row;
-
 use super::{Db, Engine, RowExt, StoreResult};
+use crate::store::query;
 
 /// Requests waiting for a connection, per pool: raised before an acquire, lowered when it completes or is dropped.
 #[derive(Debug, Default)]
 pub struct Waiting {
     pub(super) read: Counter,
     pub(super) write: Counter,
-    pub(super) hot_reads: Counter,
 }
 
 #[derive(Debug, Default)]
@@ -40,8 +38,7 @@ impl Drop for WaitGuard<'_> {
 /// One connection pool's state at a moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PoolUse {
-    /// `read` and `write` on SQLite (one writer connection, a pool of readers); `shared` on PostgreSQL; and on both,
-    /// `hot_reads`: the reservation list's pages and single reservations, read through the engine's own driver.
+    /// `read` and `write` on SQLite (one writer connection, a pool of readers); `shared` on PostgreSQL.
     pub pool: &'static str,
     pub in_use: u32,
     pub idle: u32,
@@ -55,24 +52,18 @@ fn pool_use(pool: &'static str, (size, idle, max): (u32, usize, u32), waiting: i
     PoolUse { pool, in_use: size - idle, idle, max, waiting }
 }
 
-fn any_pool_size(pool: &sqlx::AnyPool) -> (u32, usize, u32) {
-    (pool.size(), pool.num_idle(), pool.options().get_max_connections())
-}
-
 impl Db {
     /// The pools of this process and their use (no query: the pools' own counters).
     pub fn pool_use(&self) -> Vec<PoolUse> {
-        let mut pools = match self.engine {
+        match self.engine {
             Engine::Sqlite => vec![
-                pool_use("read", any_pool_size(&self.read), self.waiting.read.get()),
-                pool_use("write", any_pool_size(&self.write), self.waiting.write.get()),
+                pool_use("read", self.read.size(), self.waiting.read.get()),
+                pool_use("write", self.write.size(), self.waiting.write.get()),
             ],
             Engine::Postgres => {
-                vec![pool_use("shared", any_pool_size(&self.read), self.waiting.read.get() + self.waiting.write.get())]
+                vec![pool_use("shared", self.read.size(), self.waiting.read.get() + self.waiting.write.get())]
             }
-        };
-        pools.push(pool_use("hot_reads", self.native.size(), self.waiting.hot_reads.get()));
-        pools
+        }
     }
 }
 
@@ -87,10 +78,9 @@ pub struct OutboxBacklog {
 /// Reads the backlog in two index-only queries (a count, and the first row by id, which is time-ordered).
 pub async fn outbox_backlog(db: &Db) -> StoreResult<OutboxBacklog> {
     let mut conn = db.read().await?;
-    let events: i64 =
-        sqlx::query("SELECT COUNT(*) AS n FROM outbox_events").fetch_one(&mut *conn).await?.try_get("n")?;
-    let oldest = sqlx::query("SELECT created_at FROM outbox_events ORDER BY id LIMIT 1")
-        .fetch_optional(&mut *conn)
+    let events: i64 = query("SELECT COUNT(*) AS n FROM outbox_events").fetch_one(&mut conn).await?.try_get("n")?;
+    let oldest = query("SELECT created_at FROM outbox_events ORDER BY id LIMIT 1")
+        .fetch_optional(&mut conn)
         .await?
         .map(|row| row.get_ts("created_at"))
         .transpose()?;

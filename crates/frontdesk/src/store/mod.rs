@@ -1,12 +1,13 @@
-//! Data access for both database engines.
+//! Data access for both database engines: one access path per engine (`conn.rs`, `pool.rs`).
 //!
 //! # One body of SQL for SQLite and PostgreSQL
 //!
-//! Every query in this module runs unchanged on both engines through sqlx's `Any` driver. That keeps the business
-//! rules in [`crate::domain`] written once, and keeps the engines behaving identically. The two hottest reads (a
-//! reservation list's page and a single reservation) run the same SQL through the engine's own driver instead, to
-//! skip `Any`'s per-row conversion ([`native`]). The price is a portable subset of SQL and of column types, which
-//! these rules keep:
+//! Every query in this module is written once and runs unchanged on both engines, each through its own sqlx driver:
+//! a [`Conn`] holds a PostgreSQL or a SQLite connection, [`query`] binds values ([`SqlValue`]) with that engine's
+//! driver, and a [`Row`] is read by code written once for both ([`Cell`], [`RowExt`], [`PortableRow`]). That keeps
+//! the business rules in [`crate::domain`] written once, and keeps the engines behaving identically. The price is a
+//! portable subset of SQL and of column types, which these rules keep (native types on PostgreSQL are the next step:
+//! `docs/storage.md`):
 //!
 //! * Placeholders are `$1, $2, …` (SQLite accepts them as numbered parameters).
 //! * Column types are only `TEXT` and `BIGINT`. Booleans are `BIGINT` 0/1 (read with [`RowExt::get_bool`]),
@@ -37,8 +38,9 @@
 //!
 //! # Where things are
 //!
-//! This file holds the [`Engine`], the [`Db`] handle and the [`WriteTx`]. Beside it: `pool.rs` opens a database
-//! ([`Db::open`], the pools' settings), `rows.rs` has the helpers that read and write the portable column types
+//! This file holds the [`Engine`], the [`Db`] handle and the [`WriteTx`]. Beside it: `conn.rs` is how a statement
+//! reaches a database ([`Conn`], [`query`], [`Row`]), `pool.rs` opens a database ([`Db::open`], the pools and their
+//! settings), `rows.rs` has the helpers that read and write the portable column types
 //! ([`format_ts`], [`RowExt`]), `errors.rs` says what a database error means ([`Error::kind`]: a value taken, a
 //! record still referenced, a collision, the database out of reach), and `stream.rs` streams and counts a query's
 //! rows ([`stream()`], [`count()`]). Every other module is the queries of one area.
@@ -52,6 +54,7 @@
 pub mod api_keys;
 pub mod attempts;
 pub mod booking;
+mod conn;
 pub mod daily_rates;
 mod errors;
 pub mod guest_messages;
@@ -61,7 +64,6 @@ pub mod idempotency;
 pub mod identity;
 pub mod maintenance;
 pub mod metrics;
-pub mod native;
 pub mod oauth;
 pub mod outbox;
 mod pool;
@@ -81,13 +83,12 @@ pub mod write_health;
 use std::sync::Arc;
 
 use anyhow::Context;
-use sqlx::pool::PoolConnection;
-use sqlx::{Any, AnyConnection, AnyPool};
 use tokio::sync::Notify;
 
+pub use conn::{query, query_with, Cell, Column, Conn, Done, Query, Row, SqlValue};
 pub use errors::{is_unavailable_cause, Error, ErrorKind};
 pub use pool::{sqlite_file, IfMissing, CHECK_AFTER_IDLE, CONNECT_TIMEOUT, POSTGRES_ACQUIRE_TIMEOUT};
-pub use rows::{bool_int, format_ts, new_id, parse_ts, RowExt};
+pub use rows::{bool_int, format_ts, new_id, parse_date, parse_ts, FromPortableRow, PortableRow, RowExt};
 pub use stream::{count, stream};
 
 /// Which database engine a [`Db`] talks to.
@@ -109,12 +110,8 @@ impl Engine {
     }
 
     /// The engine behind a connection.
-    pub fn of(conn: &AnyConnection) -> Engine {
-        if conn.backend_name().eq_ignore_ascii_case("sqlite") {
-            Engine::Sqlite
-        } else {
-            Engine::Postgres
-        }
+    pub fn of(conn: &Conn) -> Engine {
+        conn.engine()
     }
 
     /// Suffix that locks the selected rows until the transaction ends, so that writers of the same rows take turns.
@@ -145,8 +142,9 @@ impl Engine {
 #[derive(Clone, Debug)]
 pub struct Db {
     engine: Engine,
-    read: AnyPool,
-    write: AnyPool,
+    /// PostgreSQL: one pool. SQLite: the readers, and the single writer connection.
+    read: pool::Pool,
+    write: pool::Pool,
     /// Woken when a transaction that recorded webhook events commits, so that this process's dispatcher sends
     /// them at once instead of at its next poll.
     outbox_signal: Arc<Notify>,
@@ -158,8 +156,6 @@ pub struct Db {
     /// Write transactions this process committed, and the recent answers that each of them makes stale.
     writes: recent::Writes,
     recent: Arc<RecentReads>,
-    /// The engine's own driver, for the hottest reads ([`native`]).
-    native: native::NativePool,
     /// Whether writes fail for want of storage (see [`write_health`]).
     write_health: Arc<write_health::WriteHealth>,
 }
@@ -173,10 +169,6 @@ struct RecentReads {
 
 pub type StoreResult<T> = Result<T, Error>;
 
-/// A connection to the database, as the store's functions take it: from [`Db::read`] or a [`WriteTx`]. Code above
-/// the store names this, never the driver's types, so that how the store reaches its engines stays its own affair.
-pub type Conn = AnyConnection;
-
 impl Db {
     pub fn engine(&self) -> Engine {
         self.engine
@@ -185,9 +177,17 @@ impl Db {
     /// Applies the migrations of this engine that are not applied yet, and fills what they added that the store can
     /// compute. `domain::migrate` does this and fills the rest, which needs the domain's rules.
     pub async fn migrate(&self) -> anyhow::Result<()> {
-        self.migrator().run(&self.write).await.context("applying database migrations")?;
+        let mut conn = self.write.get().await?;
+        conn.migrate(&self.migrator()).await.context("applying database migrations")?;
+        drop(conn);
         maintenance::backfill(self).await.context("filling what the migrations added")?;
         Ok(())
+    }
+
+    /// Applies `migrator`'s migrations instead of this release's: for tests that build a database as an earlier
+    /// release left it.
+    pub async fn migrate_with(&self, migrator: &sqlx::migrate::Migrator) -> anyhow::Result<()> {
+        self.write.get().await?.migrate(migrator).await
     }
 
     /// This engine's migrations, compiled into the binary.
@@ -199,26 +199,24 @@ impl Db {
     }
 
     /// A connection for reads. Reads never block writers (WAL on SQLite, MVCC on PostgreSQL).
-    pub async fn read(&self) -> StoreResult<PoolConnection<Any>> {
+    pub async fn read(&self) -> StoreResult<Pooled> {
         let _waiting = self.waiting.read.wait();
-        Ok(self.read.acquire().await?)
+        Ok(Pooled(self.read.get().await?))
     }
 
     /// Starts the one kind of transaction every write goes through.
     pub async fn begin_write(&self) -> StoreResult<WriteTx> {
         let waiting = self.waiting.write.wait();
-        let tx = match self.engine {
-            Engine::Sqlite => self.write.begin_with("BEGIN IMMEDIATE").await,
-            Engine::Postgres => self.write.begin().await,
-        };
+        let conn = self.write.get().await;
         drop(waiting);
-        let tx = tx.inspect_err(|err| {
-            if write_health::is_storage_failure(err) {
+        let mut conn = conn?;
+        conn.begin().await.inspect_err(|err| {
+            if err.is_storage_failure() {
                 self.write_health.failed();
             }
         })?;
         Ok(WriteTx {
-            tx,
+            conn: Some(conn),
             engine: self.engine,
             outbox_signal: None,
             db_signal: self.outbox_signal.clone(),
@@ -235,7 +233,7 @@ impl Db {
 
     /// Answers whether the database can serve a query now.
     pub async fn ping(&self) -> StoreResult<()> {
-        sqlx::query("SELECT 1").execute(&self.read).await?;
+        query("SELECT 1").execute(&mut *self.read().await?).await?;
         Ok(())
     }
 
@@ -250,16 +248,33 @@ impl Db {
     }
 
     pub async fn close(&self) {
-        self.read.close().await;
-        self.native.close();
-        self.write.close().await;
+        self.read.close();
+        self.write.close();
+    }
+}
+
+/// A connection from [`Db::read`], back to its pool when dropped.
+pub struct Pooled(Conn);
+
+impl std::ops::Deref for Pooled {
+    type Target = Conn;
+
+    fn deref(&self) -> &Conn {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Pooled {
+    fn deref_mut(&mut self) -> &mut Conn {
+        &mut self.0
     }
 }
 
 /// A write transaction. Dropping it without [`WriteTx::commit`] rolls everything back, so an error anywhere
 /// leaves nothing half-written.
 pub struct WriteTx {
-    tx: sqlx::Transaction<'static, Any>,
+    /// `None` once committed.
+    conn: Option<Conn>,
     engine: Engine,
     /// Set once an event is recorded: the dispatcher is woken on commit.
     outbox_signal: Option<Arc<Notify>>,
@@ -269,8 +284,12 @@ pub struct WriteTx {
 }
 
 impl WriteTx {
-    pub fn conn(&mut self) -> &mut AnyConnection {
-        &mut self.tx
+    pub fn conn(&mut self) -> &mut Conn {
+        match self.conn.as_mut() {
+            Some(conn) => conn,
+            // Only `commit` takes the connection, and it takes the transaction with it.
+            None => unreachable!("a committed transaction has no connection"),
+        }
     }
 
     pub fn engine(&self) -> Engine {
@@ -279,24 +298,35 @@ impl WriteTx {
 
     /// Records a webhook event in the outbox, atomically with the change that caused it.
     pub async fn record_event(&mut self, event: &outbox::NewEvent<'_>) -> StoreResult<()> {
-        outbox::insert(&mut self.tx, event).await?;
+        outbox::insert(self.conn(), event).await?;
         self.outbox_signal = Some(self.db_signal.clone());
         Ok(())
     }
 
-    pub async fn commit(self) -> StoreResult<()> {
-        let committed = self.tx.commit().await;
+    pub async fn commit(mut self) -> StoreResult<()> {
+        let Some(mut conn) = self.conn.take() else { return Ok(()) };
+        let committed = conn.commit().await;
         // Even after an error: a commit whose answer was lost may have happened.
         self.writes.committed();
         match &committed {
             Ok(()) => self.write_health.committed(),
-            Err(err) if write_health::is_storage_failure(err) => self.write_health.failed(),
+            Err(err) if err.is_storage_failure() => self.write_health.failed(),
             Err(_) => {}
         }
         committed?;
-        if let Some(signal) = self.outbox_signal {
+        if let Some(signal) = self.outbox_signal.take() {
             signal.notify_one();
         }
         Ok(())
+    }
+}
+
+impl Drop for WriteTx {
+    /// Rolls back at once, as sqlx's transactions do: on PostgreSQL an abandoned transaction would otherwise keep
+    /// its row locks until its connection is next handed out, and on SQLite the write lock.
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            conn.roll_back_in_background();
+        }
     }
 }

@@ -2,10 +2,9 @@
 //! Secrets are looked up by their digest through unique indexes; the rows never hold a secret itself.
 
 use chrono::{DateTime, Utc};
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
 
 use super::{format_ts, RowExt, StoreResult};
+use crate::store::{query, Conn, Row};
 
 /// A registered client.
 #[derive(Debug, Clone)]
@@ -16,9 +15,9 @@ pub struct ClientRow {
     pub created_at: DateTime<Utc>,
 }
 
-pub async fn insert_client(conn: &mut AnyConnection, client: &ClientRow) -> StoreResult<()> {
+pub async fn insert_client(conn: &mut Conn, client: &ClientRow) -> StoreResult<()> {
     let uris = serde_json::to_string(&client.redirect_uris).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-    sqlx::query("INSERT INTO oauth_clients (id, name, redirect_uris, created_at) VALUES ($1, $2, $3, $4)")
+    query("INSERT INTO oauth_clients (id, name, redirect_uris, created_at) VALUES ($1, $2, $3, $4)")
         .bind(&client.id)
         .bind(&client.name)
         .bind(uris)
@@ -28,8 +27,8 @@ pub async fn insert_client(conn: &mut AnyConnection, client: &ClientRow) -> Stor
     Ok(())
 }
 
-pub async fn get_client(conn: &mut AnyConnection, id: &str) -> StoreResult<Option<ClientRow>> {
-    let row = sqlx::query("SELECT id, name, redirect_uris, created_at FROM oauth_clients WHERE id = $1")
+pub async fn get_client(conn: &mut Conn, id: &str) -> StoreResult<Option<ClientRow>> {
+    let row = query("SELECT id, name, redirect_uris, created_at FROM oauth_clients WHERE id = $1")
         .bind(id)
         .fetch_optional(conn)
         .await?;
@@ -70,7 +69,7 @@ const GRANT_COLUMNS: &str = "id, client_id, operator_id, organization_id, redire
                              resource, ticket_hash, ticket_expires_at, ticket_used_at, code_hash, code_expires_at, \
                              code_used_at, created_at";
 
-fn grant(row: &AnyRow) -> StoreResult<GrantRow> {
+fn grant(row: &Row) -> StoreResult<GrantRow> {
     Ok(GrantRow {
         id: row.try_get("id")?,
         client_id: row.try_get("client_id")?,
@@ -91,8 +90,8 @@ fn grant(row: &AnyRow) -> StoreResult<GrantRow> {
     })
 }
 
-pub async fn insert_grant(conn: &mut AnyConnection, g: &GrantRow) -> StoreResult<()> {
-    sqlx::query(
+pub async fn insert_grant(conn: &mut Conn, g: &GrantRow) -> StoreResult<()> {
+    query(
         "INSERT INTO oauth_grants (id, client_id, operator_id, organization_id, redirect_uri, code_challenge, state, \
          scope, resource, ticket_hash, ticket_expires_at, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
@@ -114,8 +113,8 @@ pub async fn insert_grant(conn: &mut AnyConnection, g: &GrantRow) -> StoreResult
     Ok(())
 }
 
-pub async fn grant_by_ticket(conn: &mut AnyConnection, ticket_hash: &str) -> StoreResult<Option<GrantRow>> {
-    sqlx::query(&format!("SELECT {GRANT_COLUMNS} FROM oauth_grants WHERE ticket_hash = $1"))
+pub async fn grant_by_ticket(conn: &mut Conn, ticket_hash: &str) -> StoreResult<Option<GrantRow>> {
+    query(&format!("SELECT {GRANT_COLUMNS} FROM oauth_grants WHERE ticket_hash = $1"))
         .bind(ticket_hash)
         .fetch_optional(conn)
         .await?
@@ -124,8 +123,8 @@ pub async fn grant_by_ticket(conn: &mut AnyConnection, ticket_hash: &str) -> Sto
         .transpose()
 }
 
-pub async fn grant_by_code(conn: &mut AnyConnection, code_hash: &str) -> StoreResult<Option<GrantRow>> {
-    sqlx::query(&format!("SELECT {GRANT_COLUMNS} FROM oauth_grants WHERE code_hash = $1"))
+pub async fn grant_by_code(conn: &mut Conn, code_hash: &str) -> StoreResult<Option<GrantRow>> {
+    query(&format!("SELECT {GRANT_COLUMNS} FROM oauth_grants WHERE code_hash = $1"))
         .bind(code_hash)
         .fetch_optional(conn)
         .await?
@@ -135,8 +134,8 @@ pub async fn grant_by_code(conn: &mut AnyConnection, code_hash: &str) -> StoreRe
 }
 
 /// Spends a sign-in ticket; answers whether this call was the one that spent it.
-pub async fn use_ticket(conn: &mut AnyConnection, id: &str, at: DateTime<Utc>) -> StoreResult<bool> {
-    let done = sqlx::query("UPDATE oauth_grants SET ticket_used_at = $1 WHERE id = $2 AND ticket_used_at IS NULL")
+pub async fn use_ticket(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreResult<bool> {
+    let done = query("UPDATE oauth_grants SET ticket_used_at = $1 WHERE id = $2 AND ticket_used_at IS NULL")
         .bind(format_ts(at))
         .bind(id)
         .execute(conn)
@@ -144,13 +143,8 @@ pub async fn use_ticket(conn: &mut AnyConnection, id: &str, at: DateTime<Utc>) -
     Ok(done.rows_affected() == 1)
 }
 
-pub async fn set_code(
-    conn: &mut AnyConnection,
-    id: &str,
-    code_hash: &str,
-    expires_at: DateTime<Utc>,
-) -> StoreResult<()> {
-    sqlx::query("UPDATE oauth_grants SET code_hash = $1, code_expires_at = $2 WHERE id = $3")
+pub async fn set_code(conn: &mut Conn, id: &str, code_hash: &str, expires_at: DateTime<Utc>) -> StoreResult<()> {
+    query("UPDATE oauth_grants SET code_hash = $1, code_expires_at = $2 WHERE id = $3")
         .bind(code_hash)
         .bind(format_ts(expires_at))
         .bind(id)
@@ -160,8 +154,8 @@ pub async fn set_code(
 }
 
 /// Spends an authorization code; answers whether this call was the one that spent it.
-pub async fn use_code(conn: &mut AnyConnection, id: &str, at: DateTime<Utc>) -> StoreResult<bool> {
-    let done = sqlx::query("UPDATE oauth_grants SET code_used_at = $1 WHERE id = $2 AND code_used_at IS NULL")
+pub async fn use_code(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreResult<bool> {
+    let done = query("UPDATE oauth_grants SET code_used_at = $1 WHERE id = $2 AND code_used_at IS NULL")
         .bind(format_ts(at))
         .bind(id)
         .execute(conn)
@@ -192,8 +186,8 @@ pub struct TokenRow {
     pub last_used_at: Option<DateTime<Utc>>,
 }
 
-pub async fn insert_token(conn: &mut AnyConnection, t: &TokenRow) -> StoreResult<()> {
-    sqlx::query(
+pub async fn insert_token(conn: &mut Conn, t: &TokenRow) -> StoreResult<()> {
+    query(
         "INSERT INTO oauth_tokens (id, token_hash, kind, family_id, client_id, operator_id, organization_id, scope, \
          resource, created_at, expires_at, granted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
     )
@@ -214,8 +208,8 @@ pub async fn insert_token(conn: &mut AnyConnection, t: &TokenRow) -> StoreResult
     Ok(())
 }
 
-pub async fn token_by_hash(conn: &mut AnyConnection, token_hash: &str) -> StoreResult<Option<TokenRow>> {
-    let row = sqlx::query(
+pub async fn token_by_hash(conn: &mut Conn, token_hash: &str) -> StoreResult<Option<TokenRow>> {
+    let row = query(
         "SELECT id, token_hash, kind, family_id, client_id, operator_id, organization_id, scope, resource, \
          created_at, expires_at, used_at, revoked_at, granted_at, last_used_at FROM oauth_tokens WHERE token_hash = $1",
     )
@@ -245,18 +239,17 @@ pub async fn token_by_hash(conn: &mut AnyConnection, token_hash: &str) -> StoreR
 }
 
 /// Spends a refresh token; answers whether this call was the one that spent it.
-pub async fn use_token(conn: &mut AnyConnection, id: &str, at: DateTime<Utc>) -> StoreResult<bool> {
-    let done =
-        sqlx::query("UPDATE oauth_tokens SET used_at = $1 WHERE id = $2 AND used_at IS NULL AND revoked_at IS NULL")
-            .bind(format_ts(at))
-            .bind(id)
-            .execute(conn)
-            .await?;
+pub async fn use_token(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreResult<bool> {
+    let done = query("UPDATE oauth_tokens SET used_at = $1 WHERE id = $2 AND used_at IS NULL AND revoked_at IS NULL")
+        .bind(format_ts(at))
+        .bind(id)
+        .execute(conn)
+        .await?;
     Ok(done.rows_affected() == 1)
 }
 
-pub async fn revoke_token(conn: &mut AnyConnection, id: &str, at: DateTime<Utc>) -> StoreResult<()> {
-    sqlx::query("UPDATE oauth_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+pub async fn revoke_token(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreResult<()> {
+    query("UPDATE oauth_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
         .bind(format_ts(at))
         .bind(id)
         .execute(conn)
@@ -265,8 +258,8 @@ pub async fn revoke_token(conn: &mut AnyConnection, id: &str, at: DateTime<Utc>)
 }
 
 /// Revokes every token issued from one grant.
-pub async fn revoke_family(conn: &mut AnyConnection, family_id: &str, at: DateTime<Utc>) -> StoreResult<()> {
-    sqlx::query("UPDATE oauth_tokens SET revoked_at = $1 WHERE family_id = $2 AND revoked_at IS NULL")
+pub async fn revoke_family(conn: &mut Conn, family_id: &str, at: DateTime<Utc>) -> StoreResult<()> {
+    query("UPDATE oauth_tokens SET revoked_at = $1 WHERE family_id = $2 AND revoked_at IS NULL")
         .bind(format_ts(at))
         .bind(family_id)
         .execute(conn)
@@ -276,23 +269,23 @@ pub async fn revoke_family(conn: &mut AnyConnection, family_id: &str, at: DateTi
 
 /// Deletes what can no longer be used: tokens expired before `before`, and authorizations begun before it (their
 /// ticket and code lived minutes). Revocation of a family needs neither.
-pub async fn purge(conn: &mut AnyConnection, before: DateTime<Utc>) -> StoreResult<()> {
-    sqlx::query("DELETE FROM oauth_tokens WHERE expires_at < $1").bind(format_ts(before)).execute(&mut *conn).await?;
-    sqlx::query("DELETE FROM oauth_grants WHERE created_at < $1").bind(format_ts(before)).execute(conn).await?;
+pub async fn purge(conn: &mut Conn, before: DateTime<Utc>) -> StoreResult<()> {
+    query("DELETE FROM oauth_tokens WHERE expires_at < $1").bind(format_ts(before)).execute(&mut *conn).await?;
+    query("DELETE FROM oauth_grants WHERE created_at < $1").bind(format_ts(before)).execute(conn).await?;
     Ok(())
 }
 
 /// Forgets every connector grant and token of an operator (their password changed): sign-ins in progress, codes not
 /// yet exchanged and tokens issued all stop working.
-pub async fn forget_operator(conn: &mut AnyConnection, operator_id: &str) -> StoreResult<()> {
-    sqlx::query("DELETE FROM oauth_tokens WHERE operator_id = $1").bind(operator_id).execute(&mut *conn).await?;
-    sqlx::query("DELETE FROM oauth_grants WHERE operator_id = $1").bind(operator_id).execute(conn).await?;
+pub async fn forget_operator(conn: &mut Conn, operator_id: &str) -> StoreResult<()> {
+    query("DELETE FROM oauth_tokens WHERE operator_id = $1").bind(operator_id).execute(&mut *conn).await?;
+    query("DELETE FROM oauth_grants WHERE operator_id = $1").bind(operator_id).execute(conn).await?;
     Ok(())
 }
 
 /// Notes that an operator signed in through a client (it is in use, and stays registered).
-pub async fn client_used(conn: &mut AnyConnection, id: &str, at: DateTime<Utc>) -> StoreResult<()> {
-    sqlx::query("UPDATE oauth_clients SET used_at = $1 WHERE id = $2 AND used_at IS NULL")
+pub async fn client_used(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreResult<()> {
+    query("UPDATE oauth_clients SET used_at = $1 WHERE id = $2 AND used_at IS NULL")
         .bind(format_ts(at))
         .bind(id)
         .execute(conn)
@@ -301,8 +294,8 @@ pub async fn client_used(conn: &mut AnyConnection, id: &str, at: DateTime<Utc>) 
 }
 
 /// Removes clients registered before `before` through which no operator ever signed in.
-pub async fn purge_unused_clients(conn: &mut AnyConnection, before: DateTime<Utc>) -> StoreResult<u64> {
-    let done = sqlx::query("DELETE FROM oauth_clients WHERE used_at IS NULL AND created_at < $1")
+pub async fn purge_unused_clients(conn: &mut Conn, before: DateTime<Utc>) -> StoreResult<u64> {
+    let done = query("DELETE FROM oauth_clients WHERE used_at IS NULL AND created_at < $1")
         .bind(format_ts(before))
         .execute(conn)
         .await?;
@@ -310,20 +303,13 @@ pub async fn purge_unused_clients(conn: &mut AnyConnection, before: DateTime<Utc
 }
 
 /// Records an access token's use at `at`, unless one since `since` is recorded already.
-pub async fn touch_token(
-    conn: &mut AnyConnection,
-    id: &str,
-    at: DateTime<Utc>,
-    since: DateTime<Utc>,
-) -> StoreResult<()> {
-    sqlx::query(
-        "UPDATE oauth_tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)",
-    )
-    .bind(format_ts(at))
-    .bind(id)
-    .bind(format_ts(since))
-    .execute(conn)
-    .await?;
+pub async fn touch_token(conn: &mut Conn, id: &str, at: DateTime<Utc>, since: DateTime<Utc>) -> StoreResult<()> {
+    query("UPDATE oauth_tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)")
+        .bind(format_ts(at))
+        .bind(id)
+        .bind(format_ts(since))
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
@@ -341,12 +327,8 @@ pub struct ConnectionRow {
 
 /// The clients holding an unrevoked, unexpired token of the organization at `at`, by name. A refresh token that
 /// was spent (rotated) no longer connects anything, so only unspent ones count.
-pub async fn connections(
-    conn: &mut AnyConnection,
-    organization_id: &str,
-    at: DateTime<Utc>,
-) -> StoreResult<Vec<ConnectionRow>> {
-    let rows = sqlx::query(
+pub async fn connections(conn: &mut Conn, organization_id: &str, at: DateTime<Utc>) -> StoreResult<Vec<ConnectionRow>> {
+    let rows = query(
         "SELECT t.client_id, c.name, c.redirect_uris, t.operator_id, t.granted_at, t.created_at, t.last_used_at \
          FROM oauth_tokens t JOIN oauth_clients c ON c.id = t.client_id \
          WHERE t.organization_id = $1 AND t.revoked_at IS NULL AND t.used_at IS NULL AND t.expires_at > $2 \
@@ -386,7 +368,7 @@ pub async fn connections(
     // The last use of any of its tokens in the organization, expired ones included: a refresh hands out a fresh
     // access token that has not been used yet, and "last used" must not go back to "not yet" because of it.
     for c in &mut out {
-        let row = sqlx::query(
+        let row = query(
             "SELECT MAX(last_used_at) AS last_used_at FROM oauth_tokens WHERE organization_id = $1 AND client_id = $2",
         )
         .bind(organization_id)
@@ -402,12 +384,12 @@ pub async fn connections(
 /// authorization deleted, so neither a token held nor a code not yet exchanged works again. Answers how many tokens
 /// were live.
 pub async fn revoke_client_in_organization(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     organization_id: &str,
     client_id: &str,
     at: DateTime<Utc>,
 ) -> StoreResult<u64> {
-    let done = sqlx::query(
+    let done = query(
         "UPDATE oauth_tokens SET revoked_at = $1 WHERE organization_id = $2 AND client_id = $3 AND revoked_at IS NULL",
     )
     .bind(format_ts(at))
@@ -415,7 +397,7 @@ pub async fn revoke_client_in_organization(
     .bind(client_id)
     .execute(&mut *conn)
     .await?;
-    sqlx::query("DELETE FROM oauth_grants WHERE organization_id = $1 AND client_id = $2")
+    query("DELETE FROM oauth_grants WHERE organization_id = $1 AND client_id = $2")
         .bind(organization_id)
         .bind(client_id)
         .execute(conn)

@@ -1,8 +1,7 @@
 //! The webhook outbox: events recorded atomically with the writes that caused them.
 
-use sqlx::AnyConnection;
-
 use super::{format_ts, StoreResult};
+use crate::store::{query, query_with, Conn, Row};
 
 /// An event about to be recorded. `payload` is the JSON body's `data`, already serialized.
 pub struct NewEvent<'a> {
@@ -13,8 +12,8 @@ pub struct NewEvent<'a> {
     pub payload: String,
 }
 
-pub async fn insert(conn: &mut AnyConnection, event: &NewEvent<'_>) -> StoreResult<()> {
-    sqlx::query(
+pub async fn insert(conn: &mut Conn, event: &NewEvent<'_>) -> StoreResult<()> {
+    query(
         "INSERT INTO outbox_events (id, organization_id, hotel_id, kind, payload, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6)",
     )
@@ -40,9 +39,8 @@ pub struct PendingEvent {
     pub created_at: chrono::DateTime<chrono::Utc>,
 }
 
-fn pending(row: &sqlx::any::AnyRow) -> StoreResult<PendingEvent> {
+fn pending(row: &Row) -> StoreResult<PendingEvent> {
     use super::RowExt;
-    use sqlx::Row;
     Ok(PendingEvent {
         id: row.try_get("id")?,
         organization_id: row.try_get("organization_id")?,
@@ -56,14 +54,14 @@ fn pending(row: &sqlx::any::AnyRow) -> StoreResult<PendingEvent> {
 /// Takes up to `limit` events not handed out yet, oldest first, and marks them handed out: the caller writes their
 /// queue rows ([`enqueue`]) in the same transaction. On PostgreSQL rows another process is taking right now are
 /// skipped, so concurrent dispatchers never hand out the same event twice.
-pub async fn take_new(conn: &mut AnyConnection, limit: i64) -> StoreResult<Vec<PendingEvent>> {
+pub async fn take_new(conn: &mut Conn, limit: i64) -> StoreResult<Vec<PendingEvent>> {
     let lock = super::Engine::of(conn).lock_rows_skip_locked();
     let sql = format!(
         "UPDATE outbox_events SET handed_out = 1 WHERE id IN (SELECT id FROM outbox_events \
          WHERE handed_out = 0 ORDER BY id LIMIT $1{lock}) \
          RETURNING id, organization_id, hotel_id, kind, payload, created_at"
     );
-    let rows = sqlx::query(&sql).bind(limit).fetch_all(conn).await?;
+    let rows = query(&sql).bind(limit).fetch_all(conn).await?;
     let mut events = rows.iter().map(pending).collect::<StoreResult<Vec<_>>>()?;
     events.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(events)
@@ -71,7 +69,7 @@ pub async fn take_new(conn: &mut AnyConnection, limit: i64) -> StoreResult<Vec<P
 
 /// Queues events for subscriptions: (subscription id, event id) pairs, claimed until `claimed_until` by the caller
 /// (who sends them now) or unclaimed.
-pub async fn enqueue(conn: &mut AnyConnection, rows: &[(&str, &str)], claimed_until: Option<&str>) -> StoreResult<()> {
+pub async fn enqueue(conn: &mut Conn, rows: &[(&str, &str)], claimed_until: Option<&str>) -> StoreResult<()> {
     for chunk in rows.chunks(300) {
         let mut values = super::sql::Conditions::new(super::Engine::of(conn));
         let tuples: Vec<String> = chunk
@@ -87,7 +85,7 @@ pub async fn enqueue(conn: &mut AnyConnection, rows: &[(&str, &str)], claimed_un
             "INSERT INTO webhook_queue (subscription_id, event_id, claimed_until) VALUES {}",
             tuples.join(", ")
         );
-        sqlx::query_with(&sql, values.into_args()).execute(&mut *conn).await?;
+        query_with(&sql, values).execute(&mut *conn).await?;
     }
     Ok(())
 }
@@ -97,13 +95,12 @@ pub async fn enqueue(conn: &mut AnyConnection, rows: &[(&str, &str)], claimed_un
 /// On PostgreSQL rows another process is claiming right now are skipped, so concurrent dispatchers never claim the
 /// same (subscription, event).
 pub async fn claim_queued(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     subscription_id: &str,
     now: &str,
     until: &str,
     limit: i64,
 ) -> StoreResult<Vec<PendingEvent>> {
-    use sqlx::Row;
     let engine = super::Engine::of(conn);
     let lock = engine.lock_rows_skip_locked();
     let sql = format!(
@@ -113,7 +110,7 @@ pub async fn claim_queued(
          AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = $2 AND s.active = 1) \
          ORDER BY event_id LIMIT $4{lock}) RETURNING event_id"
     );
-    let rows = sqlx::query(&sql).bind(until).bind(subscription_id).bind(now).bind(limit).fetch_all(&mut *conn).await?;
+    let rows = query(&sql).bind(until).bind(subscription_id).bind(now).bind(limit).fetch_all(&mut *conn).await?;
     let ids = rows.iter().map(|row| row.try_get("event_id")).collect::<Result<Vec<String>, _>>()?;
     let mut events = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(500) {
@@ -123,7 +120,7 @@ pub async fn claim_queued(
             "SELECT id, organization_id, hotel_id, kind, payload, created_at FROM outbox_events{}",
             query.where_clause()
         );
-        for row in sqlx::query_with(&sql, query.into_args()).fetch_all(&mut *conn).await? {
+        for row in query_with(&sql, query).fetch_all(&mut *conn).await? {
             events.push(pending(&row)?);
         }
     }
@@ -133,7 +130,7 @@ pub async fn claim_queued(
 
 /// `UPDATE webhook_queue SET {set} WHERE subscription_id = … AND event_id IN (…)`, 500 events at a time.
 async fn update_queued(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     subscription_id: &str,
     event_ids: &[String],
     until: Option<&str>,
@@ -144,14 +141,14 @@ async fn update_queued(
         query.push("subscription_id = ?", subscription_id.to_string());
         query.push_in("event_id", chunk);
         let sql = format!("UPDATE webhook_queue SET claimed_until = {set}{}", query.where_clause());
-        sqlx::query_with(&sql, query.into_args()).execute(&mut *conn).await?;
+        query_with(&sql, query).execute(&mut *conn).await?;
     }
     Ok(())
 }
 
 /// Extends the claim on a subscription's events still being delivered.
 pub async fn extend_queued(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     subscription_id: &str,
     event_ids: &[String],
     until: &str,
@@ -160,24 +157,24 @@ pub async fn extend_queued(
 }
 
 /// Gives a subscription's events back unsent, for any dispatcher to claim at once.
-pub async fn release_queued(conn: &mut AnyConnection, subscription_id: &str, event_ids: &[String]) -> StoreResult<()> {
+pub async fn release_queued(conn: &mut Conn, subscription_id: &str, event_ids: &[String]) -> StoreResult<()> {
     update_queued(conn, subscription_id, event_ids, None).await
 }
 
 /// A subscription is done with these events (sent, or dropped).
-pub async fn finish_queued(conn: &mut AnyConnection, subscription_id: &str, event_ids: &[String]) -> StoreResult<()> {
+pub async fn finish_queued(conn: &mut Conn, subscription_id: &str, event_ids: &[String]) -> StoreResult<()> {
     for chunk in event_ids.chunks(500) {
         let mut query = super::sql::Conditions::new(super::Engine::of(conn));
         query.push("subscription_id = ?", subscription_id.to_string());
         query.push_in("event_id", chunk);
         let sql = format!("DELETE FROM webhook_queue{}", query.where_clause());
-        sqlx::query_with(&sql, query.into_args()).execute(&mut *conn).await?;
+        query_with(&sql, query).execute(&mut *conn).await?;
     }
     Ok(())
 }
 
 /// Removes those of `ids` that were handed out and that no subscription waits for any more.
-pub async fn remove_finished(conn: &mut AnyConnection, ids: &[String]) -> StoreResult<()> {
+pub async fn remove_finished(conn: &mut Conn, ids: &[String]) -> StoreResult<()> {
     for chunk in ids.chunks(500) {
         let mut query = super::sql::Conditions::new(super::Engine::of(conn));
         query.push_in("id", chunk);
@@ -186,7 +183,7 @@ pub async fn remove_finished(conn: &mut AnyConnection, ids: &[String]) -> StoreR
              AND NOT EXISTS (SELECT 1 FROM webhook_queue q WHERE q.event_id = outbox_events.id)",
             query.where_clause()
         );
-        sqlx::query_with(&sql, query.into_args()).execute(&mut *conn).await?;
+        query_with(&sql, query).execute(&mut *conn).await?;
     }
     Ok(())
 }
@@ -194,13 +191,11 @@ pub async fn remove_finished(conn: &mut AnyConnection, ids: &[String]) -> StoreR
 /// Tidies what concurrent processes can leave behind: rows queued for subscriptions that were turned off, and
 /// handed-out events no subscription waits for (when two processes finish an event's last two rows at the same
 /// time, neither sees the other's deletion).
-pub async fn sweep(conn: &mut AnyConnection) -> StoreResult<()> {
-    sqlx::query(
-        "DELETE FROM webhook_queue WHERE subscription_id IN (SELECT id FROM webhook_subscriptions WHERE active = 0)",
-    )
-    .execute(&mut *conn)
-    .await?;
-    sqlx::query(
+pub async fn sweep(conn: &mut Conn) -> StoreResult<()> {
+    query("DELETE FROM webhook_queue WHERE subscription_id IN (SELECT id FROM webhook_subscriptions WHERE active = 0)")
+        .execute(&mut *conn)
+        .await?;
+    query(
         "DELETE FROM outbox_events WHERE handed_out = 1 \
          AND NOT EXISTS (SELECT 1 FROM webhook_queue q WHERE q.event_id = outbox_events.id)",
     )
@@ -210,12 +205,12 @@ pub async fn sweep(conn: &mut AnyConnection) -> StoreResult<()> {
 }
 
 /// Removes events outright (nobody wants them, or they cannot be read).
-pub async fn remove(conn: &mut AnyConnection, ids: &[String]) -> StoreResult<()> {
+pub async fn remove(conn: &mut Conn, ids: &[String]) -> StoreResult<()> {
     for chunk in ids.chunks(500) {
         let mut query = super::sql::Conditions::new(super::Engine::of(conn));
         query.push_in("id", chunk);
         let sql = format!("DELETE FROM outbox_events{}", query.where_clause());
-        sqlx::query_with(&sql, query.into_args()).execute(&mut *conn).await?;
+        query_with(&sql, query).execute(&mut *conn).await?;
     }
     Ok(())
 }

@@ -1,17 +1,20 @@
-//! Opening a database: the pools a [`Db`] reads and writes through, their settings, and the first connection that
-//! says at once why a database cannot be opened.
+//! Opening a database: the pools a [`Db`] reads and writes through (each engine's own driver, on deadpool), their
+//! settings, and the first connection that says at once why a database cannot be opened.
 
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use sqlx::any::AnyConnectOptions;
-use sqlx::pool::PoolOptions;
-use sqlx::{Any, AnyConnection, AnyPool, Executor};
+use deadpool::managed::{Manager, Metrics, PoolError, RecycleError, RecycleResult};
+use deadpool::Runtime;
+use sqlx::postgres::PgConnectOptions;
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::{ConnectOptions, Connection, Database, Executor, Postgres, Sqlite};
 
+use super::conn::{Conn, Handle};
 use super::write_health::WriteHealth;
-use super::{maintenance, native, recent, Db, Engine};
+use super::{maintenance, recent, Db, Engine, StoreResult};
 
 /// How long opening a database may take before the command says why it cannot.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -24,45 +27,146 @@ pub const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 /// A pooled connection idle at least this long is checked with a round trip before it is handed out.
 pub const CHECK_AFTER_IDLE: Duration = Duration::from_secs(1);
 
-/// The settings every pool starts from. sqlx's default checks each connection it hands out with a round trip to the
-/// database, and it makes another when the connection comes back: on a one-statement read that is three round trips
-/// for one answer. A connection that came back moments ago has just answered (the check on return proves it), so only
-/// one idle for [`CHECK_AFTER_IDLE`] or more (the server may have restarted or dropped it since) is checked; one that
-/// fails its check is closed and another taken, as with sqlx's default.
-fn pool_options<DB: sqlx::Database>() -> PoolOptions<DB> {
-    PoolOptions::new().test_before_acquire(false).before_acquire(|conn, meta| {
-        Box::pin(async move {
-            if meta.idle_for >= CHECK_AFTER_IDLE {
-                sqlx::Connection::ping(conn).await?;
-            }
-            Ok(true)
-        })
-    })
+/// The SQLite settings every connection runs when it opens. Reads through a memory map (up to 1 GB of the file) skip
+/// a system call per page, which makes a 100-row list of a million-row table 3x faster; the mapped pages are the OS
+/// page cache, shared and reclaimable, not the process's own memory. The 16 MB page cache (SQLite's default is
+/// 2 MB) holds the rest of the hot index pages.
+pub(super) const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+     PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000; \
+     PRAGMA cache_size = -16384; PRAGMA mmap_size = 1073741824;";
+
+/// A connection older than this is replaced the next time it would be handed out (sqlx's pools did the same after
+/// 30 minutes), so that a PostgreSQL backend's caches do not grow for the life of the process.
+const MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
+
+/// Opens and rechecks a pool's connections.
+///
+/// The pools are deadpool's rather than sqlx's: sqlx's pool makes a round trip to the database every time a
+/// connection comes back (and, by default, another before it hands one out), so a one-statement read cost three
+/// round trips, and the database's share of a single reservation GET was mostly those wake-ups. Here a connection
+/// is checked only when it was idle for [`CHECK_AFTER_IDLE`] (the server may have restarted since); one left
+/// mid-statement by a cancelled request is safe to reuse, because sqlx's connections finish reading what is pending
+/// before they run the next statement.
+pub(crate) struct Connector<DB: Database> {
+    options: <DB::Connection as Connection>::Options,
+    /// Run on each new connection ("" for none).
+    after_connect: &'static str,
+    /// For a pool that writes: told when a connection comes back still inside a transaction it cannot leave.
+    write_health: Option<Arc<WriteHealth>>,
 }
 
-/// [`pool_options`] for a pool that writes: a connection that comes back still inside a transaction is closed, not
-/// reused. That happens when a transaction's ROLLBACK fails: SQLite rolls a transaction back by itself when a write
-/// finds the disk full (or fails with an I/O error) and then refuses the ROLLBACK that sqlx sends when the
-/// transaction is dropped, so sqlx goes on counting it open, and every later `BEGIN` on that connection would fail
-/// ("begin_with at non-zero transaction depth") until the process restarted. Such a write also counts as one that
-/// failed for want of storage (`health`).
-fn writer_pool_options(health: Arc<WriteHealth>) -> PoolOptions<Any> {
-    pool_options::<Any>().after_release(move |conn, _| {
-        let health = health.clone();
-        Box::pin(async move {
-            if !sqlx::Connection::is_in_transaction(conn) {
-                return Ok(true);
-            }
-            // A dropped transaction queues its ROLLBACK on the connection; a round trip runs it.
-            sqlx::Connection::ping(conn).await?;
-            if sqlx::Connection::is_in_transaction(conn) {
+impl<DB: Database> Manager for Connector<DB>
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+{
+    type Type = DB::Connection;
+    type Error = sqlx::Error;
+
+    async fn create(&self) -> Result<DB::Connection, sqlx::Error> {
+        let mut conn = self.options.connect().await?;
+        if !self.after_connect.is_empty() {
+            conn.execute(self.after_connect).await?;
+        }
+        Ok(conn)
+    }
+
+    /// A connection that comes back still inside a transaction is closed, not reused. That happens when a
+    /// transaction's ROLLBACK fails: SQLite rolls a transaction back by itself when a write finds the disk full (or
+    /// fails with an I/O error) and then refuses the ROLLBACK the store sends, so the connection goes on counting it
+    /// open, and every later `BEGIN` on it would fail until the process restarted. Such a write also counts as one
+    /// that failed for want of storage ([`WriteHealth`]).
+    async fn recycle(&self, conn: &mut DB::Connection, metrics: &Metrics) -> RecycleResult<sqlx::Error> {
+        if conn.is_in_transaction() {
+            // A rollback may still be queued on the connection; a round trip runs it.
+            conn.ping().await?;
+            if conn.is_in_transaction() {
                 tracing::warn!("a write transaction could not be rolled back; its connection is closed");
-                health.failed();
-                return Ok(false);
+                if let Some(health) = &self.write_health {
+                    health.failed();
+                }
+                return Err(RecycleError::message("left inside a transaction"));
             }
-            Ok(true)
+        }
+        if metrics.age() >= MAX_LIFETIME {
+            return Err(RecycleError::message("past its lifetime"));
+        }
+        if metrics.last_used() >= CHECK_AFTER_IDLE {
+            conn.ping().await?;
+        }
+        Ok(())
+    }
+}
+
+type EnginePool<DB> = deadpool::managed::Pool<Connector<DB>>;
+
+/// A pool of one engine's own connections.
+#[derive(Clone)]
+pub(super) enum Pool {
+    Postgres(EnginePool<Postgres>),
+    Sqlite(EnginePool<Sqlite>),
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (open, idle, most) = self.size();
+        f.debug_struct("Pool").field("open", &open).field("idle", &idle).field("most", &most).finish()
+    }
+}
+
+fn engine_pool<DB: Database>(
+    connector: Connector<DB>,
+    max_connections: u32,
+    wait: Duration,
+) -> anyhow::Result<EnginePool<DB>>
+where
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+{
+    Ok(deadpool::managed::Pool::builder(connector)
+        .max_size(max_connections.max(1) as usize)
+        .runtime(Runtime::Tokio1)
+        .wait_timeout(Some(wait))
+        .create_timeout(Some(wait))
+        .build()?)
+}
+
+impl Pool {
+    /// A connection of this pool; waits at most the pool's wait for one to be free.
+    pub(super) async fn get(&self) -> StoreResult<Conn> {
+        Ok(match self {
+            Pool::Postgres(pool) => Conn::new(Handle::Postgres(pool.get().await.map_err(pool_error)?)),
+            Pool::Sqlite(pool) => Conn::new(Handle::Sqlite(pool.get().await.map_err(pool_error)?)),
         })
-    })
+    }
+
+    /// (connections open, idle, most).
+    pub(super) fn size(&self) -> (u32, usize, u32) {
+        let status = match self {
+            Pool::Sqlite(pool) => pool.status(),
+            Pool::Postgres(pool) => pool.status(),
+        };
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        (count(status.size), status.available, count(status.max_size))
+    }
+
+    /// Closes the pool: connections in use are closed when they come back.
+    pub(super) fn close(&self) {
+        match self {
+            Pool::Sqlite(pool) => pool.close(),
+            Pool::Postgres(pool) => pool.close(),
+        }
+    }
+}
+
+/// What waiting for a connection failed with, as sqlx's pool would say it.
+fn pool_error(err: PoolError<sqlx::Error>) -> sqlx::Error {
+    match err {
+        PoolError::Backend(err) => err,
+        PoolError::Timeout(_) => sqlx::Error::PoolTimedOut,
+        PoolError::Closed => sqlx::Error::PoolClosed,
+        err @ (PoolError::NoRuntimeSpecified | PoolError::PostCreateHook(_)) => {
+            sqlx::Error::Configuration(err.to_string().into())
+        }
+    }
 }
 
 /// Whether opening a database may create it. Only SQLite creates (its file); a PostgreSQL database must exist.
@@ -89,18 +193,15 @@ pub fn sqlite_file(url: &str) -> Option<std::path::PathBuf> {
 
 /// The pools of an open database, as its engine opened them.
 struct Pools {
-    read: AnyPool,
-    write: AnyPool,
-    /// The engine's own driver, for the hottest reads ([`native`]).
-    native: native::NativePool,
+    read: Pool,
+    write: Pool,
     /// SQLite: the shared lock on the database file ([`maintenance::mark_in_use`]).
     in_use: Option<Arc<std::fs::File>>,
 }
 
 impl Db {
-    /// Connects, with per-engine settings. For SQLite the file is created if missing and every connection runs
-    /// in WAL mode with foreign keys on and a busy timeout.
-    /// Opens the database at `url`, creating a missing SQLite file.
+    /// Opens the database at `url`, creating a missing SQLite file. For SQLite every connection runs in WAL mode with
+    /// foreign keys on and a busy timeout ([`SQLITE_PRAGMAS`]).
     pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<Db> {
         Db::open(url, max_connections, IfMissing::Create).await
     }
@@ -108,16 +209,13 @@ impl Db {
     /// Opens the database at `url`. A PostgreSQL server that cannot be reached is reported within
     /// [`CONNECT_TIMEOUT`], naming the server and the reason.
     pub async fn open(url: &str, max_connections: u32, if_missing: IfMissing) -> anyhow::Result<Db> {
-        sqlx::any::install_default_drivers();
         let engine = Engine::from_url(url)?;
         refuse_a_missing_file(engine, url, if_missing)?;
         let url = with_sqlite_mode(engine, url, if_missing);
-        let options = AnyConnectOptions::from_str(&url).context("parsing the database URL")?;
-        let (hot_reads, other_reads) = native::split_connections(max_connections);
         let write_health = Arc::new(WriteHealth::default());
         let pools = match engine {
-            Engine::Sqlite => open_sqlite(&url, options, hot_reads, other_reads, &write_health).await?,
-            Engine::Postgres => open_postgres(&url, options, hot_reads, other_reads, &write_health).await?,
+            Engine::Sqlite => open_sqlite(&url, max_connections, &write_health).await?,
+            Engine::Postgres => open_postgres(&url, max_connections, &write_health).await?,
         };
         Ok(Db {
             engine,
@@ -128,7 +226,6 @@ impl Db {
             waiting: Arc::default(),
             writes: recent::Writes::default(),
             recent: Arc::default(),
-            native: pools.native,
             write_health,
         })
     }
@@ -182,44 +279,32 @@ fn with_sqlite_mode(engine: Engine, url: &str, if_missing: IfMissing) -> String 
     }
 }
 
-/// SQLite: one writer connection and the readers, all with the engine's settings, the engine's own driver for the
-/// hottest reads, and the lock that tells `frontdesk restore` the file is in use.
-async fn open_sqlite(
-    url: &str,
-    options: AnyConnectOptions,
-    hot_reads: u32,
-    other_reads: u32,
-    write_health: &Arc<WriteHealth>,
-) -> anyhow::Result<Pools> {
+/// SQLite: one writer connection and the readers, all with the engine's settings, and the lock that tells
+/// `frontdesk restore` the file is in use.
+async fn open_sqlite(url: &str, max_connections: u32, write_health: &Arc<WriteHealth>) -> anyhow::Result<Pools> {
+    let options = SqliteConnectOptions::from_str(url).context("parsing the database URL")?;
     try_sqlite_once(url, &options).await?;
-    // One writer connection: SQLite allows a single writer at a time anyway, and queueing in the
-    // pool is fair and cheap where lock contention inside SQLite would spin on busy_timeout.
-    let write = with_sqlite_pragmas(writer_pool_options(write_health.clone()))
-        .max_connections(1)
-        .connect_with(options.clone())
-        .await
-        .context("opening the SQLite database")?;
-    let read = with_sqlite_pragmas(pool_options::<Any>())
-        .max_connections(other_reads.max(2))
-        .connect_with(options)
-        .await
-        .context("opening the SQLite database")?;
-    let native = native::NativePool::sqlite(url, hot_reads).context("opening the SQLite database")?;
+    let connector = |write_health| Connector { options: options.clone(), after_connect: SQLITE_PRAGMAS, write_health };
+    // One writer connection: SQLite allows a single writer at a time anyway, and queueing in the pool is fair and
+    // cheap where lock contention inside SQLite would spin on busy_timeout.
+    let wait = Duration::from_secs(30);
+    let write = engine_pool(connector(Some(write_health.clone())), 1, wait).context("opening the SQLite database")?;
+    let read = engine_pool(connector(None), max_connections.max(2), wait).context("opening the SQLite database")?;
     let in_use = match sqlite_file(url) {
         Some(path) => Some(Arc::new(maintenance::mark_in_use(&path)?)),
         None => None,
     };
-    Ok(Pools { read, write, native, in_use })
+    Ok(Pools { read: Pool::Sqlite(read), write: Pool::Sqlite(write), in_use })
 }
 
-/// The pool would retry a file it cannot use (not a database, unreadable) until its acquire timeout and then say
-/// only that it timed out; one direct attempt first fails at once, with the reason.
-async fn try_sqlite_once(url: &str, options: &AnyConnectOptions) -> anyhow::Result<()> {
+/// The pool would retry a file it cannot use (not a database, unreadable) until its wait ends and then say only
+/// that it timed out; one direct attempt first fails at once, with the reason.
+async fn try_sqlite_once(url: &str, options: &SqliteConnectOptions) -> anyhow::Result<()> {
     let file = Db::describe(url);
     let attempt = async {
-        let mut conn = <AnyConnection as sqlx::Connection>::connect_with(options).await?;
-        conn.execute(native::SQLITE_PRAGMAS).await?;
-        sqlx::Connection::close(conn).await
+        let mut conn = options.connect().await?;
+        conn.execute(SQLITE_PRAGMAS).await?;
+        conn.close().await
     };
     match tokio::time::timeout(CONNECT_TIMEOUT, attempt).await {
         Ok(Ok(())) => Ok(()),
@@ -228,44 +313,20 @@ async fn try_sqlite_once(url: &str, options: &AnyConnectOptions) -> anyhow::Resu
     }
 }
 
-/// Every SQLite connection of a pool runs [`native::SQLITE_PRAGMAS`] when it opens.
-fn with_sqlite_pragmas(options: PoolOptions<Any>) -> PoolOptions<Any> {
-    options.acquire_timeout(Duration::from_secs(30)).after_connect(|conn, _| {
-        Box::pin(async move {
-            // Reads through a memory map (up to 1 GB of the file) skip a system call per page, which
-            // makes a 100-row list of a million-row table 3x faster; the mapped pages are the OS
-            // page cache, shared and reclaimable, not the process's own memory. The 16 MB page cache
-            // (SQLite's default is 2 MB) holds the rest of the hot index pages.
-            conn.execute(native::SQLITE_PRAGMAS).await?;
-            Ok(())
-        })
-    })
-}
-
-/// PostgreSQL: one pool for reads and writes, and the engine's own driver for the hottest reads.
-async fn open_postgres(
-    url: &str,
-    options: AnyConnectOptions,
-    hot_reads: u32,
-    other_reads: u32,
-    write_health: &Arc<WriteHealth>,
-) -> anyhow::Result<Pools> {
+/// PostgreSQL: one pool for reads and writes.
+async fn open_postgres(url: &str, max_connections: u32, write_health: &Arc<WriteHealth>) -> anyhow::Result<Pools> {
+    let options = PgConnectOptions::from_str(url).context("parsing the database URL")?;
     try_postgres_once(url, &options).await?;
-    let native = native::NativePool::postgres(url, hot_reads).context("connecting to PostgreSQL")?;
-    let pool = writer_pool_options(write_health.clone())
-        .max_connections(other_reads)
-        .acquire_timeout(POSTGRES_ACQUIRE_TIMEOUT)
-        .connect_with(options)
-        .await
-        .context("connecting to PostgreSQL")?;
-    Ok(Pools { read: pool.clone(), write: pool, native, in_use: None })
+    let connector = Connector { options, after_connect: "", write_health: Some(write_health.clone()) };
+    let pool = engine_pool(connector, max_connections, POSTGRES_ACQUIRE_TIMEOUT).context("connecting to PostgreSQL")?;
+    Ok(Pools { read: Pool::Postgres(pool.clone()), write: Pool::Postgres(pool), in_use: None })
 }
 
-/// The pool would retry silently until its acquire timeout and then say only that it timed out; one direct
-/// attempt first gives the real reason (refused, unknown host, authentication, no database).
-async fn try_postgres_once(url: &str, options: &AnyConnectOptions) -> anyhow::Result<()> {
+/// The pool would retry silently until its wait ends and then say only that it timed out; one direct attempt first
+/// gives the real reason (refused, unknown host, authentication, no database).
+async fn try_postgres_once(url: &str, options: &PgConnectOptions) -> anyhow::Result<()> {
     let server = Db::describe(url);
-    match tokio::time::timeout(CONNECT_TIMEOUT, <AnyConnection as sqlx::Connection>::connect_with(options)).await {
+    match tokio::time::timeout(CONNECT_TIMEOUT, options.connect()).await {
         Ok(Ok(conn)) => {
             drop(conn);
             Ok(())

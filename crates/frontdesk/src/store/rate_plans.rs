@@ -1,15 +1,13 @@
 //! Rate plans.
 
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
-
 use super::sql::Conditions;
 use super::{bool_int, format_ts, Engine, RowExt, StoreResult};
 use crate::domain::rate_plans::RatePlan;
+use crate::store::{query, query_with, Conn, Row};
 
 const COLUMNS: &str = "id, hotel_id, room_type_id, name, code, currency, active, created_at, updated_at";
 
-fn rate_plan(row: &AnyRow) -> StoreResult<RatePlan> {
+fn rate_plan(row: &Row) -> StoreResult<RatePlan> {
     Ok(RatePlan {
         id: row.try_get("id")?,
         hotel_id: row.try_get("hotel_id")?,
@@ -23,8 +21,8 @@ fn rate_plan(row: &AnyRow) -> StoreResult<RatePlan> {
     })
 }
 
-pub async fn insert(conn: &mut AnyConnection, organization_id: &str, p: &RatePlan) -> StoreResult<()> {
-    sqlx::query(
+pub async fn insert(conn: &mut Conn, organization_id: &str, p: &RatePlan) -> StoreResult<()> {
+    query(
         "INSERT INTO rate_plans (id, organization_id, hotel_id, room_type_id, name, code, currency, active, \
          created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
@@ -43,8 +41,8 @@ pub async fn insert(conn: &mut AnyConnection, organization_id: &str, p: &RatePla
     Ok(())
 }
 
-pub async fn update(conn: &mut AnyConnection, organization_id: &str, p: &RatePlan) -> StoreResult<()> {
-    sqlx::query(
+pub async fn update(conn: &mut Conn, organization_id: &str, p: &RatePlan) -> StoreResult<()> {
+    query(
         "UPDATE rate_plans SET room_type_id = $1, name = $2, code = $3, currency = $4, active = $5, updated_at = $6 \
          WHERE organization_id = $7 AND id = $8",
     )
@@ -61,8 +59,8 @@ pub async fn update(conn: &mut AnyConnection, organization_id: &str, p: &RatePla
     Ok(())
 }
 
-pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<Option<RatePlan>> {
-    sqlx::query(&format!("SELECT {COLUMNS} FROM rate_plans WHERE organization_id = $1 AND id = $2"))
+pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<RatePlan>> {
+    query(&format!("SELECT {COLUMNS} FROM rate_plans WHERE organization_id = $1 AND id = $2"))
         .bind(organization_id)
         .bind(id)
         .fetch_optional(conn)
@@ -73,7 +71,7 @@ pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> S
 }
 
 pub async fn list(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     organization_id: &str,
     hotel_id: &str,
     room_type_id: Option<&str>,
@@ -85,13 +83,13 @@ pub async fn list(
         filter.push("room_type_id = ?", room_type_id.to_string());
     }
     let sql = format!("SELECT {COLUMNS} FROM rate_plans{} ORDER BY name, id", filter.where_clause());
-    sqlx::query_with(&sql, filter.into_args()).fetch_all(conn).await?.iter().map(rate_plan).collect()
+    query_with(&sql, filter).fetch_all(conn).await?.iter().map(rate_plan).collect()
 }
 
 /// The organization's rate plans among `ids`, locked until the transaction ends on engines that need it, so that
 /// concurrent writers of the same plans' daily rates take turns.
 pub async fn lock_many(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     engine: Engine,
     organization_id: &str,
     ids: &[&str],
@@ -108,11 +106,11 @@ pub async fn lock_many(
         placeholders.join(", "),
         engine.lock_rows()
     );
-    sqlx::query_with(&sql, filter.into_args()).fetch_all(conn).await?.iter().map(rate_plan).collect()
+    query_with(&sql, filter).fetch_all(conn).await?.iter().map(rate_plan).collect()
 }
 
-pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<()> {
-    sqlx::query("DELETE FROM rate_plans WHERE organization_id = $1 AND id = $2")
+pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
+    query("DELETE FROM rate_plans WHERE organization_id = $1 AND id = $2")
         .bind(organization_id)
         .bind(id)
         .execute(conn)

@@ -9,6 +9,7 @@ use super::sql::Conditions;
 use super::{Db, Engine, StoreResult};
 use crate::domain::listing::Page;
 use crate::domain::reservations::StayFilter;
+use crate::store::query;
 
 /// Whether the total of `filter` and `page` can be read from the counts: only organization, hotel and status
 /// narrow it. Every other filter is named here, so that a filter added later must be decided on.
@@ -68,26 +69,27 @@ pub fn total(c: &mut Conditions, organization_id: &str, filter: &StayFilter) -> 
 /// changed.
 pub async fn fold(db: &Db) -> StoreResult<u64> {
     // Most rounds find nothing to fold: a read says so without taking SQLite's one writer or a write transaction.
-    let pending: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM (SELECT 1 FROM reservation_count_changes LIMIT 1) AS any_change")
-            .fetch_one(&mut *db.read().await?)
-            .await?;
+    let pending: i64 = query("SELECT COUNT(*) FROM (SELECT 1 FROM reservation_count_changes LIMIT 1) AS any_change")
+        .fetch_one(&mut *db.read().await?)
+        .await?
+        .try_get(0)?;
     if pending == 0 {
         return Ok(0);
     }
     let mut tx = db.begin_write().await?;
     let folded = match tx.engine() {
         Engine::Postgres => {
-            let ours: i64 = sqlx::query_scalar(
+            let ours: i64 = query(
                 "SELECT CAST(CASE WHEN pg_try_advisory_xact_lock(hashtext('frontdesk.reservation_counts')) \
                  THEN 1 ELSE 0 END AS BIGINT)",
             )
             .fetch_one(tx.conn())
-            .await?;
+            .await?
+            .try_get(0)?;
             if ours == 0 {
                 return Ok(0);
             }
-            sqlx::query(
+            query(
                 "WITH folded AS (DELETE FROM reservation_count_changes \
                                  RETURNING organization_id, hotel_id, status, delta) \
                  INSERT INTO reservation_counts (organization_id, hotel_id, status, n) \
@@ -101,7 +103,7 @@ pub async fn fold(db: &Db) -> StoreResult<u64> {
         }
         // One writer at a time: nothing is appended between the two statements.
         Engine::Sqlite => {
-            let folded = sqlx::query(
+            let folded = query(
                 "INSERT INTO reservation_counts (organization_id, hotel_id, status, n) \
                  SELECT organization_id, hotel_id, status, SUM(delta) FROM reservation_count_changes \
                  GROUP BY organization_id, hotel_id, status \
@@ -110,7 +112,7 @@ pub async fn fold(db: &Db) -> StoreResult<u64> {
             .execute(tx.conn())
             .await?
             .rows_affected();
-            sqlx::query("DELETE FROM reservation_count_changes").execute(tx.conn()).await?;
+            query("DELETE FROM reservation_count_changes").execute(tx.conn()).await?;
             folded
         }
     };

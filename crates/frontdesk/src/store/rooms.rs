@@ -1,16 +1,14 @@
 //! Physical rooms.
 
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
-
 use super::sql::Conditions;
 use super::{format_ts, Engine, RowExt, StoreResult};
 use crate::domain::rooms::{HousekeepingStatus, Room};
+use crate::store::{query, query_with, Conn, Row};
 
 const COLUMNS: &str = "id, hotel_id, room_type_id, name, floor, housekeeping_status, housekeeping_changed_at, \
      housekeeping_changed_by, created_at, updated_at";
 
-fn room(row: &AnyRow) -> StoreResult<Room> {
+fn room(row: &Row) -> StoreResult<Room> {
     let status: String = row.try_get("housekeeping_status")?;
     Ok(Room {
         id: row.try_get("id")?,
@@ -27,8 +25,8 @@ fn room(row: &AnyRow) -> StoreResult<Room> {
     })
 }
 
-pub async fn insert(conn: &mut AnyConnection, organization_id: &str, r: &Room) -> StoreResult<()> {
-    sqlx::query(
+pub async fn insert(conn: &mut Conn, organization_id: &str, r: &Room) -> StoreResult<()> {
+    query(
         "INSERT INTO rooms (id, organization_id, hotel_id, room_type_id, name, floor, housekeeping_status, \
          housekeeping_changed_at, housekeeping_changed_by, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
@@ -49,8 +47,8 @@ pub async fn insert(conn: &mut AnyConnection, organization_id: &str, r: &Room) -
     Ok(())
 }
 
-pub async fn update(conn: &mut AnyConnection, organization_id: &str, r: &Room) -> StoreResult<()> {
-    sqlx::query(
+pub async fn update(conn: &mut Conn, organization_id: &str, r: &Room) -> StoreResult<()> {
+    query(
         "UPDATE rooms SET room_type_id = $1, name = $2, floor = $3, housekeeping_status = $4, \
          housekeeping_changed_at = $5, housekeeping_changed_by = $6, updated_at = $7 \
          WHERE organization_id = $8 AND id = $9",
@@ -69,8 +67,8 @@ pub async fn update(conn: &mut AnyConnection, organization_id: &str, r: &Room) -
     Ok(())
 }
 
-pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<Option<Room>> {
-    sqlx::query(&format!("SELECT {COLUMNS} FROM rooms WHERE organization_id = $1 AND id = $2"))
+pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<Room>> {
+    query(&format!("SELECT {COLUMNS} FROM rooms WHERE organization_id = $1 AND id = $2"))
         .bind(organization_id)
         .bind(id)
         .fetch_optional(conn)
@@ -81,7 +79,7 @@ pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> S
 }
 
 pub async fn list(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     organization_id: &str,
     hotel_id: Option<&str>,
     room_type_id: Option<&str>,
@@ -95,11 +93,11 @@ pub async fn list(
         filter.push("room_type_id = ?", room_type_id.to_string());
     }
     let sql = format!("SELECT {COLUMNS} FROM rooms{} ORDER BY hotel_id, name, id", filter.where_clause());
-    sqlx::query_with(&sql, filter.into_args()).fetch_all(conn).await?.iter().map(room).collect()
+    query_with(&sql, filter).fetch_all(conn).await?.iter().map(room).collect()
 }
 
-pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<()> {
-    sqlx::query("DELETE FROM rooms WHERE organization_id = $1 AND id = $2")
+pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
+    query("DELETE FROM rooms WHERE organization_id = $1 AND id = $2")
         .bind(organization_id)
         .bind(id)
         .execute(conn)
@@ -109,12 +107,12 @@ pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -
 
 /// Keeps one change of a room's housekeeping status (the room itself carries the latest).
 pub async fn record_status_change(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     organization_id: &str,
     room: &Room,
     change_id: &str,
 ) -> StoreResult<()> {
-    sqlx::query(
+    query(
         "INSERT INTO room_status_changes (id, organization_id, room_id, status, changed_at, changed_by) \
          VALUES ($1, $2, $3, $4, $5, $6)",
     )
@@ -131,11 +129,11 @@ pub async fn record_status_change(
 
 /// The housekeeping changes of a room, newest first (at most `limit`): (status, when, by whom).
 pub async fn status_changes(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     room_id: &str,
     limit: i64,
 ) -> StoreResult<Vec<(HousekeepingStatus, chrono::DateTime<chrono::Utc>, String)>> {
-    let rows = sqlx::query(
+    let rows = query(
         "SELECT status, changed_at, changed_by FROM room_status_changes WHERE room_id = $1 \
          ORDER BY changed_at DESC, id DESC LIMIT $2",
     )

@@ -1,51 +1,8 @@
 //! A small builder for WHERE clauses with a variable set of filters, and for long VALUES lists. Only constant SQL
 //! fragments are concatenated; every value is a bound parameter.
 
-use sqlx::any::AnyArguments;
-use sqlx::postgres::PgArguments;
-use sqlx::sqlite::SqliteArguments;
-use sqlx::{Arguments, Encode, Type};
-
-use super::Engine;
+use super::{Engine, SqlValue};
 use crate::domain::listing::Page;
-
-/// A bound value, of the portable column types ([`super`]): kept as such until the statement runs, so that the same
-/// conditions can run through the `Any` driver or an engine's own (see [`super::native`]).
-#[derive(Debug, Clone)]
-pub enum SqlValue {
-    Text(Option<String>),
-    Integer(Option<i64>),
-}
-
-impl From<String> for SqlValue {
-    fn from(value: String) -> Self {
-        SqlValue::Text(Some(value))
-    }
-}
-
-impl From<&str> for SqlValue {
-    fn from(value: &str) -> Self {
-        SqlValue::Text(Some(value.to_string()))
-    }
-}
-
-impl From<Option<String>> for SqlValue {
-    fn from(value: Option<String>) -> Self {
-        SqlValue::Text(value)
-    }
-}
-
-impl From<i64> for SqlValue {
-    fn from(value: i64) -> Self {
-        SqlValue::Integer(Some(value))
-    }
-}
-
-impl From<Option<i64>> for SqlValue {
-    fn from(value: Option<i64>) -> Self {
-        SqlValue::Integer(value)
-    }
-}
 
 pub struct Conditions {
     clauses: Vec<String>,
@@ -157,35 +114,8 @@ impl Conditions {
         clause
     }
 
-    /// The values for the `Any` driver.
-    pub fn into_args(self) -> AnyArguments<'static> {
-        self.into_arguments()
-    }
-
-    /// The values for PostgreSQL's own driver.
-    pub fn into_postgres_args(self) -> PgArguments {
-        self.into_arguments()
-    }
-
-    /// The values for SQLite's own driver.
-    pub fn into_sqlite_args(self) -> SqliteArguments<'static> {
-        self.into_arguments()
-    }
-
-    fn into_arguments<A>(self) -> A
-    where
-        A: Arguments<'static>,
-        Option<String>: Encode<'static, A::Database> + Type<A::Database>,
-        Option<i64>: Encode<'static, A::Database> + Type<A::Database>,
-    {
-        let mut args = A::default();
-        // Encoding the portable types (text, integers) cannot fail.
-        for value in self.values {
-            let _ = match value {
-                SqlValue::Text(text) => args.add(text),
-                SqlValue::Integer(integer) => args.add(integer),
-            };
-        }
-        args
+    /// The values bound so far, in the order of their placeholders ([`super::query_with`]).
+    pub fn into_values(self) -> Vec<SqlValue> {
+        self.values
     }
 }

@@ -1,9 +1,7 @@
 //! Reading many rows: a query's rows streamed through a bounded channel ([`stream`]), and counted ([`count`]).
 
-use sqlx::any::AnyRow;
-use sqlx::Row;
-
-use super::{Db, StoreResult};
+use super::sql::Conditions;
+use super::{query_with, Db, Row, StoreResult};
 
 /// What the task reading a [`stream`]'s rows sends: a row, or that the rows ended. A channel that closes without
 /// [`Streamed::End`] means that the task stopped early (it panicked, or the runtime is shutting down).
@@ -27,28 +25,23 @@ fn cut_short() -> super::Error {
 pub async fn stream<T: Send + 'static>(
     db: &Db,
     sql: String,
-    args: sqlx::any::AnyArguments<'static>,
-    map: fn(&AnyRow) -> StoreResult<T>,
+    conditions: Conditions,
+    map: fn(&Row) -> StoreResult<T>,
 ) -> StoreResult<futures::stream::BoxStream<'static, StoreResult<T>>> {
     use futures::StreamExt;
     let (sender, mut receiver) = tokio::sync::mpsc::channel::<Streamed<T>>(64);
-    let pool = db.read.clone();
-    let waiting = db.waiting.clone();
+    let db = db.clone();
     tokio::spawn(async move {
-        let acquired = {
-            let _waiting = waiting.read.wait();
-            pool.acquire().await
-        };
-        let mut conn = match acquired {
+        let mut conn = match db.read().await {
             Ok(conn) => conn,
             Err(err) => {
-                let _ = sender.send(Streamed::Row(Err(err.into()))).await;
+                let _ = sender.send(Streamed::Row(Err(err))).await;
                 return;
             }
         };
-        let mut rows = sqlx::query_with(&sql, args).fetch(&mut *conn);
+        let mut rows = query_with(&sql, conditions).fetch(&mut conn);
         while let Some(row) = rows.next().await {
-            let item = row.map_err(Into::into).and_then(|row| map(&row));
+            let item = row.and_then(|row| map(&row));
             let failed = item.is_err();
             if sender.send(Streamed::Row(item)).await.is_err() || failed {
                 return;
@@ -75,9 +68,9 @@ pub async fn stream<T: Send + 'static>(
 }
 
 /// Counts the rows of a query (`sql` selects `COUNT(*) AS n`).
-pub async fn count(db: &Db, sql: &str, args: sqlx::any::AnyArguments<'_>) -> StoreResult<i64> {
-    let row = sqlx::query_with(sql, args).fetch_one(&mut *db.read().await?).await?;
-    Ok(row.try_get("n")?)
+pub async fn count(db: &Db, sql: &str, conditions: Conditions) -> StoreResult<i64> {
+    let row = query_with(sql, conditions).fetch_one(&mut *db.read().await?).await?;
+    row.try_get("n")
 }
 
 #[cfg(test)]
@@ -86,7 +79,7 @@ mod tests {
 
     use super::*;
 
-    fn stops_at_three(row: &AnyRow) -> StoreResult<i64> {
+    fn stops_at_three(row: &Row) -> StoreResult<i64> {
         let n: i64 = row.try_get(0)?;
         assert!(n != 3, "the reader stops early");
         Ok(n)
@@ -96,14 +89,15 @@ mod tests {
     async fn a_stream_whose_reader_stops_early_ends_with_an_error() {
         let db = Db::connect("sqlite::memory:", 2).await.unwrap();
         let sql = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 5) SELECT x FROM n";
-        let rows: Vec<_> = stream(&db, sql.into(), Default::default(), stops_at_three).await.unwrap().collect().await;
+        let rows: Vec<_> =
+            stream(&db, sql.into(), Conditions::new(db.engine()), stops_at_three).await.unwrap().collect().await;
         assert_eq!(rows.len(), 3, "{rows:?}");
         assert!(matches!(rows[..2], [Ok(1), Ok(2)]), "{rows:?}");
         assert!(
             matches!(&rows[2], Err(err) if err.to_string().contains("stopped before the last row")),
             "not a quiet end: {rows:?}"
         );
-        let whole: Vec<_> = stream(&db, sql.into(), Default::default(), |row| Ok(row.try_get::<i64, _>(0)?))
+        let whole: Vec<_> = stream(&db, sql.into(), Conditions::new(db.engine()), |row| row.try_get::<i64, _>(0))
             .await
             .unwrap()
             .collect()

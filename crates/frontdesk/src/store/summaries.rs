@@ -1,17 +1,16 @@
 //! Aggregate counts for the assistant connector: only `COUNT(*)` leaves the database, never a guest or a
 //! reservation record.
 
-use sqlx::{AnyConnection, Row};
-
 use super::StoreResult;
+use crate::store::{query, Conn};
 
 /// Rooms of a hotel by housekeeping status: (status, count).
 pub async fn rooms_by_status(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     organization_id: &str,
     hotel_id: &str,
 ) -> StoreResult<Vec<(String, i64)>> {
-    sqlx::query(
+    query(
         "SELECT housekeeping_status, COUNT(*) AS n FROM rooms WHERE organization_id = $1 AND hotel_id = $2 \
          GROUP BY housekeeping_status",
     )
@@ -34,13 +33,13 @@ pub struct StayCount {
 }
 
 pub async fn stay_counts(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     organization_id: &str,
     hotel_id: &str,
     from: &str,
     to: &str,
 ) -> StoreResult<Vec<StayCount>> {
-    sqlx::query(
+    query(
         "SELECT check_in_date, check_out_date, status, COUNT(*) AS n FROM reservations \
          WHERE organization_id = $1 AND hotel_id = $2 AND check_in_date <= $4 AND check_out_date >= $3 \
          AND status IN ('REQUESTED', 'CONFIRMED', 'CHECKED_IN', 'CHECKED_OUT') \

@@ -1,12 +1,10 @@
 //! Webhook subscriptions and their delivery log.
 
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
-
 use super::sql::Conditions;
 use super::{bool_int, format_ts, Engine, RowExt, StoreResult};
 use crate::domain::events::EventKind;
 use crate::domain::webhooks::{Target, WebhookDelivery, WebhookSubscription};
+use crate::store::{query, query_with, Conn, Row};
 
 const COLUMNS: &str =
     "id, organization_id, hotel_id, url, events, active, consecutive_failures, created_at, updated_at";
@@ -19,7 +17,7 @@ fn events_from_text(text: &str) -> Vec<EventKind> {
     text.split_whitespace().filter_map(EventKind::parse).collect()
 }
 
-fn subscription(row: &AnyRow) -> StoreResult<WebhookSubscription> {
+fn subscription(row: &Row) -> StoreResult<WebhookSubscription> {
     Ok(WebhookSubscription {
         id: row.try_get("id")?,
         hotel_id: row.try_get("hotel_id")?,
@@ -33,12 +31,12 @@ fn subscription(row: &AnyRow) -> StoreResult<WebhookSubscription> {
 }
 
 pub async fn insert(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     organization_id: &str,
     s: &WebhookSubscription,
     secret_sealed: &str,
 ) -> StoreResult<()> {
-    sqlx::query(
+    query(
         "INSERT INTO webhook_subscriptions (id, organization_id, hotel_id, url, events, active, secret_sealed, \
          consecutive_failures, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
@@ -57,8 +55,8 @@ pub async fn insert(
     Ok(())
 }
 
-pub async fn list(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<Vec<WebhookSubscription>> {
-    sqlx::query(&format!("SELECT {COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 ORDER BY id"))
+pub async fn list(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<WebhookSubscription>> {
+    query(&format!("SELECT {COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 ORDER BY id"))
         .bind(organization_id)
         .fetch_all(conn)
         .await?
@@ -67,12 +65,8 @@ pub async fn list(conn: &mut AnyConnection, organization_id: &str) -> StoreResul
         .collect()
 }
 
-pub async fn get(
-    conn: &mut AnyConnection,
-    organization_id: &str,
-    id: &str,
-) -> StoreResult<Option<WebhookSubscription>> {
-    sqlx::query(&format!("SELECT {COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2"))
+pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<WebhookSubscription>> {
+    query(&format!("SELECT {COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2"))
         .bind(organization_id)
         .bind(id)
         .fetch_optional(conn)
@@ -82,8 +76,8 @@ pub async fn get(
         .transpose()
 }
 
-pub async fn update(conn: &mut AnyConnection, organization_id: &str, s: &WebhookSubscription) -> StoreResult<()> {
-    sqlx::query(
+pub async fn update(conn: &mut Conn, organization_id: &str, s: &WebhookSubscription) -> StoreResult<()> {
+    query(
         "UPDATE webhook_subscriptions SET url = $1, events = $2, active = $3, consecutive_failures = $4, \
          updated_at = $5 WHERE organization_id = $6 AND id = $7",
     )
@@ -99,8 +93,8 @@ pub async fn update(conn: &mut AnyConnection, organization_id: &str, s: &Webhook
     Ok(())
 }
 
-pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<()> {
-    sqlx::query("DELETE FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2")
+pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
+    query("DELETE FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2")
         .bind(organization_id)
         .bind(id)
         .execute(conn)
@@ -111,7 +105,7 @@ pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -
 const TARGET_COLUMNS: &str =
     "id, organization_id, hotel_id, url, events, secret_sealed, consecutive_failures, created_at";
 
-fn target(row: &AnyRow) -> StoreResult<Target> {
+fn target(row: &Row) -> StoreResult<Target> {
     Ok(Target {
         id: row.try_get("id")?,
         organization_id: row.try_get("organization_id")?,
@@ -125,22 +119,20 @@ fn target(row: &AnyRow) -> StoreResult<Target> {
 }
 
 /// The active subscriptions of an organization (which of them want an event is [`Target::wants`]).
-pub async fn active_targets(conn: &mut AnyConnection, organization_id: &str) -> StoreResult<Vec<Target>> {
-    sqlx::query(&format!(
-        "SELECT {TARGET_COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 AND active = 1"
-    ))
-    .bind(organization_id)
-    .fetch_all(conn)
-    .await?
-    .iter()
-    .map(target)
-    .collect()
+pub async fn active_targets(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<Target>> {
+    query(&format!("SELECT {TARGET_COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 AND active = 1"))
+        .bind(organization_id)
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(target)
+        .collect()
 }
 
 /// The active subscriptions among `ids`, or every active subscription when `ids` is `None`.
-pub async fn active_targets_among(conn: &mut AnyConnection, ids: Option<&[String]>) -> StoreResult<Vec<Target>> {
+pub async fn active_targets_among(conn: &mut Conn, ids: Option<&[String]>) -> StoreResult<Vec<Target>> {
     let Some(ids) = ids else {
-        return sqlx::query(&format!("SELECT {TARGET_COLUMNS} FROM webhook_subscriptions WHERE active = 1"))
+        return query(&format!("SELECT {TARGET_COLUMNS} FROM webhook_subscriptions WHERE active = 1"))
             .fetch_all(conn)
             .await?
             .iter()
@@ -152,7 +144,7 @@ pub async fn active_targets_among(conn: &mut AnyConnection, ids: Option<&[String
         let mut query = Conditions::new(Engine::of(conn));
         query.push_in("id", chunk);
         let sql = format!("SELECT {TARGET_COLUMNS} FROM webhook_subscriptions{} AND active = 1", query.where_clause());
-        for row in sqlx::query_with(&sql, query.into_args()).fetch_all(&mut *conn).await? {
+        for row in query_with(&sql, query).fetch_all(&mut *conn).await? {
             targets.push(target(&row)?);
         }
     }
@@ -167,8 +159,8 @@ pub struct FailureCount {
 
 /// Counts a failed delivery (whether that turns the subscription off is the domain's rule,
 /// [`crate::domain::webhooks::failures_turn_off`]). `None` if the subscription was deleted meanwhile.
-pub async fn count_failure(conn: &mut AnyConnection, id: &str, at: &str) -> StoreResult<Option<FailureCount>> {
-    let row = sqlx::query(
+pub async fn count_failure(conn: &mut Conn, id: &str, at: &str) -> StoreResult<Option<FailureCount>> {
+    let row = query(
         "UPDATE webhook_subscriptions SET consecutive_failures = consecutive_failures + 1, updated_at = $1 \
          WHERE id = $2 RETURNING consecutive_failures, active",
     )
@@ -183,14 +175,14 @@ pub async fn count_failure(conn: &mut AnyConnection, id: &str, at: &str) -> Stor
 }
 
 /// Turns a subscription off and drops what it had queued.
-pub async fn turn_off(conn: &mut AnyConnection, id: &str) -> StoreResult<()> {
-    sqlx::query("UPDATE webhook_subscriptions SET active = 0 WHERE id = $1").bind(id).execute(&mut *conn).await?;
+pub async fn turn_off(conn: &mut Conn, id: &str) -> StoreResult<()> {
+    query("UPDATE webhook_subscriptions SET active = 0 WHERE id = $1").bind(id).execute(&mut *conn).await?;
     drop_queue(conn, id).await
 }
 
 /// Drops the events still queued for a subscription (and the events no other subscription still waits for).
-pub async fn drop_queue(conn: &mut AnyConnection, id: &str) -> StoreResult<()> {
-    sqlx::query(
+pub async fn drop_queue(conn: &mut Conn, id: &str) -> StoreResult<()> {
+    query(
         "DELETE FROM outbox_events WHERE handed_out = 1 \
          AND id IN (SELECT event_id FROM webhook_queue WHERE subscription_id = $1) \
          AND NOT EXISTS (SELECT 1 FROM webhook_queue q WHERE q.event_id = outbox_events.id AND q.subscription_id <> $1)",
@@ -198,13 +190,13 @@ pub async fn drop_queue(conn: &mut AnyConnection, id: &str) -> StoreResult<()> {
     .bind(id)
     .execute(&mut *conn)
     .await?;
-    sqlx::query("DELETE FROM webhook_queue WHERE subscription_id = $1").bind(id).execute(&mut *conn).await?;
+    query("DELETE FROM webhook_queue WHERE subscription_id = $1").bind(id).execute(&mut *conn).await?;
     Ok(())
 }
 
 /// A success clears the failure count.
-pub async fn record_success(conn: &mut AnyConnection, id: &str) -> StoreResult<()> {
-    sqlx::query("UPDATE webhook_subscriptions SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures > 0")
+pub async fn record_success(conn: &mut Conn, id: &str) -> StoreResult<()> {
+    query("UPDATE webhook_subscriptions SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures > 0")
         .bind(id)
         .execute(conn)
         .await?;
@@ -219,7 +211,7 @@ pub struct NewDelivery {
 
 /// Logs delivery attempts (of subscriptions that still exist), many rows per statement: the dispatcher logs
 /// thousands a second, and on PostgreSQL each statement is a round trip.
-pub async fn insert_deliveries(conn: &mut AnyConnection, deliveries: &[&NewDelivery]) -> StoreResult<()> {
+pub async fn insert_deliveries(conn: &mut Conn, deliveries: &[&NewDelivery]) -> StoreResult<()> {
     // Nine parameters a row keeps a chunk well under either engine's limit on parameters per statement.
     for chunk in deliveries.chunks(400) {
         let mut values = Conditions::new(Engine::of(conn));
@@ -247,14 +239,14 @@ pub async fn insert_deliveries(conn: &mut AnyConnection, deliveries: &[&NewDeliv
              FROM (VALUES {}) AS attempts WHERE EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = column2)",
             rows.join(", ")
         );
-        sqlx::query_with(&sql, values.into_args()).execute(&mut *conn).await?;
+        query_with(&sql, values).execute(&mut *conn).await?;
     }
     Ok(())
 }
 
 /// Keeps the newest `keep` attempts of a subscription (ids are time-ordered UUIDv7).
-pub async fn prune_deliveries(conn: &mut AnyConnection, subscription_id: &str, keep: i64) -> StoreResult<()> {
-    sqlx::query(
+pub async fn prune_deliveries(conn: &mut Conn, subscription_id: &str, keep: i64) -> StoreResult<()> {
+    query(
         "DELETE FROM webhook_deliveries WHERE subscription_id = $1 AND id < (SELECT MIN(id) FROM \
          (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY id DESC LIMIT $2) AS newest)",
     )
@@ -265,12 +257,8 @@ pub async fn prune_deliveries(conn: &mut AnyConnection, subscription_id: &str, k
     Ok(())
 }
 
-pub async fn deliveries(
-    conn: &mut AnyConnection,
-    subscription_id: &str,
-    limit: i64,
-) -> StoreResult<Vec<WebhookDelivery>> {
-    let rows = sqlx::query(
+pub async fn deliveries(conn: &mut Conn, subscription_id: &str, limit: i64) -> StoreResult<Vec<WebhookDelivery>> {
+    let rows = query(
         "SELECT id, event_id, event, attempted_at, success, status_code, error, duration_ms FROM webhook_deliveries \
          WHERE subscription_id = $1 ORDER BY id DESC LIMIT $2",
     )

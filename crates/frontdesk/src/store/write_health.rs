@@ -9,6 +9,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{format_ts, Db, StoreResult};
+use crate::store::query;
 
 #[derive(Debug, Default)]
 pub(crate) struct WriteHealth {
@@ -59,7 +60,7 @@ pub fn is_storage_failure_cause(err: &anyhow::Error) -> bool {
 /// Commits one small write (the single row of `write_probes`), through the same writer as every other write.
 pub(crate) async fn probe(db: &Db) -> StoreResult<()> {
     let mut tx = db.begin_write().await?;
-    sqlx::query(
+    query(
         "INSERT INTO write_probes (id, written_at) VALUES (1, $1) \
          ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at",
     )

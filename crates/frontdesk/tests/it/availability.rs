@@ -286,10 +286,9 @@ async fn approvals_race_for_the_last_room(s: TestServer) {
     }
     assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 1, "{statuses:?}");
     assert_eq!(statuses.iter().filter(|s| **s == 409).count(), 49, "{statuses:?}");
-    use sqlx::Row;
     let mut conn = server.db.read().await.unwrap();
-    let held: i64 = sqlx::query("SELECT COUNT(*) AS n FROM reservation_rooms WHERE holds_inventory = 1")
-        .fetch_one(&mut *conn)
+    let held: i64 = frontdesk::store::query("SELECT COUNT(*) AS n FROM reservation_rooms WHERE holds_inventory = 1")
+        .fetch_one(&mut conn)
         .await
         .unwrap()
         .try_get("n")
@@ -428,7 +427,7 @@ async fn searches_see_every_change_at_once(s: TestServer) {
     assert_eq!(find().await[0]["availableUnits"], json!(2), "a cancelled stay");
     // A write that no API path made (a script, a future feature) is seen as well: the database keeps the version.
     let mut tx = s.db.begin_write().await.unwrap();
-    sqlx::query("UPDATE daily_rates SET price = 7000 WHERE rate_plan_id = $1")
+    frontdesk::store::query("UPDATE daily_rates SET price = 7000 WHERE rate_plan_id = $1")
         .bind(&plan)
         .execute(tx.conn())
         .await
@@ -527,9 +526,9 @@ async fn answers_are_reused_briefly_and_never_across_a_change(s: TestServer) {
     assert_eq!(find().await[0]["totalPrice"], json!(11000 + 11100));
     // By hand: no write of the service tells the process; the version the triggers bumped does, once re-read.
     let mut conn = s.db.read().await.unwrap();
-    sqlx::query("UPDATE daily_rates SET price = 7000 WHERE rate_plan_id = $1")
+    frontdesk::store::query("UPDATE daily_rates SET price = 7000 WHERE rate_plan_id = $1")
         .bind(&plan)
-        .execute(&mut *conn)
+        .execute(&mut conn)
         .await
         .unwrap();
     drop(conn);

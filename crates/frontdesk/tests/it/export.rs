@@ -114,7 +114,8 @@ async fn an_export_holds_every_record_as_the_api_answers_it(s: TestServer) {
         let (db, id) = (s.db.clone(), org.id.clone());
         async move {
             let mut conn = db.read().await.unwrap();
-            sqlx::query_scalar::<_, String>(sql).bind(id).fetch_all(&mut *conn).await.unwrap()
+            let rows = frontdesk::store::query(sql).bind(id).fetch_all(&mut conn).await.unwrap();
+            rows.iter().map(|row| row.get::<String, _>(0)).collect::<Vec<_>>()
         }
     };
     secrets.extend(stored("SELECT password_hash FROM operators WHERE organization_id = $1").await);

@@ -42,7 +42,7 @@ async fn a_full_disk_answers_503_and_writes_work_again_once_space_is_back() {
     }
     // Empty the write-ahead log into the database file, so that the next write has to grow it.
     let mut conn = s.db.read().await.expect("connection");
-    sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut *conn).await.expect("checkpoint");
+    frontdesk::store::query("PRAGMA wal_checkpoint(TRUNCATE)").execute(&mut conn).await.expect("checkpoint");
     drop(conn);
     disk.fill();
     assert!(disk.available() < 4096, "the disk is full: {} bytes free", disk.available());
@@ -70,7 +70,8 @@ async fn a_full_disk_answers_503_and_writes_work_again_once_space_is_back() {
     }
     assert_eq!(s.count("guests").await, 6, "every acknowledged write, and none of the refused ones");
     let mut conn = s.db.read().await.expect("connection");
-    let check: String = sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&mut *conn).await.expect("check");
+    let check: String =
+        frontdesk::store::query("PRAGMA integrity_check").fetch_one(&mut conn).await.expect("check").get(0);
     assert_eq!(check, "ok");
     drop(conn);
     s.stop().await;
@@ -400,7 +401,7 @@ async fn serve_starts_without_redis_logs_once_per_outage_and_connects_when_it_co
 async fn insert_guests(s: &TestServer, organization_id: &str, prefix: &str, rows: usize, created_at: &str) {
     let mut tx = s.db.begin_write().await.expect("write");
     for n in 0..rows {
-        sqlx::query(
+        frontdesk::store::query(
             "INSERT INTO guests (id, organization_id, first_name, last_name, created_at, updated_at) \
              VALUES ($1, $2, 'Ada', 'Lovelace', $3, $3)",
         )
@@ -452,7 +453,7 @@ async fn postgres_connections_terminated_under_a_long_streamed_list_cut_it_off()
     let s = TestServer::serve_database(database).await.expect("server");
     let org = s.org("Acme").await;
     let mut tx = s.db.begin_write().await.expect("write");
-    sqlx::query(
+    frontdesk::store::query(
         "INSERT INTO guests (id, organization_id, first_name, last_name, notes, created_at, updated_at) \
          SELECT 'g-' || lpad(n::text, 7, '0'), $1, 'Ada', 'Lovelace', repeat('x', 200), $2, $2 \
          FROM generate_series(1, 100000) AS n",

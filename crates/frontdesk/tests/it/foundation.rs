@@ -99,9 +99,11 @@ async fn key_secrets_are_shown_once_and_stored_hashed(s: TestServer) {
     assert_eq!(updated.body["name"], json!("renamed"));
 
     // At rest only a digest exists: the secret text appears in no column.
-    use sqlx::Row;
     let mut conn = s.db.read().await.unwrap();
-    let rows = sqlx::query("SELECT id, name, scopes, secret_hash FROM api_keys").fetch_all(&mut *conn).await.unwrap();
+    let rows = frontdesk::store::query("SELECT id, name, scopes, secret_hash FROM api_keys")
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
     for row in rows {
         for col in ["id", "name", "scopes", "secret_hash"] {
             let value: String = row.try_get(col).unwrap();

@@ -12,7 +12,6 @@ use frontdesk::config::Config;
 use frontdesk::store::Engine;
 use frontdesk::worker::mail::{MailDispatcher, MailOptions, Postbox};
 use serde_json::{json, Value};
-use sqlx::Row;
 
 on_both_engines_configured!(
     a_booking_request_is_acknowledged_confirmed_and_reminded,
@@ -94,14 +93,16 @@ async fn plan_room_type(s: &TestServer, org: &Org, plan: &str) -> String {
 /// The stored messages of a reservation: (kind, status, due_at, for_check_in), oldest first.
 async fn messages(s: &TestServer, reservation: &str) -> Vec<(String, String, String, Option<String>)> {
     let mut conn = s.db.read().await.expect("connection");
-    sqlx::query("SELECT kind, status, due_at, for_check_in FROM guest_messages WHERE reservation_id = $1 ORDER BY id")
-        .bind(reservation)
-        .fetch_all(&mut *conn)
-        .await
-        .expect("messages")
-        .iter()
-        .map(|r| (r.get("kind"), r.get("status"), r.get("due_at"), r.get("for_check_in")))
-        .collect()
+    frontdesk::store::query(
+        "SELECT kind, status, due_at, for_check_in FROM guest_messages WHERE reservation_id = $1 ORDER BY id",
+    )
+    .bind(reservation)
+    .fetch_all(&mut conn)
+    .await
+    .expect("messages")
+    .iter()
+    .map(|r| (r.get("kind"), r.get("status"), r.get("due_at"), r.get("for_check_in")))
+    .collect()
 }
 
 /// Waits until the reservation's message of `kind` has left `pending`, and answers its status.
@@ -215,9 +216,9 @@ async fn refusals_for_now_are_retried_and_refusals_for_good_are_recorded(engine:
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(smtp_refusing.answered(), vec![550], "a refusal for good is not retried");
     let mut conn = s.db.read().await.expect("connection");
-    let error: String = sqlx::query("SELECT last_error FROM guest_messages WHERE reservation_id = $1")
+    let error: String = frontdesk::store::query("SELECT last_error FROM guest_messages WHERE reservation_id = $1")
         .bind(&second)
-        .fetch_one(&mut *conn)
+        .fetch_one(&mut conn)
         .await
         .expect("row")
         .get("last_error");
@@ -328,11 +329,11 @@ async fn messages_outlive_a_killed_process_and_two_processes_send_each_once(engi
     {
         let mut conn = s.db.read().await.expect("connection");
         let past = "2020-01-01T00:00:00.000000Z";
-        let moved = sqlx::query(
+        let moved = frontdesk::store::query(
             "UPDATE guest_messages SET due_at = $1 WHERE kind = 'pre_arrival_reminder' AND status = 'pending'",
         )
         .bind(past)
-        .execute(&mut *conn)
+        .execute(&mut conn)
         .await
         .expect("update");
         assert_eq!(moved.rows_affected(), 5);

@@ -9,7 +9,6 @@ use frontdesk::domain::listing::Page;
 use frontdesk::domain::reservations::{ReservationStatus, StayFilter};
 use frontdesk::store::{reservation_counts, reservations, Db, Engine};
 use serde_json::{json, Value};
-use sqlx::Row;
 
 on_both_engines!(totals_equal_a_real_count_after_concurrent_random_writes);
 on_both_engines_configured!(an_upgraded_database_starts_with_the_counts_of_its_reservations);
@@ -72,11 +71,11 @@ async fn real_count(s: &TestServer, org: &str, hotel: Option<&str>, status: Opti
     let mut conn = s.db.read().await.expect("connection");
     let sql = "SELECT COUNT(*) AS n FROM reservations WHERE organization_id = $1 \
                AND ($2 = '' OR hotel_id = $2) AND ($3 = '' OR status = $3)";
-    sqlx::query(sql)
+    frontdesk::store::query(sql)
         .bind(org)
         .bind(hotel.unwrap_or(""))
         .bind(status.map(|s| s.as_str()).unwrap_or(""))
-        .fetch_one(&mut *conn)
+        .fetch_one(&mut conn)
         .await
         .expect("count")
         .try_get("n")
@@ -156,11 +155,11 @@ async fn totals_equal_a_real_count_after_concurrent_random_writes(s: TestServer)
 
     // A stored counter equals its group's count: nothing is counted twice or left behind by a fold.
     let mut conn = s.db.read().await.expect("connection");
-    let rows = sqlx::query(
+    let rows = frontdesk::store::query(
         "SELECT c.n, (SELECT COUNT(*) FROM reservations r WHERE r.organization_id = c.organization_id \
          AND r.hotel_id = c.hotel_id AND r.status = c.status) AS real FROM reservation_counts c",
     )
-    .fetch_all(&mut *conn)
+    .fetch_all(&mut conn)
     .await
     .expect("counters");
     assert!(!rows.is_empty());
@@ -191,35 +190,33 @@ async fn an_upgraded_database_starts_with_the_counts_of_its_reservations(engine:
     let path = format!("{}/migrations/{directory}", env!("CARGO_MANIFEST_DIR"));
     let mut before = sqlx::migrate::Migrator::new(std::path::Path::new(&path)).await.expect("migrations");
     before.migrations = before.migrations.iter().filter(|m| m.version < 20).cloned().collect::<Vec<_>>().into();
-    sqlx::any::install_default_drivers();
-    let url = match engine {
-        Engine::Sqlite => format!("{}?mode=rwc", database.url),
-        Engine::Postgres => database.url.clone(),
-    };
-    let pool = sqlx::AnyPool::connect(&url).await.expect("connect");
-    before.run(&pool).await.expect("migrations up to 0019");
+    let db = Db::connect(&database.url, 4).await.expect("open");
+    db.migrate_with(&before).await.expect("migrations up to 0019");
+    let mut tx = db.begin_write().await.expect("a transaction");
     let at = "2026-01-01T00:00:00.000000Z";
-    sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ('org-1', 'One', $1), ('org-2', 'Two', $1)")
-        .bind(at)
-        .execute(&pool)
-        .await
-        .expect("organizations");
+    frontdesk::store::query(
+        "INSERT INTO organizations (id, name, created_at) VALUES ('org-1', 'One', $1), ('org-2', 'Two', $1)",
+    )
+    .bind(at)
+    .execute(tx.conn())
+    .await
+    .expect("organizations");
     for (hotel, org) in [("hotel-a", "org-1"), ("hotel-b", "org-1"), ("hotel-c", "org-2")] {
-        sqlx::query(
+        frontdesk::store::query(
             "INSERT INTO hotels (id, organization_id, name, timezone, currency, check_in_time, check_out_time, \
              public_booking, created_at, updated_at) VALUES ($1, $2, $1, 'UTC', 'EUR', '15:00', '11:00', 0, $3, $3)",
         )
         .bind(hotel)
         .bind(org)
         .bind(at)
-        .execute(&pool)
+        .execute(tx.conn())
         .await
         .expect("hotel");
     }
     let statuses = ["CONFIRMED", "REQUESTED", "CANCELLED", "CHECKED_OUT"];
     for i in 0..37_usize {
         let (hotel, org) = [("hotel-a", "org-1"), ("hotel-b", "org-1"), ("hotel-c", "org-2")][i % 3];
-        sqlx::query(
+        frontdesk::store::query(
             "INSERT INTO reservations (id, organization_id, hotel_id, status, check_in_date, check_out_date, nights, \
              start_time, end_time, adults, children, infants, total_price, currency, source, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, '2026-03-01', '2026-03-02', 1, $5, $5, 2, 0, 0, 100, 'EUR', 'DIRECT', $5, $5)",
@@ -229,11 +226,12 @@ async fn an_upgraded_database_starts_with_the_counts_of_its_reservations(engine:
         .bind(hotel)
         .bind(statuses[i * 7 % 4])
         .bind(at)
-        .execute(&pool)
+        .execute(tx.conn())
         .await
         .expect("reservation");
     }
-    pool.close().await;
+    tx.commit().await.expect("commit");
+    db.close().await;
 
     let db = Db::connect(&database.url, 4).await.expect("open");
     db.migrate().await.expect("the upgrade");
@@ -242,20 +240,21 @@ async fn an_upgraded_database_starts_with_the_counts_of_its_reservations(engine:
                    GROUP BY organization_id, hotel_id, status ORDER BY organization_id, hotel_id, status";
     let counted = "SELECT organization_id, hotel_id, status, n FROM reservation_counts WHERE n <> 0 \
                    ORDER BY organization_id, hotel_id, status";
-    let read = |rows: Vec<sqlx::any::AnyRow>| -> Vec<(String, String, String, i64)> {
+    let read = |rows: Vec<frontdesk::store::Row>| -> Vec<(String, String, String, i64)> {
         rows.iter()
             .map(|r| {
                 (r.try_get(0).expect("o"), r.try_get(1).expect("h"), r.try_get(2).expect("s"), r.try_get(3).expect("n"))
             })
             .collect()
     };
-    let real = read(sqlx::query(grouped).fetch_all(&mut *conn).await.expect("grouped"));
-    let stored = read(sqlx::query(counted).fetch_all(&mut *conn).await.expect("counters"));
+    let real = read(frontdesk::store::query(grouped).fetch_all(&mut conn).await.expect("grouped"));
+    let stored = read(frontdesk::store::query(counted).fetch_all(&mut conn).await.expect("counters"));
     assert_eq!(real.len(), 12, "three hotels, four statuses each");
     assert_eq!(stored, real);
-    let changes: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM reservation_count_changes")
-        .fetch_one(&mut *conn)
+    let changes: i64 = frontdesk::store::query("SELECT COUNT(*) FROM reservation_count_changes")
+        .fetch_one(&mut conn)
         .await
-        .expect("changes");
+        .expect("changes")
+        .get(0);
     assert_eq!(changes, 0, "the upgrade counts once, in the counters");
 }

@@ -1,12 +1,11 @@
 //! Folios and their charges: read (with the reservation, or inside a write) and replaced whole.
 
-use sqlx::{AnyConnection, Row};
-
 use crate::domain::reservations::{Folio, FolioCharge};
 use crate::store::daily_rates::format_date;
-use crate::store::native::{FromPortableRow, PortableRow};
 use crate::store::sql::Conditions;
 use crate::store::{format_ts, Engine, StoreResult};
+use crate::store::{query, query_with, Conn};
+use crate::store::{FromPortableRow, PortableRow};
 
 /// What identifies a folio before its charges are read.
 pub struct FolioHead {
@@ -14,8 +13,8 @@ pub struct FolioHead {
     pub currency: String,
 }
 
-pub async fn folio(conn: &mut AnyConnection, reservation_id: &str) -> StoreResult<Option<Folio>> {
-    let Some(row) = sqlx::query("SELECT id, currency FROM folios WHERE reservation_id = $1")
+pub async fn folio(conn: &mut Conn, reservation_id: &str) -> StoreResult<Option<Folio>> {
+    let Some(row) = query("SELECT id, currency FROM folios WHERE reservation_id = $1")
         .bind(reservation_id)
         .fetch_optional(&mut *conn)
         .await?
@@ -51,9 +50,9 @@ impl FromPortableRow for FolioCharge {
 }
 
 /// The folio `head` names, with its charges, read in `conn` (inside a write, say).
-pub async fn folio_with_charges(conn: &mut AnyConnection, head: FolioHead) -> StoreResult<Folio> {
+pub async fn folio_with_charges(conn: &mut Conn, head: FolioHead) -> StoreResult<Folio> {
     let (sql, c) = charges_of(Engine::of(conn), &head.id);
-    let charges = sqlx::query_with(&sql, c.into_args())
+    let charges = query_with(&sql, c)
         .fetch_all(conn)
         .await?
         .iter()
@@ -71,13 +70,13 @@ pub(super) fn folio_from(head: FolioHead, charges: Vec<FolioCharge>) -> Folio {
 
 /// Replaces the folio of a reservation (its charges included).
 pub async fn save_folio(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     reservation_id: &str,
     folio: &Folio,
     at: chrono::DateTime<chrono::Utc>,
 ) -> StoreResult<()> {
-    sqlx::query("DELETE FROM folios WHERE reservation_id = $1").bind(reservation_id).execute(&mut *conn).await?;
-    sqlx::query("INSERT INTO folios (id, reservation_id, currency, created_at) VALUES ($1, $2, $3, $4)")
+    query("DELETE FROM folios WHERE reservation_id = $1").bind(reservation_id).execute(&mut *conn).await?;
+    query("INSERT INTO folios (id, reservation_id, currency, created_at) VALUES ($1, $2, $3, $4)")
         .bind(&folio.id)
         .bind(reservation_id)
         .bind(&folio.currency)
@@ -105,7 +104,7 @@ pub async fn save_folio(
             "INSERT INTO folio_charges (id, folio_id, date, description, amount, currency, position) VALUES {}",
             tuples.join(", ")
         );
-        sqlx::query_with(&sql, values.into_args()).execute(&mut *conn).await?;
+        query_with(&sql, values).execute(&mut *conn).await?;
     }
     Ok(())
 }

@@ -2,32 +2,32 @@
 //! that make writers taking the same inventory take turns (PostgreSQL).
 
 use chrono::NaiveDate;
-use sqlx::{AnyConnection, Row};
 
 use crate::domain::rooms::HousekeepingStatus;
 use crate::store::daily_rates::format_date;
 use crate::store::sql::Conditions;
+use crate::store::{query, query_with, Conn};
 use crate::store::{Engine, RowExt, StoreResult};
 
 /// Locks the given room types until the transaction ends (PostgreSQL; SQLite's write transactions are exclusive),
 /// so that writers taking inventory of the same room types take turns.
-pub async fn lock_room_types(conn: &mut AnyConnection, engine: Engine, ids: &[String]) -> StoreResult<()> {
+pub async fn lock_room_types(conn: &mut Conn, engine: Engine, ids: &[String]) -> StoreResult<()> {
     if ids.is_empty() || engine.lock_rows().is_empty() {
         return Ok(());
     }
     let mut c = Conditions::new(Engine::of(conn));
     c.push_in("id", ids);
     let sql = format!("SELECT id FROM room_types{} ORDER BY id{}", c.where_clause(), engine.lock_rows());
-    sqlx::query_with(&sql, c.into_args()).fetch_all(conn).await?;
+    query_with(&sql, c).fetch_all(conn).await?;
     Ok(())
 }
 
 /// Locks one physical room until the transaction ends (PostgreSQL), for assignments.
-pub async fn lock_room(conn: &mut AnyConnection, engine: Engine, room_id: &str) -> StoreResult<()> {
+pub async fn lock_room(conn: &mut Conn, engine: Engine, room_id: &str) -> StoreResult<()> {
     if engine.lock_rows().is_empty() {
         return Ok(());
     }
-    sqlx::query(&format!("SELECT id FROM rooms WHERE id = $1{}", engine.lock_rows()))
+    query(&format!("SELECT id FROM rooms WHERE id = $1{}", engine.lock_rows()))
         .bind(room_id)
         .fetch_optional(conn)
         .await?;
@@ -36,7 +36,7 @@ pub async fn lock_room(conn: &mut AnyConnection, engine: Engine, room_id: &str) 
 
 /// Physical rooms per room type whose housekeeping status is one of `statuses` (types with none are left out).
 pub async fn rooms_in_status(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     room_type_ids: &[String],
     statuses: &[HousekeepingStatus],
 ) -> StoreResult<Vec<(String, i64)>> {
@@ -48,7 +48,7 @@ pub async fn rooms_in_status(
     c.push_in("room_type_id", room_type_ids);
     c.push_in("housekeeping_status", &statuses);
     let sql = format!("SELECT room_type_id, COUNT(*) AS n FROM rooms{} GROUP BY room_type_id", c.where_clause());
-    sqlx::query_with(&sql, c.into_args())
+    query_with(&sql, c)
         .fetch_all(conn)
         .await?
         .iter()
@@ -59,7 +59,7 @@ pub async fn rooms_in_status(
 /// Rooms that take inventory on each night of `[from, to)`, per room type: (room type, counts by night, index 0 is
 /// `from`), leaving out the rooms of `except_reservation`. Types holding no room on those nights are left out.
 pub async fn held_rooms(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     room_type_ids: &[String],
     from: NaiveDate,
     to: NaiveDate,
@@ -92,7 +92,7 @@ impl HeldBy {
 /// (a value copied per column, a hand-off between threads on SQLite, a conversion to `Any`), far more than the
 /// counting. A stay holds night `d` when `check_in_date <= d < check_out_date`.
 pub(in crate::store) async fn held_per_night(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     by: HeldBy,
     ids: &[String],
     from: NaiveDate,
@@ -122,14 +122,12 @@ pub(in crate::store) async fn held_per_night(
     }
     let sql =
         format!("SELECT {column}, {} FROM reservation_rooms{} GROUP BY {column}", counts.join(", "), c.where_clause());
-    sqlx::query_with(&sql, c.into_args())
+    query_with(&sql, c)
         .fetch_all(conn)
         .await?
         .iter()
         .map(|row| {
-            let counts = (1..=nights.len())
-                .map(|i| row.try_get::<i64, _>(i).map_err(Into::into))
-                .collect::<StoreResult<Vec<_>>>()?;
+            let counts = (1..=nights.len()).map(|i| row.try_get::<i64, _>(i)).collect::<StoreResult<Vec<_>>>()?;
             Ok((row.try_get(0)?, counts))
         })
         .collect()
@@ -137,13 +135,13 @@ pub(in crate::store) async fn held_per_night(
 
 /// Whether a room of another reservation, holding inventory, is assigned `room_id` on some night of `[from, to)`.
 pub async fn room_taken(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     room_id: &str,
     from: NaiveDate,
     to: NaiveDate,
     except_reservation: &str,
 ) -> StoreResult<bool> {
-    let row = sqlx::query(
+    let row = query(
         "SELECT COUNT(*) AS n FROM reservation_rooms WHERE room_id = $1 AND holds_inventory = 1 \
          AND check_in_date < $2 AND check_out_date > $3 AND reservation_id <> $4",
     )
@@ -157,26 +155,24 @@ pub async fn room_taken(
 }
 
 /// The reference of a reservation that holds inventory with the physical room `room_id` assigned, if there is one.
-pub async fn held_assignment(conn: &mut AnyConnection, room_id: &str) -> StoreResult<Option<String>> {
-    let row = sqlx::query(
+pub async fn held_assignment(conn: &mut Conn, room_id: &str) -> StoreResult<Option<String>> {
+    let row = query(
         "SELECT r.reference FROM reservation_rooms rr JOIN reservations r ON r.id = rr.reservation_id \
          WHERE rr.room_id = $1 AND rr.holds_inventory = 1 ORDER BY rr.check_in_date LIMIT 1",
     )
     .bind(room_id)
     .fetch_optional(conn)
     .await?;
-    Ok(row.map(|row| row.try_get("reference")).transpose()?)
+    row.map(|row| row.try_get("reference")).transpose()
 }
 
 /// The stays (check-in, check-out) of the rooms of `room_type_id` that hold inventory.
-pub async fn held_stays(conn: &mut AnyConnection, room_type_id: &str) -> StoreResult<Vec<(NaiveDate, NaiveDate)>> {
-    sqlx::query(
-        "SELECT check_in_date, check_out_date FROM reservation_rooms WHERE room_type_id = $1 AND holds_inventory = 1",
-    )
-    .bind(room_type_id)
-    .fetch_all(conn)
-    .await?
-    .iter()
-    .map(|row| Ok((row.get_date("check_in_date")?, row.get_date("check_out_date")?)))
-    .collect()
+pub async fn held_stays(conn: &mut Conn, room_type_id: &str) -> StoreResult<Vec<(NaiveDate, NaiveDate)>> {
+    query("SELECT check_in_date, check_out_date FROM reservation_rooms WHERE room_type_id = $1 AND holds_inventory = 1")
+        .bind(room_type_id)
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(|row| Ok((row.get_date("check_in_date")?, row.get_date("check_out_date")?)))
+        .collect()
 }

@@ -1,20 +1,19 @@
 //! Lists of reservations: the filters of the REST API and the dashboard as SQL, a page with its total, a streamed
 //! list, counts, and what bounds a search by stay dates (the longest stay on record).
 
-use sqlx::{AnyConnection, Row};
-
 use super::{reservation, AFTER_COLUMNS, COLUMNS};
 use crate::domain::listing::Page;
 use crate::domain::reservations::{Reservation, ReservationStatus, StayFilter};
 use crate::store::daily_rates::format_date;
-use crate::store::native::{self, FromPortableRow, PortableRow};
 use crate::store::reservation_counts;
 use crate::store::sql::Conditions;
 use crate::store::{self, format_ts, Db, Engine, StoreResult};
+use crate::store::{query, query_with, Conn};
+use crate::store::{FromPortableRow, PortableRow};
 
 /// Reservations of a hotel in one status (the dashboard's badge of booking requests waiting), from the counts.
 pub async fn count_in_status(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     organization_id: &str,
     hotel_id: &str,
     status: ReservationStatus,
@@ -22,20 +21,20 @@ pub async fn count_in_status(
     let filter = StayFilter { hotel_id: Some(hotel_id.to_string()), statuses: vec![status], ..StayFilter::default() };
     let mut c = Conditions::new(Engine::of(conn));
     let sql = format!("SELECT {} AS n", reservation_counts::total(&mut c, organization_id, &filter));
-    Ok(sqlx::query_with(&sql, c.into_args()).fetch_one(conn).await?.try_get("n")?)
+    query_with(&sql, c).fetch_one(conn).await?.try_get("n")
 }
 
 /// The longest stay (in nights) among the organization's reservations, of one hotel when given.
-pub async fn longest_stay(conn: &mut AnyConnection, organization_id: &str, hotel_id: Option<&str>) -> StoreResult<i64> {
+pub async fn longest_stay(conn: &mut Conn, organization_id: &str, hotel_id: Option<&str>) -> StoreResult<i64> {
     let row = match hotel_id {
         Some(hotel_id) => {
-            sqlx::query("SELECT MAX(nights) AS n FROM reservations WHERE hotel_id = $1")
+            query("SELECT MAX(nights) AS n FROM reservations WHERE hotel_id = $1")
                 .bind(hotel_id)
                 .fetch_one(conn)
                 .await?
         }
         None => {
-            sqlx::query("SELECT MAX(nights) AS n FROM reservations WHERE organization_id = $1")
+            query("SELECT MAX(nights) AS n FROM reservations WHERE organization_id = $1")
                 .bind(organization_id)
                 .fetch_one(conn)
                 .await?
@@ -143,11 +142,11 @@ pub async fn count(db: &Db, organization_id: &str, filter: &StayFilter, page: &P
     if reservation_counts::answers(filter, page) {
         let mut c = Conditions::new(db.engine());
         let sql = format!("SELECT {} AS n", reservation_counts::total(&mut c, organization_id, filter));
-        return store::count(db, &sql, c.into_args()).await;
+        return store::count(db, &sql, c).await;
     }
     let c = conditions(db.engine(), organization_id, filter, page);
     let sql = format!("SELECT COUNT(*) AS n FROM reservations{}", c.where_clause());
-    store::count(db, &sql, c.into_args()).await
+    store::count(db, &sql, c).await
 }
 
 /// Most rows of a page read in one statement with its total ([`page_with_total`]); larger pages are streamed.
@@ -173,7 +172,7 @@ pub async fn page_with_total(
     let page_where = c.take_where_clause();
     let order = c.order_and_page(page);
     let sql = format!("SELECT {COLUMNS}, {total} AS total_count FROM reservations{page_where}{order}");
-    let rows = native::fetch_all::<PageRow>(db, &sql, c).await?;
+    let rows = query_with(&sql, c).fetch_records::<PageRow>(&mut *db.read().await?).await?;
     let total = rows.first().map(|row| row.total);
     let items = rows.into_iter().map(|row| row.reservation).collect();
     Ok((items, total.or((page.skip == 0).then_some(0))))
@@ -200,12 +199,12 @@ pub async fn list(
     let mut c = conditions(db.engine(), organization_id, filter, page);
     let order = c.order_and_page(page);
     let sql = format!("SELECT {COLUMNS} FROM reservations{}{order}", c.where_clause());
-    store::stream(db, sql, c.into_args(), reservation).await
+    store::stream(db, sql, c, reservation).await
 }
 
 /// Whether the organization has a reservation with this reference.
-pub async fn reference_taken(conn: &mut AnyConnection, organization_id: &str, reference: &str) -> StoreResult<bool> {
-    let row = sqlx::query("SELECT COUNT(*) AS n FROM reservations WHERE organization_id = $1 AND reference = $2")
+pub async fn reference_taken(conn: &mut Conn, organization_id: &str, reference: &str) -> StoreResult<bool> {
+    let row = query("SELECT COUNT(*) AS n FROM reservations WHERE organization_id = $1 AND reference = $2")
         .bind(organization_id)
         .bind(reference)
         .fetch_one(conn)

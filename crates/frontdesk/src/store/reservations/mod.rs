@@ -12,13 +12,12 @@ mod listing;
 mod rooms;
 mod stay;
 
-use sqlx::AnyConnection;
-
 use crate::domain::reservations::{FolioCharge, Reservation, ReservationRoom, ReservationStatus, Source};
 use crate::store::daily_rates::format_date;
-use crate::store::native::{FromPortableRow, HotRead, PortableRow};
 use crate::store::sql::Conditions;
 use crate::store::{format_ts, Db, StoreResult};
+use crate::store::{query, query_with, Conn};
+use crate::store::{FromPortableRow, PortableRow};
 use folios::{charges_of, folio_from};
 pub use folios::{folio, folio_with_charges, save_folio, FolioHead};
 pub use inventory::{held_assignment, held_rooms, held_stays, lock_room, lock_room_types, room_taken, rooms_in_status};
@@ -69,8 +68,8 @@ fn reservation<R: PortableRow>(row: &R) -> StoreResult<Reservation> {
 /// How many of [`COLUMNS`] there are: what follows them in a row starts here.
 const AFTER_COLUMNS: usize = 19;
 
-pub async fn insert(conn: &mut AnyConnection, organization_id: &str, r: &Reservation) -> StoreResult<()> {
-    sqlx::query(&format!(
+pub async fn insert(conn: &mut Conn, organization_id: &str, r: &Reservation) -> StoreResult<()> {
+    query(&format!(
         "INSERT INTO reservations ({COLUMNS}, organization_id, nights) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
          $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)"
     ))
@@ -100,8 +99,8 @@ pub async fn insert(conn: &mut AnyConnection, organization_id: &str, r: &Reserva
     Ok(())
 }
 
-pub async fn update(conn: &mut AnyConnection, organization_id: &str, r: &Reservation) -> StoreResult<()> {
-    sqlx::query(
+pub async fn update(conn: &mut Conn, organization_id: &str, r: &Reservation) -> StoreResult<()> {
+    query(
         "UPDATE reservations SET guest_id = $1, status = $2, check_in_date = $3, check_out_date = $4, start_time = $5, \
          end_time = $6, adults = $7, children = $8, infants = $9, total_price = $10, channel_reference = $11, \
          notes = $12, updated_at = $13, nights = $14 WHERE organization_id = $15 AND id = $16",
@@ -127,8 +126,8 @@ pub async fn update(conn: &mut AnyConnection, organization_id: &str, r: &Reserva
     Ok(())
 }
 
-pub async fn get(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<Option<Reservation>> {
-    sqlx::query(&format!("SELECT {COLUMNS} FROM reservations WHERE organization_id = $1 AND id = $2"))
+pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<Reservation>> {
+    query(&format!("SELECT {COLUMNS} FROM reservations WHERE organization_id = $1 AND id = $2"))
         .bind(organization_id)
         .bind(id)
         .fetch_optional(conn)
@@ -177,22 +176,22 @@ pub async fn get_full(db: &Db, organization_id: &str, id: &str) -> StoreResult<O
          LEFT JOIN reservation_rooms rr ON rr.reservation_id = r.id{} ORDER BY rr.position",
         c.where_clause()
     );
-    let mut conn = HotRead::acquire(db).await?;
-    let mut rows = conn.fetch_all::<JoinedRow>(&sql, c).await?.into_iter();
+    let mut conn = db.read().await?;
+    let mut rows = query_with(&sql, c).fetch_records::<JoinedRow>(&mut conn).await?.into_iter();
     let Some(first) = rows.next() else { return Ok(None) };
     let JoinedRow { reservation: mut r, folio, room } = first;
     r.rooms = Some(room.into_iter().chain(rows.filter_map(|row| row.room)).collect());
     if let Some(head) = folio {
         let (sql, c) = charges_of(db.engine(), &head.id);
-        let charges = conn.fetch_all::<FolioCharge>(&sql, c).await?;
+        let charges = query_with(&sql, c).fetch_records::<FolioCharge>(&mut conn).await?;
         r.folio = Some(folio_from(head, charges));
     }
     Ok(Some(r))
 }
 
 /// Deletes a reservation; its rooms, folio and charges go with it (ON DELETE CASCADE).
-pub async fn delete(conn: &mut AnyConnection, organization_id: &str, id: &str) -> StoreResult<()> {
-    sqlx::query("DELETE FROM reservations WHERE organization_id = $1 AND id = $2")
+pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
+    query("DELETE FROM reservations WHERE organization_id = $1 AND id = $2")
         .bind(organization_id)
         .bind(id)
         .execute(conn)

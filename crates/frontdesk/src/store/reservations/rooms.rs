@@ -2,15 +2,14 @@
 //! rack shows.
 
 use chrono::NaiveDate;
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
 
 use super::decode_err;
 use crate::domain::reservations::{Reservation, ReservationRoom, ReservationStatus, RoomStatus};
 use crate::store::daily_rates::format_date;
-use crate::store::native::PortableRow;
 use crate::store::sql::Conditions;
+use crate::store::PortableRow;
 use crate::store::{bool_int, Engine, RowExt, StoreResult};
+use crate::store::{query, query_with, Conn, Row};
 
 pub(super) const ROOM_COLUMNS: &str =
     "id, room_type_id, rate_plan_id, room_id, status, adults, children, infants, price";
@@ -32,12 +31,12 @@ pub(super) fn room_at<R: PortableRow>(row: &R, first: usize) -> StoreResult<Rese
     })
 }
 
-fn room(row: &AnyRow) -> StoreResult<ReservationRoom> {
+fn room(row: &Row) -> StoreResult<ReservationRoom> {
     room_at(row, 0)
 }
 
-pub async fn rooms(conn: &mut AnyConnection, reservation_id: &str) -> StoreResult<Vec<ReservationRoom>> {
-    sqlx::query(&format!("SELECT {ROOM_COLUMNS} FROM reservation_rooms WHERE reservation_id = $1 ORDER BY position"))
+pub async fn rooms(conn: &mut Conn, reservation_id: &str) -> StoreResult<Vec<ReservationRoom>> {
+    query(&format!("SELECT {ROOM_COLUMNS} FROM reservation_rooms WHERE reservation_id = $1 ORDER BY position"))
         .bind(reservation_id)
         .fetch_all(conn)
         .await?
@@ -47,10 +46,7 @@ pub async fn rooms(conn: &mut AnyConnection, reservation_id: &str) -> StoreResul
 }
 
 /// The rooms of several reservations: (reservation id, room), in each reservation's order.
-pub async fn rooms_of(
-    conn: &mut AnyConnection,
-    reservation_ids: &[String],
-) -> StoreResult<Vec<(String, ReservationRoom)>> {
+pub async fn rooms_of(conn: &mut Conn, reservation_ids: &[String]) -> StoreResult<Vec<(String, ReservationRoom)>> {
     if reservation_ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -60,7 +56,7 @@ pub async fn rooms_of(
         "SELECT reservation_id, {ROOM_COLUMNS} FROM reservation_rooms{} ORDER BY reservation_id, position",
         c.where_clause()
     );
-    sqlx::query_with(&sql, c.into_args())
+    query_with(&sql, c)
         .fetch_all(conn)
         .await?
         .iter()
@@ -86,7 +82,7 @@ const RACK_COLUMNS_BEFORE_ROOM: usize = 6;
 /// checking in before `check_in_from` are not looked at: the caller bounds it by the longest stay on record, so the
 /// stay-window index starts near the window.
 pub async fn rack_rows(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     organization_id: &str,
     hotel_id: &str,
     check_in_from: NaiveDate,
@@ -103,7 +99,7 @@ pub async fn rack_rows(
          AND r.check_out_date > $5 AND r.status IN ('REQUESTED', 'CONFIRMED', 'CHECKED_IN', 'CHECKED_OUT') \
          AND rr.status <> 'CANCELLED' ORDER BY r.check_in_date, r.id, rr.position"
     );
-    sqlx::query(&sql)
+    query(&sql)
         .bind(organization_id)
         .bind(hotel_id)
         .bind(format_date(check_in_from))
@@ -132,14 +128,14 @@ pub async fn rack_rows(
 /// Writes the rooms of a reservation as they are now (insert or replace), with the stay dates and whether they
 /// take inventory, which the caller's rule says (`holds`: the domain's `reservations::inventory::holds`).
 pub async fn save_rooms(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     r: &Reservation,
     rooms: &[ReservationRoom],
     holds: impl Fn(&ReservationRoom) -> bool,
 ) -> StoreResult<()> {
     for (position, room) in rooms.iter().enumerate() {
         let holds = holds(room);
-        sqlx::query(
+        query(
             "INSERT INTO reservation_rooms (id, reservation_id, hotel_id, room_type_id, rate_plan_id, room_id, status, \
              adults, children, infants, price, check_in_date, check_out_date, holds_inventory, position) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \

@@ -2,12 +2,11 @@
 //! an undo).
 
 use chrono::NaiveDate;
-use sqlx::{AnyConnection, Row};
 
 use crate::domain::reservations::{ReservationStatus, RoomStatus};
 use crate::store::daily_rates::format_date;
-use crate::store::native;
 use crate::store::{format_ts, RowExt, StoreResult};
+use crate::store::{query, Conn};
 
 /// A stay in the house: a checked-in reservation that has a physical room assigned.
 #[derive(Debug, Clone)]
@@ -19,12 +18,8 @@ pub struct Occupant {
 
 /// The checked-in stay, other than `except_reservation`, that has `room_id` assigned, whatever its dates (a guest
 /// who stays past the departure date is still in the room).
-pub async fn occupant(
-    conn: &mut AnyConnection,
-    room_id: &str,
-    except_reservation: &str,
-) -> StoreResult<Option<Occupant>> {
-    let row = sqlx::query(
+pub async fn occupant(conn: &mut Conn, room_id: &str, except_reservation: &str) -> StoreResult<Option<Occupant>> {
+    let row = query(
         "SELECT r.id, r.reference, r.check_out_date FROM reservation_rooms rr \
          JOIN reservations r ON r.id = rr.reservation_id \
          WHERE rr.room_id = $1 AND rr.status = $2 AND r.status = $3 AND r.id <> $4 \
@@ -54,8 +49,8 @@ pub struct CheckOut {
     pub booked: Option<(NaiveDate, chrono::DateTime<chrono::Utc>)>,
 }
 
-pub async fn save_check_out(conn: &mut AnyConnection, reservation_id: &str, c: &CheckOut) -> StoreResult<()> {
-    sqlx::query(
+pub async fn save_check_out(conn: &mut Conn, reservation_id: &str, c: &CheckOut) -> StoreResult<()> {
+    query(
         "INSERT INTO check_outs (reservation_id, checked_out_at, booked_check_out_date, booked_end_time) \
          VALUES ($1, $2, $3, $4) ON CONFLICT (reservation_id) DO UPDATE SET checked_out_at = excluded.checked_out_at, \
          booked_check_out_date = excluded.booked_check_out_date, booked_end_time = excluded.booked_end_time",
@@ -69,8 +64,8 @@ pub async fn save_check_out(conn: &mut AnyConnection, reservation_id: &str, c: &
     Ok(())
 }
 
-pub async fn check_out(conn: &mut AnyConnection, reservation_id: &str) -> StoreResult<Option<CheckOut>> {
-    let row = sqlx::query(
+pub async fn check_out(conn: &mut Conn, reservation_id: &str) -> StoreResult<Option<CheckOut>> {
+    let row = query(
         "SELECT checked_out_at, booked_check_out_date, booked_end_time FROM check_outs WHERE reservation_id = $1",
     )
     .bind(reservation_id)
@@ -79,7 +74,7 @@ pub async fn check_out(conn: &mut AnyConnection, reservation_id: &str) -> StoreR
     row.map(|row| {
         let date: Option<String> = row.try_get("booked_check_out_date")?;
         let booked = match (date, row.get_opt_ts("booked_end_time")?) {
-            (Some(date), Some(at)) => Some((native::parse_date(&date)?, at)),
+            (Some(date), Some(at)) => Some((crate::store::parse_date(&date)?, at)),
             _ => None,
         };
         Ok(CheckOut { checked_out_at: row.get_ts("checked_out_at")?, booked })
@@ -87,7 +82,7 @@ pub async fn check_out(conn: &mut AnyConnection, reservation_id: &str) -> StoreR
     .transpose()
 }
 
-pub async fn delete_check_out(conn: &mut AnyConnection, reservation_id: &str) -> StoreResult<()> {
-    sqlx::query("DELETE FROM check_outs WHERE reservation_id = $1").bind(reservation_id).execute(conn).await?;
+pub async fn delete_check_out(conn: &mut Conn, reservation_id: &str) -> StoreResult<()> {
+    query("DELETE FROM check_outs WHERE reservation_id = $1").bind(reservation_id).execute(conn).await?;
     Ok(())
 }

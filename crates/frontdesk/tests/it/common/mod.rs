@@ -461,10 +461,9 @@ impl TestServer {
 
     /// Counts the rows of a table (tests use it to prove that refused writes changed nothing).
     pub async fn count(&self, table: &str) -> i64 {
-        use sqlx::Row;
         let mut conn = self.db.read().await.expect("connection");
-        sqlx::query(&format!("SELECT COUNT(*) AS n FROM {table}"))
-            .fetch_one(&mut *conn)
+        frontdesk::store::query(&format!("SELECT COUNT(*) AS n FROM {table}"))
+            .fetch_one(&mut conn)
             .await
             .expect("count")
             .try_get("n")

@@ -123,9 +123,8 @@ async fn the_demo_hotel_reads_well_on_desktop_and_phone(engine: Engine) {
 
 /// The first value of the `id` column a query answers.
 async fn first_id(s: &TestServer, sql: &str) -> String {
-    use sqlx::Row;
     let mut conn = s.db.read().await.unwrap();
-    sqlx::query(sql).fetch_one(&mut *conn).await.unwrap().get("id")
+    frontdesk::store::query(sql).fetch_one(&mut conn).await.unwrap().get("id")
 }
 
 async fn other_organizations_records_show_the_404_page(engine: Engine) {

@@ -34,9 +34,12 @@ async fn operators_are_invited_removed_and_change_passwords(engine: Engine) {
     let token = link.split("token=").nth(1).unwrap().to_string();
     assert_eq!(s.count("operator_invitations").await, 1);
     let stored: String = {
-        use sqlx::Row;
         let mut conn = s.db.read().await.unwrap();
-        sqlx::query("SELECT token_hash FROM operator_invitations").fetch_one(&mut *conn).await.unwrap().get(0)
+        frontdesk::store::query("SELECT token_hash FROM operator_invitations")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap()
+            .get(0)
     };
     assert_ne!(stored, token);
     b.goto("/setup/operators").await;

@@ -52,8 +52,8 @@ async fn older_rows_get_references_and_phone_keys_when_migrated(s: TestServer) {
     // As a database written by the release before references and phone keys would hold them.
     {
         let mut conn = s.db.read().await.unwrap();
-        sqlx::query("UPDATE reservations SET reference = NULL").execute(&mut *conn).await.unwrap();
-        sqlx::query("UPDATE guests SET phone_digits_reversed = NULL").execute(&mut *conn).await.unwrap();
+        frontdesk::store::query("UPDATE reservations SET reference = NULL").execute(&mut conn).await.unwrap();
+        frontdesk::store::query("UPDATE guests SET phone_digits_reversed = NULL").execute(&mut conn).await.unwrap();
     }
     frontdesk::domain::migrate(&s.db).await.unwrap();
     let all = s.get("/api/reservations?limit=0", &org.auth()).await.expect(200);

@@ -29,13 +29,15 @@ async fn shift_dates(s: &TestServer, reservation: &str, from: i64, to: i64) {
     let mut conn = s.db.read().await.unwrap();
     for table in ["reservations", "reservation_rooms"] {
         let key = if table == "reservations" { "id" } else { "reservation_id" };
-        sqlx::query(&format!("UPDATE {table} SET check_in_date = $1, check_out_date = $2 WHERE {key} = $3"))
-            .bind(date(from))
-            .bind(date(to))
-            .bind(reservation)
-            .execute(&mut *conn)
-            .await
-            .unwrap();
+        frontdesk::store::query(&format!(
+            "UPDATE {table} SET check_in_date = $1, check_out_date = $2 WHERE {key} = $3"
+        ))
+        .bind(date(from))
+        .bind(date(to))
+        .bind(reservation)
+        .execute(&mut conn)
+        .await
+        .unwrap();
     }
 }
 
@@ -123,14 +125,13 @@ async fn racing_check_ins_for_one_room_let_one_win(s: TestServer) {
         let mut statuses = [a.status, b.status];
         statuses.sort_unstable();
         assert_eq!(statuses, [200, 409], "round {round}: exactly one check-in wins the room");
-        use sqlx::Row;
         let mut conn = s.db.read().await.unwrap();
-        let in_room: i64 = sqlx::query(
+        let in_room: i64 = frontdesk::store::query(
             "SELECT COUNT(*) AS n FROM reservation_rooms rr JOIN reservations r ON r.id = rr.reservation_id \
              WHERE rr.room_id = $1 AND r.status = 'CHECKED_IN'",
         )
         .bind(&room)
-        .fetch_one(&mut *conn)
+        .fetch_one(&mut conn)
         .await
         .unwrap()
         .try_get("n")
@@ -220,10 +221,10 @@ async fn a_check_out_is_undone_the_same_day_while_the_room_is_free(s: TestServer
     // A check-out of another day cannot be undone.
     let mut conn = s.db.read().await.unwrap();
     let yesterday = (chrono::Utc::now() - chrono::TimeDelta::days(1)).format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string();
-    sqlx::query("UPDATE check_outs SET checked_out_at = $1 WHERE reservation_id = $2")
+    frontdesk::store::query("UPDATE check_outs SET checked_out_at = $1 WHERE reservation_id = $2")
         .bind(yesterday)
         .bind(id(&booked))
-        .execute(&mut *conn)
+        .execute(&mut conn)
         .await
         .unwrap();
     drop(conn);

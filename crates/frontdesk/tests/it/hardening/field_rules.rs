@@ -243,7 +243,7 @@ async fn money_is_bounded_and_never_wraps(s: TestServer) {
     // Through a write transaction of the server's process, so that its next search is sure to see it (a change by
     // hand outside the process would be seen within `store::recent::MAX_AGE`).
     let mut tx = s.db.begin_write().await.unwrap();
-    sqlx::query("UPDATE daily_rates SET price = $1 WHERE rate_plan_id = $2")
+    frontdesk::store::query("UPDATE daily_rates SET price = $1 WHERE rate_plan_id = $2")
         .bind(i64::MAX)
         .bind(&f.plan)
         .execute(tx.conn())

@@ -78,7 +78,11 @@ async fn a_write_racing_a_delete_is_a_conflict(s: TestServer) {
     let f = fixture(&s, &org, 2).await;
     // Another request deletes the room, and has not committed yet.
     let mut deleting = s.db.begin_write().await.expect("transaction");
-    sqlx::query("DELETE FROM rooms WHERE id = $1").bind(&f.rooms[1]).execute(deleting.conn()).await.expect("delete");
+    frontdesk::store::query("DELETE FROM rooms WHERE id = $1")
+        .bind(&f.rooms[1])
+        .execute(deleting.conn())
+        .await
+        .expect("delete");
     let request = json!({"hotelId": f.hotel, "checkInDate": day(3), "checkOutDate": day(4), "status": "REQUESTED",
                          "rooms": [{"roomTypeId": f.room_type, "price": 100, "roomId": f.rooms[1]}]});
     let (s, auth) = (std::sync::Arc::new(s), auth);

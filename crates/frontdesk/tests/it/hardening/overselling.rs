@@ -18,16 +18,15 @@ on_both_engines!(
 /// night each room type's held rooms (confirmed rooms of confirmed or checked-in stays) fit its sellable rooms, and
 /// every assigned held room is a sellable room of the reserved type, assigned to one stay a night.
 async fn assert_never_oversold(s: &TestServer, hotel: &str) {
-    use sqlx::Row;
     use std::collections::HashMap;
-    let date = |row: &sqlx::any::AnyRow, column: &str| -> chrono::NaiveDate {
+    let date = |row: &frontdesk::store::Row, column: &str| -> chrono::NaiveDate {
         row.try_get::<String, _>(column).unwrap().parse().unwrap()
     };
     let mut conn = s.db.read().await.expect("connection");
     let rooms: HashMap<String, (String, bool)> =
-        sqlx::query("SELECT id, room_type_id, housekeeping_status FROM rooms WHERE hotel_id = $1")
+        frontdesk::store::query("SELECT id, room_type_id, housekeeping_status FROM rooms WHERE hotel_id = $1")
             .bind(hotel)
-            .fetch_all(&mut *conn)
+            .fetch_all(&mut conn)
             .await
             .unwrap()
             .iter()
@@ -36,13 +35,13 @@ async fn assert_never_oversold(s: &TestServer, hotel: &str) {
                 (row.try_get("id").unwrap(), (row.try_get("room_type_id").unwrap(), status != "OUT_OF_ORDER"))
             })
             .collect();
-    let held = sqlx::query(
+    let held = frontdesk::store::query(
         "SELECT rr.room_type_id, rr.room_id, rr.check_in_date, rr.check_out_date FROM reservation_rooms rr \
          JOIN reservations r ON r.id = rr.reservation_id WHERE r.hotel_id = $1 \
          AND r.status IN ('CONFIRMED', 'CHECKED_IN') AND rr.status = 'CONFIRMED'",
     )
     .bind(hotel)
-    .fetch_all(&mut *conn)
+    .fetch_all(&mut conn)
     .await
     .unwrap();
     let mut nights: HashMap<(String, chrono::NaiveDate), i64> = HashMap::new();

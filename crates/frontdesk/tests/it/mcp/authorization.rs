@@ -217,7 +217,7 @@ async fn expired_access_tokens_are_refused(engine: Engine) {
     let digest = hex::encode(Sha256::digest(access.as_bytes()));
     {
         let mut tx = s.db.begin_write().await.expect("tx");
-        sqlx::query("UPDATE oauth_tokens SET expires_at = $1 WHERE token_hash = $2")
+        frontdesk::store::query("UPDATE oauth_tokens SET expires_at = $1 WHERE token_hash = $2")
             .bind("2000-01-01T00:00:00.000000Z")
             .bind(&digest)
             .execute(tx.conn())

@@ -224,11 +224,10 @@ async fn every_tool(client: &Client, hotel: &str, room_type: &str, plan: &str) -
 
 /// Rows of `table` whose `column` holds `value` as it is (a stored secret would).
 async fn count_matching(s: &TestServer, table: &str, column: &str, value: &str) -> i64 {
-    use sqlx::Row;
     let mut conn = s.db.read().await.expect("connection");
-    sqlx::query(&format!("SELECT COUNT(*) AS n FROM {table} WHERE {column} = $1"))
+    frontdesk::store::query(&format!("SELECT COUNT(*) AS n FROM {table} WHERE {column} = $1"))
         .bind(value)
-        .fetch_one(&mut *conn)
+        .fetch_one(&mut conn)
         .await
         .expect("count")
         .try_get("n")

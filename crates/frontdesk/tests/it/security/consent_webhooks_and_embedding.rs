@@ -48,14 +48,17 @@ async fn consent_names_where_the_answer_goes(engine: Engine) {
     let unused = register(&s, "Never used", REDIRECT).await;
     let two_days_ago = frontdesk::store::format_ts(chrono::Utc::now() - chrono::TimeDelta::days(2));
     let mut tx = s.db.begin_write().await.unwrap();
-    sqlx::query("UPDATE oauth_clients SET created_at = $1").bind(&two_days_ago).execute(tx.conn()).await.unwrap();
+    frontdesk::store::query("UPDATE oauth_clients SET created_at = $1")
+        .bind(&two_days_ago)
+        .execute(tx.conn())
+        .await
+        .unwrap();
     tx.commit().await.unwrap();
     register(&s, "Newcomer", REDIRECT).await;
     let ids: Vec<String> = {
-        use sqlx::Row;
         let mut conn = s.db.read().await.unwrap();
-        sqlx::query("SELECT id FROM oauth_clients")
-            .fetch_all(&mut *conn)
+        frontdesk::store::query("SELECT id FROM oauth_clients")
+            .fetch_all(&mut conn)
             .await
             .unwrap()
             .iter()

@@ -102,9 +102,8 @@ async fn guessing_is_cut_off_on_every_way_to_sign_in(engine: Engine) {
     }
     // What is stored says nothing of who tried: no e-mail, no address.
     let mut conn = s.db.read().await.unwrap();
-    use sqlx::Row;
-    let buckets: Vec<String> = sqlx::query("SELECT bucket FROM attempt_counts")
-        .fetch_all(&mut *conn)
+    let buckets: Vec<String> = frontdesk::store::query("SELECT bucket FROM attempt_counts")
+        .fetch_all(&mut conn)
         .await
         .unwrap()
         .iter()

@@ -20,7 +20,7 @@ on_both_engines_configured!(
 async fn age_token(s: &TestServer, token: &str, hours: i64) {
     let past = frontdesk::store::format_ts(chrono::Utc::now() - chrono::TimeDelta::hours(hours));
     let mut tx = s.db.begin_write().await.unwrap();
-    sqlx::query("UPDATE access_tokens SET created_at = $1, last_used_at = $1 WHERE token_hash = $2")
+    frontdesk::store::query("UPDATE access_tokens SET created_at = $1, last_used_at = $1 WHERE token_hash = $2")
         .bind(&past)
         .bind(secrets::digest(token))
         .execute(tx.conn())
@@ -52,14 +52,14 @@ async fn sessions_end_after_idle_hours(engine: Engine) {
     let mut recorded = false;
     for _ in 0..50 {
         let mut conn = s.db.read().await.unwrap();
-        use sqlx::Row;
-        let last: Option<String> = sqlx::query("SELECT last_used_at FROM access_tokens WHERE token_hash = $1")
-            .bind(secrets::digest(&token))
-            .fetch_one(&mut *conn)
-            .await
-            .unwrap()
-            .try_get("last_used_at")
-            .unwrap();
+        let last: Option<String> =
+            frontdesk::store::query("SELECT last_used_at FROM access_tokens WHERE token_hash = $1")
+                .bind(secrets::digest(&token))
+                .fetch_one(&mut conn)
+                .await
+                .unwrap()
+                .try_get("last_used_at")
+                .unwrap();
         if last
             .is_some_and(|t| frontdesk::store::parse_ts(&t).unwrap() > chrono::Utc::now() - chrono::TimeDelta::hours(1))
         {

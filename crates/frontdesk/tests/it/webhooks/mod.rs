@@ -20,13 +20,12 @@ async fn subscribe(s: &TestServer, org: &Org, hotel: &str, url: &str, events: Va
 
 /// Counts a subscription's queue rows: (all, claimed).
 async fn queued(s: &TestServer, subscription: &str) -> (i64, i64) {
-    use sqlx::Row;
     let mut conn = s.db.read().await.unwrap();
-    let row = sqlx::query(
+    let row = frontdesk::store::query(
         "SELECT COUNT(*) AS n, COUNT(claimed_until) AS claimed FROM webhook_queue WHERE subscription_id = $1",
     )
     .bind(subscription)
-    .fetch_one(&mut *conn)
+    .fetch_one(&mut conn)
     .await
     .unwrap();
     (row.try_get("n").unwrap(), row.try_get("claimed").unwrap())

@@ -39,11 +39,10 @@ async fn subscriptions_are_managed_by_operators_and_show_their_secret_once(engin
     assert_eq!(created.body["hotelId"], json!(hotel));
     // The secret is not stored as given.
     let stored: i64 = {
-        use sqlx::Row;
         let mut conn = s.db.read().await.unwrap();
-        sqlx::query("SELECT COUNT(*) AS n FROM webhook_subscriptions WHERE secret_sealed LIKE $1")
+        frontdesk::store::query("SELECT COUNT(*) AS n FROM webhook_subscriptions WHERE secret_sealed LIKE $1")
             .bind(format!("%{secret}%"))
-            .fetch_one(&mut *conn)
+            .fetch_one(&mut conn)
             .await
             .unwrap()
             .try_get("n")
