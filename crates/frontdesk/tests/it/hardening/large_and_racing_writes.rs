@@ -1,5 +1,6 @@
 //! Writes that are large or race each other: long folios keep their order, inventory locks do not block writes that
-//! only point at a locked row, and a write racing a delete is a conflict.
+//! only point at a locked row, a write racing a delete is a conflict, and a write abandoned midway lets go of its
+//! locks at once.
 
 use crate::common::{day, TestServer};
 use serde_json::{json, Value};
@@ -10,6 +11,7 @@ on_both_engines!(
     long_folios_keep_their_order,
     inventory_locks_do_not_block_references,
     a_write_racing_a_delete_is_a_conflict,
+    an_abandoned_write_lets_go_of_its_locks_at_once,
 );
 
 async fn long_folios_keep_their_order(s: TestServer) {
@@ -96,4 +98,37 @@ async fn a_write_racing_a_delete_is_a_conflict(s: TestServer) {
     let answer = booking.await.unwrap().expect(409);
     assert!(answer.body["detail"].as_str().unwrap().contains("try again"), "{}", answer.body);
     assert_eq!(s.get("/api/reservations", &auth).await.body.as_array().unwrap().len(), 1, "nothing half-written");
+}
+
+/// A request that fails or is cancelled midway drops its transaction. Its rollback is sent at once, not when the
+/// connection is next handed out: until then PostgreSQL would keep the transaction's row locks and SQLite its write
+/// lock, and every writer outside this pool (another process on the database) would wait on them.
+async fn an_abandoned_write_lets_go_of_its_locks_at_once(s: TestServer) {
+    use sqlx::Connection;
+    let org = s.org("Acme").await;
+    let hotel = s.hotel(&org, "Sea").await;
+    let mut tx = s.db.begin_write().await.expect("a write");
+    frontdesk::store::query("UPDATE hotels SET name = 'Abandoned' WHERE id = $1")
+        .bind(&hotel)
+        .execute(tx.conn())
+        .await
+        .expect("update");
+    drop(tx);
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    // A writer of its own, which gives up at once on a lock another transaction holds.
+    let update = "UPDATE hotels SET name = 'Outside' WHERE id = $1";
+    match s.engine {
+        frontdesk::store::Engine::Sqlite => {
+            let mut conn = sqlx::SqliteConnection::connect(s.database_url()).await.expect("connect");
+            sqlx::query("PRAGMA busy_timeout = 0").execute(&mut conn).await.expect("pragma");
+            sqlx::query(update).bind(&hotel).execute(&mut conn).await.expect("the write lock was let go");
+        }
+        frontdesk::store::Engine::Postgres => {
+            let mut conn = sqlx::PgConnection::connect(s.database_url()).await.expect("connect");
+            sqlx::query("SET lock_timeout = '100ms'").execute(&mut conn).await.expect("set");
+            sqlx::query(update).bind(&hotel).execute(&mut conn).await.expect("the row lock was let go");
+        }
+    }
+    let read = s.get(&format!("/api/hotels/{hotel}"), &org.auth()).await.expect(200);
+    assert_eq!(read.body["name"], "Outside", "the abandoned change was rolled back");
 }
