@@ -126,8 +126,8 @@ async fn in_range(
 /// restrictions and the check-out date's departure restriction.
 ///
 /// Each plan's records are folded into one row (columns per night) by the database: a week's search of a hotel
-/// with a hundred plans then reads 100 rows instead of 800, and with sqlx each row costs microseconds of copying,
-/// thread hand-off (SQLite) and `Any` conversion. Each folded column costs the database a comparison per record, so
+/// with a hundred plans then reads 100 rows instead of 800, and with sqlx each row costs microseconds of copying
+/// and thread hand-off (SQLite). Each folded column costs the database a comparison per record, so
 /// only what pricing needs is folded per night. `(rate_plan_id, date)` is the primary key, so every
 /// `MAX(CASE WHEN date = … THEN … END)` picks the one record of its night, or NULL when there is none.
 pub async fn for_stay(

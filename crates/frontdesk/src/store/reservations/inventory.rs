@@ -89,7 +89,7 @@ impl HeldBy {
 ///
 /// The database counts, one column per night, instead of answering a row per held room: a week's search of a busy
 /// hotel would otherwise move hundreds of rows through the driver, and with sqlx that costs microseconds per row
-/// (a value copied per column, a hand-off between threads on SQLite, a conversion to `Any`), far more than the
+/// (a value copied per column, a hand-off between threads on SQLite), far more than the
 /// counting. A stay holds night `d` when `check_in_date <= d < check_out_date`.
 pub(in crate::store) async fn held_per_night(
     conn: &mut Conn,
