@@ -346,14 +346,9 @@ impl Cell for i64 {
     /// PostgreSQL types an integer expression by its operands (`1` and `COUNT(…)::int` are `integer`); any width
     /// reads as `i64`, as on SQLite.
     fn from_postgres(row: &PgRow, index: usize) -> sqlx::Result<Self> {
-        let width = match sqlx::Row::try_get_raw(row, index)?.type_info().name() {
-            "INT4" => 4,
-            "INT2" => 2,
-            _ => 8,
-        };
-        match width {
-            4 => sqlx::Row::try_get::<i32, _>(row, index).map(i64::from),
-            2 => sqlx::Row::try_get::<i16, _>(row, index).map(i64::from),
+        match sqlx::Row::try_get_raw(row, index)?.type_info().name() {
+            "INT4" => sqlx::Row::try_get::<i32, _>(row, index).map(i64::from),
+            "INT2" => sqlx::Row::try_get::<i16, _>(row, index).map(i64::from),
             _ => sqlx::Row::try_get(row, index),
         }
     }
