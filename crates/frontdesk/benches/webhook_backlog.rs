@@ -226,7 +226,7 @@ async fn run_case(engine: Engine, backlog: usize) -> Option<Outcome> {
 
     // The backlog is handed out to the hanging subscription's queue before the writes start.
     let hand_out_started = Instant::now();
-    while count(&server.db, "SELECT COUNT(*) AS n FROM outbox_events WHERE handed_out = 0", None).await > 0 {
+    while count(&server.db, "SELECT COUNT(*) AS n FROM outbox_events WHERE handed_out = FALSE", None).await > 0 {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let hand_out = hand_out_started.elapsed();

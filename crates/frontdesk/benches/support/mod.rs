@@ -301,7 +301,7 @@ pub async fn insert_stays(server: &BenchServer, stays: &[Stay]) -> Vec<String> {
             rooms.bind(cout),
         ];
         room_rows.push(format!(
-            "({}, {}, {}, {}, NULL, NULL, 'CONFIRMED', 2, 0, 0, {}, {}, {}, 1, 0)",
+            "({}, {}, {}, {}, NULL, NULL, 'CONFIRMED', 2, 0, 0, {}, {}, {}, TRUE, 0)",
             r[0], r[1], r[2], r[3], r[4], r[5], r[6]
         ));
         ids.push(id);

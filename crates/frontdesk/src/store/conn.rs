@@ -9,9 +9,10 @@
 //! reads, because `Any` turns every row into an owned copy with each column's name and type rebuilt, which cost a
 //! tenth of the service's CPU on a list page. Now every statement takes the engines' own path.
 
+use chrono::{DateTime, NaiveDate, Utc};
 use deadpool::managed::Object;
 use futures::stream::BoxStream;
-use futures::StreamExt;
+use futures::{StreamExt, TryFutureExt};
 use sqlx::postgres::{PgArguments, PgRow};
 use sqlx::sqlite::{SqliteArguments, SqliteRow};
 use sqlx::{Arguments, ColumnIndex, Database, Postgres, Sqlite, TransactionManager, TypeInfo, ValueRef};
@@ -161,21 +162,57 @@ sql_value_from! {
     &Option<i64> => |v| SqlValue::Integer(*v),
 }
 
-pub(super) fn postgres_args(values: Vec<SqlValue>) -> PgArguments {
-    arguments(values)
+/// The values of a statement, bound as the types PostgreSQL gave its placeholders.
+///
+/// A value is text or an integer until here, while a PostgreSQL column may be a `uuid`, `date`, `timestamptz` or
+/// `boolean` (migration 0021), and PostgreSQL has no implicit cast from `text` to those: sqlx sends every value in
+/// binary, as the type it declares. So the statement is prepared first, without types, and PostgreSQL says what
+/// each placeholder is from where it stands (`id = $1` is a `uuid`); each value is then encoded as that type. The
+/// preparation is the one sqlx would make anyway, and is kept in the connection's statement cache, so a statement
+/// run before on this connection costs a lookup.
+async fn postgres_args(conn: &mut sqlx::PgConnection, sql: &str, values: Vec<SqlValue>) -> sqlx::Result<PgArguments> {
+    let mut args = PgArguments::default();
+    if values.is_empty() {
+        return Ok(args);
+    }
+    let statement = sqlx::Executor::prepare(&mut *conn, sql).await?;
+    let types = match sqlx::Statement::parameters(&statement) {
+        Some(sqlx::Either::Left(types)) => types,
+        _ => &[],
+    };
+    for (position, value) in values.into_iter().enumerate() {
+        let placeholder = types.get(position).map_or("TEXT", TypeInfo::name);
+        bind_postgres(&mut args, placeholder, value).map_err(|err| {
+            sqlx::Error::Encode(format!("the value of ${} (a {placeholder}): {err}", position + 1).into())
+        })?;
+    }
+    Ok(args)
+}
+
+fn bind_postgres(args: &mut PgArguments, placeholder: &str, value: SqlValue) -> Result<(), sqlx::error::BoxDynError> {
+    match (placeholder, value) {
+        ("UUID", SqlValue::Text(text)) => args.add(text.as_deref().map(stored_uuid)),
+        ("DATE", SqlValue::Text(text)) => args.add(text.as_deref().map(super::parse_date).transpose()?),
+        ("TIMESTAMPTZ", SqlValue::Text(text)) => args.add(text.as_deref().map(super::parse_ts).transpose()?),
+        ("BOOL", SqlValue::Integer(integer)) => args.add(integer.map(|i| i != 0)),
+        ("INT4", SqlValue::Integer(integer)) => args.add(integer.map(i32::try_from).transpose()?),
+        ("INT2", SqlValue::Integer(integer)) => args.add(integer.map(i16::try_from).transpose()?),
+        ("TEXT" | "VARCHAR", SqlValue::Integer(integer)) => args.add(integer.map(|i| i.to_string())),
+        (_, SqlValue::Text(text)) => args.add(text),
+        (_, SqlValue::Integer(integer)) => args.add(integer),
+    }
+}
+
+/// The UUID an id names. Text that is not an id in the stored form (lower-case, hyphenated) names no record, as it
+/// matches no text on SQLite: it binds as the nil UUID, which no record has (ids are UUIDv7), so that a path or
+/// filter with such an id answers 404 or nothing rather than an error.
+fn stored_uuid(text: &str) -> uuid::Uuid {
+    let stored_form = text.len() == 36 && !text.bytes().any(|b| b.is_ascii_uppercase());
+    stored_form.then(|| uuid::Uuid::try_parse(text).ok()).flatten().unwrap_or(uuid::Uuid::nil())
 }
 
 pub(super) fn sqlite_args(values: Vec<SqlValue>) -> SqliteArguments<'static> {
-    arguments(values)
-}
-
-fn arguments<A>(values: Vec<SqlValue>) -> A
-where
-    A: Arguments<'static>,
-    Option<String>: sqlx::Encode<'static, A::Database> + sqlx::Type<A::Database>,
-    Option<i64>: sqlx::Encode<'static, A::Database> + sqlx::Type<A::Database>,
-{
-    let mut args = A::default();
+    let mut args = SqliteArguments::default();
     // Encoding text and integers cannot fail.
     for value in values {
         let _ = match value {
@@ -223,10 +260,10 @@ impl<'q> Query<'q> {
 
     pub async fn execute(self, conn: &mut Conn) -> StoreResult<Done> {
         let outcome = match conn.handle()? {
-            Handle::Postgres(c) => sqlx::query_with(self.sql, postgres_args(self.values))
-                .execute(&mut **c)
-                .await
-                .map(|r| r.rows_affected()),
+            Handle::Postgres(c) => match postgres_args(c, self.sql, self.values).await {
+                Ok(args) => sqlx::query_with(self.sql, args).execute(&mut **c).await.map(|r| r.rows_affected()),
+                Err(err) => Err(err),
+            },
             Handle::Sqlite(c) => {
                 sqlx::query_with(self.sql, sqlite_args(self.values)).execute(&mut **c).await.map(|r| r.rows_affected())
             }
@@ -236,10 +273,13 @@ impl<'q> Query<'q> {
 
     pub async fn fetch_all(self, conn: &mut Conn) -> StoreResult<Vec<Row>> {
         let outcome = match conn.handle()? {
-            Handle::Postgres(c) => sqlx::query_with(self.sql, postgres_args(self.values))
-                .fetch_all(&mut **c)
-                .await
-                .map(|rows| rows.into_iter().map(Row::Postgres).collect()),
+            Handle::Postgres(c) => match postgres_args(c, self.sql, self.values).await {
+                Ok(args) => sqlx::query_with(self.sql, args)
+                    .fetch_all(&mut **c)
+                    .await
+                    .map(|rows| rows.into_iter().map(Row::Postgres).collect()),
+                Err(err) => Err(err),
+            },
             Handle::Sqlite(c) => sqlx::query_with(self.sql, sqlite_args(self.values))
                 .fetch_all(&mut **c)
                 .await
@@ -255,10 +295,12 @@ impl<'q> Query<'q> {
 
     pub async fn fetch_optional(self, conn: &mut Conn) -> StoreResult<Option<Row>> {
         let outcome = match conn.handle()? {
-            Handle::Postgres(c) => sqlx::query_with(self.sql, postgres_args(self.values))
-                .fetch_optional(&mut **c)
-                .await
-                .map(|r| r.map(Row::Postgres)),
+            Handle::Postgres(c) => match postgres_args(c, self.sql, self.values).await {
+                Ok(args) => {
+                    sqlx::query_with(self.sql, args).fetch_optional(&mut **c).await.map(|r| r.map(Row::Postgres))
+                }
+                Err(err) => Err(err),
+            },
             Handle::Sqlite(c) => sqlx::query_with(self.sql, sqlite_args(self.values))
                 .fetch_optional(&mut **c)
                 .await
@@ -277,10 +319,15 @@ impl<'q> Query<'q> {
         'q: 'c,
     {
         match conn.handle.as_mut() {
-            Some(Handle::Postgres(c)) => sqlx::query_with(self.sql, postgres_args(self.values))
-                .fetch(&mut **c)
-                .map(|row| row.map(Row::Postgres).map_err(Error::from))
-                .boxed(),
+            Some(Handle::Postgres(c)) => {
+                let c: &'c mut sqlx::PgConnection = c;
+                async move {
+                    let args = postgres_args(&mut *c, self.sql, self.values).await.map_err(Error::from)?;
+                    Ok(sqlx::query_with(self.sql, args).fetch(c).map(|row| row.map(Row::Postgres).map_err(Error::from)))
+                }
+                .try_flatten_stream()
+                .boxed()
+            }
             Some(Handle::Sqlite(c)) => sqlx::query_with(self.sql, sqlite_args(self.values))
                 .fetch(&mut **c)
                 .map(|row| row.map(Row::Sqlite).map_err(Error::from))
@@ -340,15 +387,24 @@ macro_rules! cell_as_decoded {
     )*};
 }
 
-cell_as_decoded!(String, f64, Vec<u8>, bool);
+cell_as_decoded!(f64, Vec<u8>);
 
-impl Cell for i64 {
-    /// PostgreSQL types an integer expression by its operands (`1` and `COUNT(…)::int` are `integer`); any width
-    /// reads as `i64`, as on SQLite.
+/// The name of a PostgreSQL column's type, as sqlx spells it (`"UUID"`, `"INT8"` …).
+fn postgres_type(row: &PgRow, index: usize) -> sqlx::Result<&str> {
+    let column = sqlx::Row::columns(row)
+        .get(index)
+        .ok_or(sqlx::Error::ColumnIndexOutOfBounds { index, len: sqlx::Row::len(row) })?;
+    Ok(sqlx::Column::type_info(column).name())
+}
+
+impl Cell for String {
+    /// A `uuid`, `date` or `timestamptz` column reads as the text SQLite stores for it, so that code reading ids,
+    /// dates and instants as text reads the same from both engines.
     fn from_postgres(row: &PgRow, index: usize) -> sqlx::Result<Self> {
-        match sqlx::Row::try_get_raw(row, index)?.type_info().name() {
-            "INT4" => sqlx::Row::try_get::<i32, _>(row, index).map(i64::from),
-            "INT2" => sqlx::Row::try_get::<i16, _>(row, index).map(i64::from),
+        match postgres_type(row, index)? {
+            "UUID" => sqlx::Row::try_get::<uuid::Uuid, _>(row, index).map(|id| id.to_string()),
+            "DATE" => postgres_date(row, index).map(super::format_date),
+            "TIMESTAMPTZ" => postgres_instant(row, index).map(super::format_ts),
             _ => sqlx::Row::try_get(row, index),
         }
     }
@@ -356,6 +412,85 @@ impl Cell for i64 {
     fn from_sqlite(row: &SqliteRow, index: usize) -> sqlx::Result<Self> {
         sqlx::Row::try_get(row, index)
     }
+}
+
+impl Cell for i64 {
+    /// PostgreSQL types an integer expression by its operands (`1` and `COUNT(…)::int` are `integer`); any width
+    /// reads as `i64`, as on SQLite, and a `boolean` as 0 or 1, as SQLite stores it.
+    fn from_postgres(row: &PgRow, index: usize) -> sqlx::Result<Self> {
+        match postgres_type(row, index)? {
+            "INT4" => sqlx::Row::try_get::<i32, _>(row, index).map(i64::from),
+            "INT2" => sqlx::Row::try_get::<i16, _>(row, index).map(i64::from),
+            "BOOL" => sqlx::Row::try_get::<bool, _>(row, index).map(i64::from),
+            _ => sqlx::Row::try_get(row, index),
+        }
+    }
+
+    fn from_sqlite(row: &SqliteRow, index: usize) -> sqlx::Result<Self> {
+        sqlx::Row::try_get(row, index)
+    }
+}
+
+impl Cell for bool {
+    fn from_postgres(row: &PgRow, index: usize) -> sqlx::Result<Self> {
+        match postgres_type(row, index)? {
+            "BOOL" => sqlx::Row::try_get(row, index),
+            _ => i64::from_postgres(row, index).map(|i| i != 0),
+        }
+    }
+
+    fn from_sqlite(row: &SqliteRow, index: usize) -> sqlx::Result<Self> {
+        sqlx::Row::try_get::<i64, _>(row, index).map(|i| i != 0)
+    }
+}
+
+impl Cell for NaiveDate {
+    fn from_postgres(row: &PgRow, index: usize) -> sqlx::Result<Self> {
+        match postgres_type(row, index)? {
+            "DATE" => postgres_date(row, index),
+            _ => from_text(String::from_postgres(row, index)?, super::parse_date),
+        }
+    }
+
+    fn from_sqlite(row: &SqliteRow, index: usize) -> sqlx::Result<Self> {
+        from_text(sqlx::Row::try_get(row, index)?, super::parse_date)
+    }
+}
+
+impl Cell for DateTime<Utc> {
+    fn from_postgres(row: &PgRow, index: usize) -> sqlx::Result<Self> {
+        match postgres_type(row, index)? {
+            "TIMESTAMPTZ" => postgres_instant(row, index),
+            _ => from_text(String::from_postgres(row, index)?, super::parse_ts),
+        }
+    }
+
+    fn from_sqlite(row: &SqliteRow, index: usize) -> sqlx::Result<Self> {
+        from_text(sqlx::Row::try_get(row, index)?, super::parse_ts)
+    }
+}
+
+/// A PostgreSQL `date`: days since 2000-01-01 on the wire. Read here rather than by sqlx, whose reader panics on
+/// a day outside chrono's range (`'infinity'`); such a day is an error to answer, not a reason to stop.
+fn postgres_date(row: &PgRow, index: usize) -> sqlx::Result<NaiveDate> {
+    let days: i32 = sqlx::Row::try_get_unchecked(row, index)?;
+    NaiveDate::from_ymd_opt(2000, 1, 1)
+        .and_then(|epoch| epoch.checked_add_signed(chrono::TimeDelta::days(i64::from(days))))
+        .ok_or_else(|| sqlx::Error::Decode(format!("a date {days} days from 2000-01-01 is out of range").into()))
+}
+
+/// A PostgreSQL `timestamptz`: microseconds since 2000-01-01 UTC on the wire, read as [`postgres_date`] is.
+fn postgres_instant(row: &PgRow, index: usize) -> sqlx::Result<DateTime<Utc>> {
+    let micros: i64 = sqlx::Row::try_get_unchecked(row, index)?;
+    NaiveDate::from_ymd_opt(2000, 1, 1)
+        .and_then(|epoch| epoch.and_hms_opt(0, 0, 0))
+        .and_then(|epoch| epoch.and_utc().checked_add_signed(chrono::TimeDelta::microseconds(micros)))
+        .ok_or_else(|| sqlx::Error::Decode(format!("an instant {micros} µs from 2000-01-01 is out of range").into()))
+}
+
+/// A value SQLite (or a text expression on PostgreSQL) stores as text, read by the store's parser of its form.
+fn from_text<T>(text: String, parse: fn(&str) -> StoreResult<T>) -> sqlx::Result<T> {
+    parse(&text).map_err(|err| sqlx::Error::Decode(err.to_string().into()))
 }
 
 impl<T: Cell> Cell for Option<T> {

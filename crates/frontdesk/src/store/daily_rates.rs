@@ -3,7 +3,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::sql::Conditions;
-use super::{bool_int, format_ts, Engine, RowExt, StoreResult};
+use super::{bool_int, format_date, format_ts, Engine, RowExt, StoreResult};
 use crate::domain::daily_rates::{DailyRate, NightRate, StayRates};
 use crate::store::{query, query_with, Conn, Row};
 
@@ -27,10 +27,6 @@ fn daily_rate(row: &Row, currency: &str) -> StoreResult<DailyRate> {
         max_stay: row.try_get("max_stay")?,
         updated_at: row.get_ts("updated_at")?,
     })
-}
-
-pub fn format_date(date: NaiveDate) -> String {
-    date.format("%Y-%m-%d").to_string()
 }
 
 /// The records of one rate plan over `[from, to]`, by date.
@@ -145,11 +141,17 @@ pub async fn for_stay(
     // Values are bound in the order their placeholders appear: the select list first. The column positions are
     // the ones `stay_rates` decodes.
     let mut columns = vec![
-        format!("MAX(CASE WHEN date = {} THEN closed_to_arrival END)", c.bind(arrival.clone())),
+        format!(
+            "MAX(CASE WHEN date = {} THEN CASE WHEN closed_to_arrival THEN 1 ELSE 0 END END)",
+            c.bind(arrival.clone())
+        ),
         format!("MAX(CASE WHEN date = {} THEN min_stay END)", c.bind(arrival.clone())),
         format!("MAX(CASE WHEN date = {} THEN max_stay END)", c.bind(arrival.clone())),
-        format!("MAX(CASE WHEN date = {} THEN closed_to_departure END)", c.bind(departure.clone())),
-        format!("MAX(CASE WHEN date < {} THEN stop_sell END)", c.bind(departure.clone())),
+        format!(
+            "MAX(CASE WHEN date = {} THEN CASE WHEN closed_to_departure THEN 1 ELSE 0 END END)",
+            c.bind(departure.clone())
+        ),
+        format!("MAX(CASE WHEN date < {} THEN CASE WHEN stop_sell THEN 1 ELSE 0 END END)", c.bind(departure.clone())),
     ];
     for night in &nights {
         for value in ["price", "availability"] {

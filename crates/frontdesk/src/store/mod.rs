@@ -88,7 +88,7 @@ use tokio::sync::Notify;
 pub use conn::{query, query_with, Cell, Column, Conn, Done, Query, Row, SqlValue};
 pub use errors::{is_unavailable_cause, Error, ErrorKind};
 pub use pool::{sqlite_file, IfMissing, CHECK_AFTER_IDLE, CONNECT_TIMEOUT, POSTGRES_ACQUIRE_TIMEOUT};
-pub use rows::{bool_int, format_ts, new_id, parse_date, parse_ts, FromPortableRow, PortableRow, RowExt};
+pub use rows::{bool_int, format_date, format_ts, new_id, parse_date, parse_ts, FromPortableRow, PortableRow, RowExt};
 pub use stream::{count, stream};
 
 /// Which database engine a [`Db`] talks to.

@@ -57,8 +57,8 @@ fn pending(row: &Row) -> StoreResult<PendingEvent> {
 pub async fn take_new(conn: &mut Conn, limit: i64) -> StoreResult<Vec<PendingEvent>> {
     let lock = super::Engine::of(conn).lock_rows_skip_locked();
     let sql = format!(
-        "UPDATE outbox_events SET handed_out = 1 WHERE id IN (SELECT id FROM outbox_events \
-         WHERE handed_out = 0 ORDER BY id LIMIT $1{lock}) \
+        "UPDATE outbox_events SET handed_out = TRUE WHERE id IN (SELECT id FROM outbox_events \
+         WHERE handed_out = FALSE ORDER BY id LIMIT $1{lock}) \
          RETURNING id, organization_id, hotel_id, kind, payload, created_at"
     );
     let rows = query(&sql).bind(limit).fetch_all(conn).await?;
@@ -107,7 +107,7 @@ pub async fn claim_queued(
         "UPDATE webhook_queue SET claimed_until = $1 WHERE subscription_id = $2 AND event_id IN \
          (SELECT event_id FROM webhook_queue WHERE subscription_id = $2 \
          AND (claimed_until IS NULL OR claimed_until < $3) \
-         AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = $2 AND s.active = 1) \
+         AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = $2 AND s.active = TRUE) \
          ORDER BY event_id LIMIT $4{lock}) RETURNING event_id"
     );
     let rows = query(&sql).bind(until).bind(subscription_id).bind(now).bind(limit).fetch_all(&mut *conn).await?;
@@ -179,7 +179,7 @@ pub async fn remove_finished(conn: &mut Conn, ids: &[String]) -> StoreResult<()>
         let mut query = super::sql::Conditions::new(super::Engine::of(conn));
         query.push_in("id", chunk);
         let sql = format!(
-            "DELETE FROM outbox_events{} AND handed_out = 1 \
+            "DELETE FROM outbox_events{} AND handed_out = TRUE \
              AND NOT EXISTS (SELECT 1 FROM webhook_queue q WHERE q.event_id = outbox_events.id)",
             query.where_clause()
         );
@@ -192,11 +192,11 @@ pub async fn remove_finished(conn: &mut Conn, ids: &[String]) -> StoreResult<()>
 /// handed-out events no subscription waits for (when two processes finish an event's last two rows at the same
 /// time, neither sees the other's deletion).
 pub async fn sweep(conn: &mut Conn) -> StoreResult<()> {
-    query("DELETE FROM webhook_queue WHERE subscription_id IN (SELECT id FROM webhook_subscriptions WHERE active = 0)")
+    query("DELETE FROM webhook_queue WHERE subscription_id IN (SELECT id FROM webhook_subscriptions WHERE active = FALSE)")
         .execute(&mut *conn)
         .await?;
     query(
-        "DELETE FROM outbox_events WHERE handed_out = 1 \
+        "DELETE FROM outbox_events WHERE handed_out = TRUE \
          AND NOT EXISTS (SELECT 1 FROM webhook_queue q WHERE q.event_id = outbox_events.id)",
     )
     .execute(&mut *conn)

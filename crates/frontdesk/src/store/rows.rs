@@ -15,6 +15,11 @@ pub fn format_ts(ts: DateTime<Utc>) -> String {
     ts.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
 }
 
+/// The stored form of a calendar date: `YYYY-MM-DD`, so text order is date order.
+pub fn format_date(date: NaiveDate) -> String {
+    date.format("%Y-%m-%d").to_string()
+}
+
 pub fn parse_ts(s: &str) -> StoreResult<DateTime<Utc>> {
     if let Some(instant) = parse_instant(s) {
         return Ok(instant);
@@ -32,19 +37,19 @@ pub trait RowExt {
 
 impl RowExt for Row {
     fn get_bool(&self, col: &str) -> StoreResult<bool> {
-        Ok(self.try_get::<i64, _>(col)? != 0)
+        self.try_get(col)
     }
 
     fn get_ts(&self, col: &str) -> StoreResult<DateTime<Utc>> {
-        parse_ts(&self.try_get::<String, _>(col)?)
+        self.try_get(col)
     }
 
     fn get_opt_ts(&self, col: &str) -> StoreResult<Option<DateTime<Utc>>> {
-        self.try_get::<Option<String>, _>(col)?.map(|s| parse_ts(&s)).transpose()
+        self.try_get(col)
     }
 
     fn get_date(&self, col: &str) -> StoreResult<NaiveDate> {
-        parse_date(&self.try_get::<String, _>(col)?)
+        self.try_get(col)
     }
 }
 
@@ -79,6 +84,14 @@ impl PortableRow for Row {
     }
 
     fn optional_integer(&self, index: usize) -> StoreResult<Option<i64>> {
+        self.try_get(index)
+    }
+
+    fn date(&self, index: usize) -> StoreResult<NaiveDate> {
+        self.try_get(index)
+    }
+
+    fn instant(&self, index: usize) -> StoreResult<DateTime<Utc>> {
         self.try_get(index)
     }
 }

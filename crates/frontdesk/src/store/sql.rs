@@ -4,6 +4,26 @@
 use super::{Engine, SqlValue};
 use crate::domain::listing::Page;
 
+/// The PostgreSQL types a value bound where nothing says its type is stored as (native types: migration 0021).
+#[derive(Debug, Clone, Copy)]
+pub enum StoredAs {
+    Id,
+    Instant,
+    Flag,
+    Integer,
+}
+
+impl StoredAs {
+    fn postgres_type(self) -> &'static str {
+        match self {
+            StoredAs::Id => "uuid",
+            StoredAs::Instant => "timestamptz",
+            StoredAs::Flag => "boolean",
+            StoredAs::Integer => "bigint",
+        }
+    }
+}
+
 pub struct Conditions {
     clauses: Vec<String>,
     values: Vec<SqlValue>,
@@ -58,6 +78,17 @@ impl Conditions {
     pub fn bind(&mut self, value: impl Into<SqlValue>) -> String {
         self.values.push(value.into());
         self.placeholder()
+    }
+
+    /// [`Conditions::bind`], for a value whose type nothing around its placeholder says, such as a column of a
+    /// `VALUES` list read by a `SELECT`: PostgreSQL would take it for `text`, so it is cast to the type it has there.
+    /// SQLite stores the text and integers as they are.
+    pub fn bind_as(&mut self, value: impl Into<SqlValue>, stored_as: StoredAs) -> String {
+        let placeholder = self.bind(value);
+        match self.engine {
+            Engine::Sqlite => placeholder,
+            Engine::Postgres => format!("CAST({placeholder} AS {})", stored_as.postgres_type()),
+        }
     }
 
     /// Adds `column IN (…)` over `values`; an empty list matches nothing.

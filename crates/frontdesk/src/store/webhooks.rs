@@ -1,6 +1,6 @@
 //! Webhook subscriptions and their delivery log.
 
-use super::sql::Conditions;
+use super::sql::{Conditions, StoredAs};
 use super::{bool_int, format_ts, Engine, RowExt, StoreResult};
 use crate::domain::events::EventKind;
 use crate::domain::webhooks::{Target, WebhookDelivery, WebhookSubscription};
@@ -120,7 +120,7 @@ fn target(row: &Row) -> StoreResult<Target> {
 
 /// The active subscriptions of an organization (which of them want an event is [`Target::wants`]).
 pub async fn active_targets(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<Target>> {
-    query(&format!("SELECT {TARGET_COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 AND active = 1"))
+    query(&format!("SELECT {TARGET_COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 AND active = TRUE"))
         .bind(organization_id)
         .fetch_all(conn)
         .await?
@@ -132,7 +132,7 @@ pub async fn active_targets(conn: &mut Conn, organization_id: &str) -> StoreResu
 /// The active subscriptions among `ids`, or every active subscription when `ids` is `None`.
 pub async fn active_targets_among(conn: &mut Conn, ids: Option<&[String]>) -> StoreResult<Vec<Target>> {
     let Some(ids) = ids else {
-        return query(&format!("SELECT {TARGET_COLUMNS} FROM webhook_subscriptions WHERE active = 1"))
+        return query(&format!("SELECT {TARGET_COLUMNS} FROM webhook_subscriptions WHERE active = TRUE"))
             .fetch_all(conn)
             .await?
             .iter()
@@ -143,7 +143,8 @@ pub async fn active_targets_among(conn: &mut Conn, ids: Option<&[String]>) -> St
     for chunk in ids.chunks(500) {
         let mut query = Conditions::new(Engine::of(conn));
         query.push_in("id", chunk);
-        let sql = format!("SELECT {TARGET_COLUMNS} FROM webhook_subscriptions{} AND active = 1", query.where_clause());
+        let sql =
+            format!("SELECT {TARGET_COLUMNS} FROM webhook_subscriptions{} AND active = TRUE", query.where_clause());
         for row in query_with(&sql, query).fetch_all(&mut *conn).await? {
             targets.push(target(&row)?);
         }
@@ -176,14 +177,14 @@ pub async fn count_failure(conn: &mut Conn, id: &str, at: &str) -> StoreResult<O
 
 /// Turns a subscription off and drops what it had queued.
 pub async fn turn_off(conn: &mut Conn, id: &str) -> StoreResult<()> {
-    query("UPDATE webhook_subscriptions SET active = 0 WHERE id = $1").bind(id).execute(&mut *conn).await?;
+    query("UPDATE webhook_subscriptions SET active = FALSE WHERE id = $1").bind(id).execute(&mut *conn).await?;
     drop_queue(conn, id).await
 }
 
 /// Drops the events still queued for a subscription (and the events no other subscription still waits for).
 pub async fn drop_queue(conn: &mut Conn, id: &str) -> StoreResult<()> {
     query(
-        "DELETE FROM outbox_events WHERE handed_out = 1 \
+        "DELETE FROM outbox_events WHERE handed_out = TRUE \
          AND id IN (SELECT event_id FROM webhook_queue WHERE subscription_id = $1) \
          AND NOT EXISTS (SELECT 1 FROM webhook_queue q WHERE q.event_id = outbox_events.id AND q.subscription_id <> $1)",
     )
@@ -219,15 +220,15 @@ pub async fn insert_deliveries(conn: &mut Conn, deliveries: &[&NewDelivery]) -> 
             .iter()
             .map(|d| {
                 let row = [
-                    values.bind(d.delivery.id.clone()),
-                    values.bind(d.subscription_id.clone()),
-                    values.bind(d.delivery.event_id.clone()),
+                    values.bind_as(d.delivery.id.clone(), StoredAs::Id),
+                    values.bind_as(d.subscription_id.clone(), StoredAs::Id),
+                    values.bind_as(d.delivery.event_id.clone(), StoredAs::Id),
                     values.bind(d.delivery.event.as_str()),
-                    values.bind(format_ts(d.delivery.attempted_at)),
-                    values.bind(bool_int(d.delivery.success)),
-                    values.bind(d.delivery.status_code),
+                    values.bind_as(format_ts(d.delivery.attempted_at), StoredAs::Instant),
+                    values.bind_as(bool_int(d.delivery.success), StoredAs::Flag),
+                    values.bind_as(d.delivery.status_code, StoredAs::Integer),
                     values.bind(d.delivery.error.clone()),
-                    values.bind(d.delivery.duration_ms),
+                    values.bind_as(d.delivery.duration_ms, StoredAs::Integer),
                 ];
                 format!("({})", row.join(", "))
             })
@@ -244,14 +245,15 @@ pub async fn insert_deliveries(conn: &mut Conn, deliveries: &[&NewDelivery]) -> 
     Ok(())
 }
 
-/// Keeps the newest `keep` attempts of a subscription (ids are time-ordered UUIDv7).
+/// Keeps the newest `keep` attempts of a subscription (ids are time-ordered UUIDv7): deletes those older than the
+/// oldest attempt kept (none while there are `keep` or fewer).
 pub async fn prune_deliveries(conn: &mut Conn, subscription_id: &str, keep: i64) -> StoreResult<()> {
     query(
-        "DELETE FROM webhook_deliveries WHERE subscription_id = $1 AND id < (SELECT MIN(id) FROM \
-         (SELECT id FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY id DESC LIMIT $2) AS newest)",
+        "DELETE FROM webhook_deliveries WHERE subscription_id = $1 AND id < (SELECT id FROM webhook_deliveries \
+         WHERE subscription_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)",
     )
     .bind(subscription_id)
-    .bind(keep)
+    .bind(keep.max(1) - 1)
     .execute(conn)
     .await?;
     Ok(())

@@ -24,7 +24,7 @@ impl CountFolder {
         let task = tokio::spawn(async move {
             loop {
                 if let Err(err) = reservation_counts::fold(&db).await {
-                    tracing::warn!(error = %err, "could not fold the reservation count changes; the next round will");
+                    tracing::warn!(error = ?err, "could not fold the reservation count changes; the next round will");
                 }
                 tokio::select! {
                     _ = tokio::time::sleep(every) => {}

@@ -147,7 +147,7 @@ async fn run(db: Db, postbox: Postbox, options: MailOptions, mut stopped: watch:
         let claimed = match guest_messages::claim_due(&db, options.lease, options.batch_size).await {
             Ok(claimed) => claimed,
             Err(err) => {
-                tracing::warn!(error = %err, "could not claim due guest messages");
+                tracing::warn!(error = ?err, "could not claim due guest messages");
                 Vec::new()
             }
         };
@@ -175,7 +175,7 @@ async fn deliver(db: &Db, postbox: &Postbox, options: &MailOptions, claimed: &Cl
         Ok(Composed::Skip(reason)) => Attempt::Skipped(reason),
         Ok(Composed::Send(letter)) => postbox.send(&m.recipient, &letter).await,
         Err(err) => {
-            tracing::warn!(message = %m.id, error = %err, "could not write a guest message; it is tried again");
+            tracing::warn!(message = %m.id, error = ?err, "could not write a guest message; it is tried again");
             Attempt::TemporaryFailure(format!("the message could not be written: {err}"))
         }
     };
@@ -199,7 +199,7 @@ async fn deliver(db: &Db, postbox: &Postbox, options: &MailOptions, claimed: &Cl
             tracing::info!(message = %m.id, "a guest message's claim ran out while it was sent; another process took it over")
         }
         Err(err) => {
-            tracing::warn!(message = %m.id, error = %err, "could not record a guest message's attempt; its claim runs out and it is tried again")
+            tracing::warn!(message = %m.id, error = ?err, "could not record a guest message's attempt; its claim runs out and it is tried again")
         }
     }
 }

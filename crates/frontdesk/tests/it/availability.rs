@@ -287,7 +287,7 @@ async fn approvals_race_for_the_last_room(s: TestServer) {
     assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 1, "{statuses:?}");
     assert_eq!(statuses.iter().filter(|s| **s == 409).count(), 49, "{statuses:?}");
     let mut conn = server.db.read().await.unwrap();
-    let held: i64 = frontdesk::store::query("SELECT COUNT(*) AS n FROM reservation_rooms WHERE holds_inventory = 1")
+    let held: i64 = frontdesk::store::query("SELECT COUNT(*) AS n FROM reservation_rooms WHERE holds_inventory = TRUE")
         .fetch_one(&mut conn)
         .await
         .unwrap()

@@ -396,21 +396,33 @@ async fn serve_starts_without_redis_logs_once_per_outage_and_connects_when_it_co
     let _ = std::fs::remove_file(&log);
 }
 
-/// Writes `rows` guests of `organization_id` straight into the database (faster than the API), with ids `{prefix}{n}`
-/// and the stored instant `created_at` (which a reader must be able to parse).
-async fn insert_guests(s: &TestServer, organization_id: &str, prefix: &str, rows: usize, created_at: &str) {
+/// Writes `rows` guests of `organization_id` straight into the database (faster than the API), whose ids sort after
+/// those of guests written with a smaller `place` (ids sort as bytes); `readable: false` stores a creation instant
+/// that no reader can read.
+async fn insert_guests(s: &TestServer, organization_id: &str, place: u8, rows: usize, readable: bool) {
+    // What each engine can hold and the service cannot read: SQLite's text holds anything, PostgreSQL's
+    // `timestamptz` holds infinity, which no calendar has.
+    let unreadable = match s.engine {
+        Engine::Sqlite => "'not an instant'",
+        Engine::Postgres => "'infinity'",
+    };
     let mut tx = s.db.begin_write().await.expect("write");
     for n in 0..rows {
+        let id = format!("{place}0000000-0000-7000-8000-{n:012}");
         frontdesk::store::query(
             "INSERT INTO guests (id, organization_id, first_name, last_name, created_at, updated_at) \
              VALUES ($1, $2, 'Ada', 'Lovelace', $3, $3)",
         )
-        .bind(format!("{prefix}{n:06}"))
+        .bind(&id)
         .bind(organization_id)
-        .bind(created_at)
+        .bind(GOOD_INSTANT)
         .execute(tx.conn())
         .await
         .expect("guest row");
+        if !readable {
+            let sql = format!("UPDATE guests SET created_at = {unreadable} WHERE id = $1");
+            frontdesk::store::query(&sql).bind(&id).execute(tx.conn()).await.expect("an unreadable instant");
+        }
     }
     tx.commit().await.expect("commit");
 }
@@ -419,9 +431,9 @@ const GOOD_INSTANT: &str = "2026-01-01T12:00:00.000000Z";
 
 async fn a_streamed_list_that_fails_at_its_first_row_is_an_error_answer_not_a_200(s: TestServer) {
     let org = s.org("Acme").await;
-    insert_guests(&s, &org.id, "1-guest-", 3, GOOD_INSTANT).await;
-    // Sorted first (ids sort as bytes): a row that cannot be read.
-    insert_guests(&s, &org.id, "0-unreadable-", 1, "not an instant").await;
+    insert_guests(&s, &org.id, 1, 3, true).await;
+    // Sorted first: a row that cannot be read.
+    insert_guests(&s, &org.id, 0, 1, false).await;
     // `limit` 0 (the default) streams every match.
     let answer = s.get("/api/guests", &org.auth()).await.expect(500);
     assert_eq!(answer.body["detail"], "the service could not complete the request");
@@ -432,8 +444,8 @@ async fn a_streamed_list_that_fails_at_its_first_row_is_an_error_answer_not_a_20
 
 async fn a_streamed_list_that_fails_midway_is_cut_off_never_ended_cleanly(s: TestServer) {
     let org = s.org("Acme").await;
-    insert_guests(&s, &org.id, "1-guest-", 600, GOOD_INSTANT).await;
-    insert_guests(&s, &org.id, "2-unreadable-", 1, "not an instant").await;
+    insert_guests(&s, &org.id, 1, 600, true).await;
+    insert_guests(&s, &org.id, 2, 1, false).await;
     let res = s.client.get(format!("{}/api/guests", s.base)).header("authorization", format!("Token {}", org.token));
     let res = res.send().await.unwrap();
     assert_eq!(res.status(), 200, "the first row was read before the status");
@@ -455,7 +467,7 @@ async fn postgres_connections_terminated_under_a_long_streamed_list_cut_it_off()
     let mut tx = s.db.begin_write().await.expect("write");
     frontdesk::store::query(
         "INSERT INTO guests (id, organization_id, first_name, last_name, notes, created_at, updated_at) \
-         SELECT 'g-' || lpad(n::text, 7, '0'), $1, 'Ada', 'Lovelace', repeat('x', 200), $2, $2 \
+         SELECT gen_random_uuid(), $1, 'Ada', 'Lovelace', repeat('x', 200), $2, $2 \
          FROM generate_series(1, 100000) AS n",
     )
     .bind(&org.id)

@@ -37,6 +37,7 @@ mod front_desk;
 mod guest_messages;
 mod hardening;
 mod mcp;
+mod native_types;
 mod operations;
 mod postgres_restart;
 mod processes;

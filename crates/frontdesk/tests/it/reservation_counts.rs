@@ -69,17 +69,16 @@ async fn writer(s: Arc<TestServer>, org: Arc<Org>, hotels: Arc<Vec<Hotel>>, seed
 /// `COUNT(*)` of an organization's reservations, of one hotel and one status if given.
 async fn real_count(s: &TestServer, org: &str, hotel: Option<&str>, status: Option<ReservationStatus>) -> i64 {
     let mut conn = s.db.read().await.expect("connection");
-    let sql = "SELECT COUNT(*) AS n FROM reservations WHERE organization_id = $1 \
-               AND ($2 = '' OR hotel_id = $2) AND ($3 = '' OR status = $3)";
-    frontdesk::store::query(sql)
-        .bind(org)
-        .bind(hotel.unwrap_or(""))
-        .bind(status.map(|s| s.as_str()).unwrap_or(""))
-        .fetch_one(&mut conn)
-        .await
-        .expect("count")
-        .try_get("n")
-        .expect("n")
+    let mut c = frontdesk::store::sql::Conditions::new(s.engine);
+    c.push("organization_id = ?", org);
+    if let Some(hotel) = hotel {
+        c.push("hotel_id = ?", hotel);
+    }
+    if let Some(status) = status {
+        c.push("status = ?", status.as_str());
+    }
+    let sql = format!("SELECT COUNT(*) AS n FROM reservations{}", c.where_clause());
+    frontdesk::store::query_with(&sql, c).fetch_one(&mut conn).await.expect("count").try_get("n").expect("n")
 }
 
 /// The API's total (`X-Total-Count` of a one-row page), of one hotel if given.
@@ -194,14 +193,21 @@ async fn an_upgraded_database_starts_with_the_counts_of_its_reservations(engine:
     db.migrate_with(&before).await.expect("migrations up to 0019");
     let mut tx = db.begin_write().await.expect("a transaction");
     let at = "2026-01-01T00:00:00.000000Z";
-    frontdesk::store::query(
-        "INSERT INTO organizations (id, name, created_at) VALUES ('org-1', 'One', $1), ('org-2', 'Two', $1)",
-    )
-    .bind(at)
-    .execute(tx.conn())
-    .await
-    .expect("organizations");
-    for (hotel, org) in [("hotel-a", "org-1"), ("hotel-b", "org-1"), ("hotel-c", "org-2")] {
+    // Ids as the service draws them (UUIDs), which a later migration (0021) converts to PostgreSQL's `uuid`.
+    let (org_1, org_2) = ("00000000-0000-7000-8000-0000000000a1", "00000000-0000-7000-8000-0000000000a2");
+    let hotels = [
+        ("00000000-0000-7000-8000-0000000000b1", org_1),
+        ("00000000-0000-7000-8000-0000000000b2", org_1),
+        ("00000000-0000-7000-8000-0000000000b3", org_2),
+    ];
+    frontdesk::store::query("INSERT INTO organizations (id, name, created_at) VALUES ($1, 'One', $3), ($2, 'Two', $3)")
+        .bind(org_1)
+        .bind(org_2)
+        .bind(at)
+        .execute(tx.conn())
+        .await
+        .expect("organizations");
+    for (hotel, org) in hotels {
         frontdesk::store::query(
             "INSERT INTO hotels (id, organization_id, name, timezone, currency, check_in_time, check_out_time, \
              public_booking, created_at, updated_at) VALUES ($1, $2, $1, 'UTC', 'EUR', '15:00', '11:00', 0, $3, $3)",
@@ -215,13 +221,13 @@ async fn an_upgraded_database_starts_with_the_counts_of_its_reservations(engine:
     }
     let statuses = ["CONFIRMED", "REQUESTED", "CANCELLED", "CHECKED_OUT"];
     for i in 0..37_usize {
-        let (hotel, org) = [("hotel-a", "org-1"), ("hotel-b", "org-1"), ("hotel-c", "org-2")][i % 3];
+        let (hotel, org) = hotels[i % 3];
         frontdesk::store::query(
             "INSERT INTO reservations (id, organization_id, hotel_id, status, check_in_date, check_out_date, nights, \
              start_time, end_time, adults, children, infants, total_price, currency, source, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, '2026-03-01', '2026-03-02', 1, $5, $5, 2, 0, 0, 100, 'EUR', 'DIRECT', $5, $5)",
         )
-        .bind(format!("r-{i:03}"))
+        .bind(format!("00000000-0000-7000-8000-{i:012}"))
         .bind(org)
         .bind(hotel)
         .bind(statuses[i * 7 % 4])

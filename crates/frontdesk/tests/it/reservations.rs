@@ -528,7 +528,7 @@ async fn racing_writers_never_take_the_last_room_twice(s: TestServer) {
     }
     assert_eq!(won, 1, "exactly one writer gets the last room");
     let mut conn = server.db.read().await.unwrap();
-    let held: i64 = frontdesk::store::query("SELECT COUNT(*) AS n FROM reservation_rooms WHERE holds_inventory = 1")
+    let held: i64 = frontdesk::store::query("SELECT COUNT(*) AS n FROM reservation_rooms WHERE holds_inventory = TRUE")
         .fetch_one(&mut conn)
         .await
         .unwrap()

@@ -1,7 +1,7 @@
 //! Folios and their charges: read (with the reservation, or inside a write) and replaced whole.
 
 use crate::domain::reservations::{Folio, FolioCharge};
-use crate::store::daily_rates::format_date;
+use crate::store::format_date;
 use crate::store::sql::Conditions;
 use crate::store::{format_ts, Engine, StoreResult};
 use crate::store::{query, query_with, Conn};

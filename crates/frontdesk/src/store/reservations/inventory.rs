@@ -4,7 +4,7 @@
 use chrono::NaiveDate;
 
 use crate::domain::rooms::HousekeepingStatus;
-use crate::store::daily_rates::format_date;
+use crate::store::format_date;
 use crate::store::sql::Conditions;
 use crate::store::{query, query_with, Conn};
 use crate::store::{Engine, RowExt, StoreResult};
@@ -142,7 +142,7 @@ pub async fn room_taken(
     except_reservation: &str,
 ) -> StoreResult<bool> {
     let row = query(
-        "SELECT COUNT(*) AS n FROM reservation_rooms WHERE room_id = $1 AND holds_inventory = 1 \
+        "SELECT COUNT(*) AS n FROM reservation_rooms WHERE room_id = $1 AND holds_inventory = TRUE \
          AND check_in_date < $2 AND check_out_date > $3 AND reservation_id <> $4",
     )
     .bind(room_id)
@@ -158,7 +158,7 @@ pub async fn room_taken(
 pub async fn held_assignment(conn: &mut Conn, room_id: &str) -> StoreResult<Option<String>> {
     let row = query(
         "SELECT r.reference FROM reservation_rooms rr JOIN reservations r ON r.id = rr.reservation_id \
-         WHERE rr.room_id = $1 AND rr.holds_inventory = 1 ORDER BY rr.check_in_date LIMIT 1",
+         WHERE rr.room_id = $1 AND rr.holds_inventory = TRUE ORDER BY rr.check_in_date LIMIT 1",
     )
     .bind(room_id)
     .fetch_optional(conn)
@@ -168,7 +168,7 @@ pub async fn held_assignment(conn: &mut Conn, room_id: &str) -> StoreResult<Opti
 
 /// The stays (check-in, check-out) of the rooms of `room_type_id` that hold inventory.
 pub async fn held_stays(conn: &mut Conn, room_type_id: &str) -> StoreResult<Vec<(NaiveDate, NaiveDate)>> {
-    query("SELECT check_in_date, check_out_date FROM reservation_rooms WHERE room_type_id = $1 AND holds_inventory = 1")
+    query("SELECT check_in_date, check_out_date FROM reservation_rooms WHERE room_type_id = $1 AND holds_inventory = TRUE")
         .bind(room_type_id)
         .fetch_all(conn)
         .await?

@@ -4,7 +4,7 @@
 use super::{reservation, AFTER_COLUMNS, COLUMNS};
 use crate::domain::listing::Page;
 use crate::domain::reservations::{Reservation, ReservationStatus, StayFilter};
-use crate::store::daily_rates::format_date;
+use crate::store::format_date;
 use crate::store::reservation_counts;
 use crate::store::sql::Conditions;
 use crate::store::{self, format_ts, Db, Engine, StoreResult};
@@ -57,12 +57,12 @@ fn check_in_bound(engine: Engine, by_hotel: bool) -> &'static str {
              WHERE organization_id = ?) || ' days')"
         }
         (Engine::Postgres, true) => {
-            "check_in_date >= to_char(CAST(? AS DATE) - CAST((SELECT COALESCE(MAX(nights), 0) FROM reservations \
-             WHERE hotel_id = ?) AS INTEGER), 'YYYY-MM-DD')"
+            "check_in_date >= CAST(? AS DATE) - CAST((SELECT COALESCE(MAX(nights), 0) FROM reservations \
+             WHERE hotel_id = ?) AS INTEGER)"
         }
         (Engine::Postgres, false) => {
-            "check_in_date >= to_char(CAST(? AS DATE) - CAST((SELECT COALESCE(MAX(nights), 0) FROM reservations \
-             WHERE organization_id = ?) AS INTEGER), 'YYYY-MM-DD')"
+            "check_in_date >= CAST(? AS DATE) - CAST((SELECT COALESCE(MAX(nights), 0) FROM reservations \
+             WHERE organization_id = ?) AS INTEGER)"
         }
     }
 }

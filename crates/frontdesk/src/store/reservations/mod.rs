@@ -13,7 +13,7 @@ mod rooms;
 mod stay;
 
 use crate::domain::reservations::{FolioCharge, Reservation, ReservationRoom, ReservationStatus, Source};
-use crate::store::daily_rates::format_date;
+use crate::store::format_date;
 use crate::store::sql::Conditions;
 use crate::store::{format_ts, Db, StoreResult};
 use crate::store::{query, query_with, Conn};

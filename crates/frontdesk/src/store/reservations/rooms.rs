@@ -5,7 +5,7 @@ use chrono::NaiveDate;
 
 use super::decode_err;
 use crate::domain::reservations::{Reservation, ReservationRoom, ReservationStatus, RoomStatus};
-use crate::store::daily_rates::format_date;
+use crate::store::format_date;
 use crate::store::sql::Conditions;
 use crate::store::PortableRow;
 use crate::store::{bool_int, Engine, RowExt, StoreResult};

@@ -4,7 +4,7 @@
 use chrono::NaiveDate;
 
 use crate::domain::reservations::{ReservationStatus, RoomStatus};
-use crate::store::daily_rates::format_date;
+use crate::store::format_date;
 use crate::store::{format_ts, RowExt, StoreResult};
 use crate::store::{query, Conn};
 

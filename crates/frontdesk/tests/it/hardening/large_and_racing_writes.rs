@@ -126,7 +126,8 @@ async fn an_abandoned_write_lets_go_of_its_locks_at_once(s: TestServer) {
         frontdesk::store::Engine::Postgres => {
             let mut conn = sqlx::PgConnection::connect(s.database_url()).await.expect("connect");
             sqlx::query("SET lock_timeout = '100ms'").execute(&mut conn).await.expect("set");
-            sqlx::query(update).bind(&hotel).execute(&mut conn).await.expect("the row lock was let go");
+            let id = uuid::Uuid::parse_str(&hotel).expect("a hotel id");
+            sqlx::query(update).bind(id).execute(&mut conn).await.expect("the row lock was let go");
         }
     }
     let read = s.get(&format!("/api/hotels/{hotel}"), &org.auth()).await.expect(200);
