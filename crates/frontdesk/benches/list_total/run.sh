@@ -27,7 +27,7 @@ psql "$server/$db" -q -v ON_ERROR_STOP=1 -f "$here/seed.sql" >/dev/null
 
 columns="id, hotel_id, guest_id, status, check_in_date, check_out_date, start_time, end_time, adults, children, \
 infants, total_price, currency, source, channel_reference, notes, created_at, updated_at, reference"
-where="organization_id = 'org-1' AND hotel_id = 'hotel-' || lpad(:h::text, 2, '0')"
+where="organization_id = '00000000-0000-7000-8000-000000000001' AND hotel_id = ('00000000-0000-7000-8000-0000000001' || lpad(:h::text, 2, '0'))::uuid"
 scripts=$(mktemp -d)
 printf '\\set h random(1, 20)\nSELECT %s, (SELECT COUNT(*) FROM reservations WHERE %s) AS total_count FROM reservations WHERE %s ORDER BY id LIMIT 50 OFFSET 0;\n' \
   "$columns" "$where" "$where" > "$scripts/counted.sql"
@@ -52,7 +52,8 @@ awk -v a="${sum[counted]}" -v b="${sum[counts]}" -v c="${sum[page]}" 'BEGIN {
   printf "mean     counted %.3f ms, counts %.3f ms, page %.3f ms: counts is %.1fx cheaper than counted, %.2fx the page alone\n",
     a / 2, b / 2, c / 2, a / b, b / c }'
 
-psql "$server/$db" -qc "INSERT INTO reservation_count_changes SELECT 'org-1', 'hotel-' || lpad((1 + i % 20)::text, 2, '0'), \
+psql "$server/$db" -qc "INSERT INTO reservation_count_changes SELECT '00000000-0000-7000-8000-000000000001', \
+  ('00000000-0000-7000-8000-0000000001' || lpad((1 + i % 20)::text, 2, '0'))::uuid, \
   (ARRAY['CONFIRMED','CANCELLED','REQUESTED'])[1 + i % 3], CASE WHEN i % 2 = 0 THEN 1 ELSE -1 END \
   FROM generate_series(1, 40000) i; ANALYZE reservation_count_changes;"
 printf 'counts with 40,000 changes not folded: %.3f ms per statement (page alone %.3f ms)\n' "$(latency counts)" "$(latency page)"

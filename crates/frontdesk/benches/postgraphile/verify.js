@@ -32,20 +32,21 @@ const psql = (sql) =>
   }).trim();
 
 const SEED = `
-INSERT INTO organizations VALUES ('org1', 'Org 1', '2026-01-01T00:00:00Z'), ('org2', 'Org 2', '2026-01-01T00:00:00Z');
+-- Ids are UUIDs made from a name (md5(name)::uuid), so that the checks below can name them.
+INSERT INTO organizations VALUES (md5('org1')::uuid, 'Org 1', '2026-01-01T00:00:00Z'), (md5('org2')::uuid, 'Org 2', '2026-01-01T00:00:00Z');
 INSERT INTO hotels (id, organization_id, name, timezone, currency, check_in_time, check_out_time, public_booking,
     created_at, updated_at)
-SELECT h, o, 'Hotel ' || h, 'UTC', 'EUR', '15:00', '11:00', 0, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'
+SELECT md5(h)::uuid, md5(o)::uuid, 'Hotel ' || h, 'UTC', 'EUR', '15:00', '11:00', FALSE, timestamptz '2026-01-01T00:00:00Z', timestamptz '2026-01-01T00:00:00Z'
 FROM (VALUES ('h1', 'org1'), ('h2', 'org1'), ('h3', 'org2')) v (h, o);
 INSERT INTO room_types (id, organization_id, hotel_id, name, max_occupancy, max_adults, max_children, created_at,
     updated_at)
-SELECT 'rt-' || id, organization_id, id, 'Double', 2, 2, 0, created_at, updated_at FROM hotels;
+SELECT md5('rt-' || id)::uuid, organization_id, id, 'Double', 2, 2, 0, created_at, updated_at FROM hotels;
 -- md5 ids: id order is not insertion order, and many stays share a check-in date, so the id tie-break is tested.
 INSERT INTO reservations (id, organization_id, hotel_id, status, check_in_date, check_out_date, nights, start_time,
     end_time, adults, children, infants, total_price, currency, source, created_at, updated_at)
-SELECT md5(i::text), o, h, 'CONFIRMED', to_char(ci, 'YYYY-MM-DD'), to_char(ci + n, 'YYYY-MM-DD'), n,
-    to_char(ci, 'YYYY-MM-DD') || 'T15:00:00Z', to_char(ci + n, 'YYYY-MM-DD') || 'T11:00:00Z', 2, 0, 0, 10000 * n,
-    'EUR', 'DIRECT', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z'
+SELECT md5(i::text)::uuid, md5(o)::uuid, md5(h)::uuid, 'CONFIRMED', ci, ci + n, n,
+    (ci + time '15:00') AT TIME ZONE 'UTC', (ci + n + time '11:00') AT TIME ZONE 'UTC', 2, 0, 0, 10000 * n,
+    'EUR', 'DIRECT', timestamptz '2026-01-01T00:00:00Z', timestamptz '2026-01-01T00:00:00Z'
 FROM (SELECT i, CASE WHEN i <= 23000 THEN 'org1' ELSE 'org2' END AS o,
              CASE WHEN i <= 20000 THEN 'h1' WHEN i <= 23000 THEN 'h2' ELSE 'h3' END AS h,
              date '2026-01-01' + (hashint4(i) & 1023) % 730 AS ci, 1 + (hashint4(i * 7) & 1023) % (CASE WHEN i <= 20000 THEN 14 ELSE 30 END) AS n
@@ -53,12 +54,12 @@ FROM (SELECT i, CASE WHEN i <= 23000 THEN 'org1' ELSE 'org2' END AS o,
 -- Long stays get a second room, inserted before the first so that position order is not insertion order.
 INSERT INTO reservation_rooms (id, reservation_id, hotel_id, room_type_id, status, adults, children, infants, price,
     check_in_date, check_out_date, holds_inventory, position)
-SELECT md5(r.id || p), r.id, r.hotel_id, 'rt-' || r.hotel_id, 'CONFIRMED', 2, 0, 0, r.total_price, r.check_in_date,
-    r.check_out_date, 1, p
+SELECT md5(r.id::text || p)::uuid, r.id, r.hotel_id, md5('rt-' || r.hotel_id)::uuid, 'CONFIRMED', 2, 0, 0, r.total_price, r.check_in_date,
+    r.check_out_date, TRUE, p
 FROM reservations r CROSS JOIN (VALUES (1), (0)) v (p) WHERE p = 0 OR r.nights > 10;
-INSERT INTO folios SELECT 'f-' || id, id, 'EUR', created_at FROM reservations WHERE nights % 3 = 0;
+INSERT INTO folios SELECT md5('f-' || id)::uuid, id, 'EUR', created_at FROM reservations WHERE nights % 3 = 0;
 INSERT INTO folio_charges
-SELECT md5(f.id || p), f.id, '2026-02-0' || (3 - p), 'Charge ' || p, 100 * (p + 1), 'EUR', p
+SELECT md5(f.id::text || p)::uuid, f.id, date '2026-02-01' + (2 - p), 'Charge ' || p, 100 * (p + 1), 'EUR', p
 FROM folios f CROSS JOIN (VALUES (1), (0)) v (p);
 ANALYZE;`;
 
@@ -108,7 +109,8 @@ async function main() {
       ['2026-06-01', '2026-06-14'], ['2026-06-01', '2026-08-31'], ['2027-02-27', '2027-03-01'], ['2027-12-25', '2028-01-31'],
       ['2028-02-01', '2028-02-28'], ['2026-01-01', '2027-12-31'],
     ];
-    const hotels = [['org1', 'h1'], ['org1', 'h2'], ['org2', 'h3'], ['org2', 'h1']];
+    const uid = (name) => psql(`SELECT md5('${name}')::uuid`);
+    const hotels = [['org1', 'h1'], ['org1', 'h2'], ['org2', 'h3'], ['org2', 'h1']].map(([o, h]) => [uid(o), uid(h)]);
     let cases = 0;
     for (const [organizationId, hotelId] of hotels) {
       const longest = Number(psql(`SELECT COALESCE(MAX(nights), 0) FROM reservations WHERE hotel_id = '${hotelId}'`));
@@ -118,7 +120,7 @@ async function main() {
         const got = `${data.allReservations.totalCount} ${data.allReservations.nodes.map((n) => n.id).join(',')}`;
         const where = `organization_id = '${organizationId}' AND hotel_id = '${hotelId}' AND check_out_date > '${from}' AND check_in_date <= '${to}'`;
         const want = psql(
-          `SELECT (SELECT COUNT(*) FROM reservations WHERE ${where}) || ' ' || COALESCE((SELECT string_agg(id, ',' ORDER BY check_in_date, id) ` +
+          `SELECT (SELECT COUNT(*) FROM reservations WHERE ${where}) || ' ' || COALESCE((SELECT string_agg(id::text, ',' ORDER BY check_in_date, id) ` +
             `FROM (SELECT id, check_in_date FROM reservations WHERE ${where} ORDER BY check_in_date, id LIMIT 50) page), '')`,
         );
         check(`stay window ${organizationId}/${hotelId} ${from}..${to}`, got, want);
@@ -128,9 +130,9 @@ async function main() {
 
     // (2) single reservations: one or two rooms, with and without a folio, and an unknown id.
     const ids = psql(
-      `(SELECT id FROM reservations WHERE nights > 10 AND nights % 3 = 0 LIMIT 5) UNION ALL (SELECT id FROM reservations WHERE nights <= 10 AND nights % 3 <> 0 LIMIT 5) UNION ALL (SELECT id FROM reservations WHERE hotel_id = 'h3' LIMIT 5)`,
+      `(SELECT id FROM reservations WHERE nights > 10 AND nights % 3 = 0 LIMIT 5) UNION ALL (SELECT id FROM reservations WHERE nights <= 10 AND nights % 3 <> 0 LIMIT 5) UNION ALL (SELECT id FROM reservations WHERE hotel_id = md5('h3')::uuid LIMIT 5)`,
     ).split('\n');
-    for (const id of [...ids, 'no-such-reservation']) {
+    for (const id of [...ids, '00000000-0000-0000-0000-000000000000']) {
       const r = (await gql(queries.reservation, { id })).reservationById;
       const got = r
         ? `${r.id} ${r.checkInDate} ${r.totalPrice} rooms ${r.reservationRoomsByReservationIdList.map((x) => x.id).join(',')} folio ` +
@@ -138,7 +140,7 @@ async function main() {
         : 'null';
       const want =
         psql(
-          `SELECT r.id || ' ' || r.check_in_date || ' ' || r.total_price || ' rooms ' || (SELECT string_agg(id, ',' ORDER BY position) FROM reservation_rooms WHERE reservation_id = r.id) || ' folio ' || ` +
+          `SELECT r.id || ' ' || r.check_in_date || ' ' || r.total_price || ' rooms ' || (SELECT string_agg(id::text, ',' ORDER BY position) FROM reservation_rooms WHERE reservation_id = r.id) || ' folio ' || ` +
             `COALESCE((SELECT f.id || ' ' || (SELECT string_agg(c.id || ':' || c.amount, ',' ORDER BY c.position) FROM folio_charges c WHERE c.folio_id = f.id) FROM folios f WHERE f.reservation_id = r.id), '') ` +
             `FROM reservations r WHERE r.id = '${id}'`,
         ) || 'null';
@@ -149,7 +151,7 @@ async function main() {
 
     // A rough sequential timing (one client, keep-alive), only to see that nothing is pathologically slow.
     for (const [name, doc, variables] of [
-      ['stayWindow', queries.stayWindow, { organizationId: 'org1', hotelId: 'h1', checkInFrom: '2026-05-18', from: '2026-06-01', to: '2026-06-14', first: 50 }],
+      ['stayWindow', queries.stayWindow, { organizationId: hotels[0][0], hotelId: hotels[0][1], checkInFrom: '2026-05-18', from: '2026-06-01', to: '2026-06-14', first: 50 }],
       ['reservation', queries.reservation, { id: ids[0] }],
     ]) {
       for (let i = 0; i < 50; i++) await gql(doc, variables);

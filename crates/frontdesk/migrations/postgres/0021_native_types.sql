@@ -21,7 +21,7 @@ DROP TRIGGER rooms_changed ON rooms;
 
 -- A foreign key holds only between columns of one type: every foreign key is dropped, and made again as it was
 -- once both sides are converted.
-CREATE TEMPORARY TABLE native_types_foreign_keys ON COMMIT DROP AS
+CREATE TEMPORARY TABLE native_types_foreign_keys AS
     SELECT conrelid::regclass AS table_name, conname AS name, pg_get_constraintdef(oid) AS definition
     FROM pg_constraint
     WHERE contype = 'f' AND connamespace = current_schema()::regnamespace;
@@ -279,6 +279,7 @@ BEGIN
     END LOOP;
 END
 $$;
+DROP TABLE native_types_foreign_keys;
 
 -- The availability note takes the hotel's id as it now is.
 DROP FUNCTION note_availability_change(TEXT);

@@ -6,18 +6,22 @@
 //! a [`Conn`] holds a PostgreSQL or a SQLite connection, [`query`] binds values ([`SqlValue`]) with that engine's
 //! driver, and a [`Row`] is read by code written once for both ([`Cell`], [`RowExt`], [`PortableRow`]). That keeps
 //! the business rules in [`crate::domain`] written once, and keeps the engines behaving identically. The price is a
-//! portable subset of SQL and of column types, which these rules keep (native types on PostgreSQL are the next step:
-//! `docs/storage.md`):
+//! portable subset of SQL, which these rules keep (`docs/storage.md` has the why):
 //!
 //! * Placeholders are `$1, $2, …` (SQLite accepts them as numbered parameters).
-//! * Column types are only `TEXT` and `BIGINT`. Booleans are `BIGINT` 0/1 (read with [`RowExt::get_bool`]),
-//!   calendar dates are `TEXT` `YYYY-MM-DD`, instants are `TEXT` in the fixed-width UTC form of [`format_ts`]:
-//!   both sort and compare correctly as text on either engine, so range filters and ORDER BY stay in SQL.
+//! * Each engine stores values in its own types. On PostgreSQL (migration 0021) ids are `uuid`, calendar dates
+//!   `date`, instants `timestamptz`, flags `boolean`; on SQLite they are `TEXT` (`YYYY-MM-DD` dates, instants in the
+//!   fixed-width UTC form of [`format_ts`], which sort as text) and `INTEGER` 0/1. Money is integer minor units on
+//!   both. Code hands the store text and integers ([`SqlValue`]); on PostgreSQL each is bound as the type its
+//!   placeholder has there (`conn.rs`), and read back as the same text and integers, or natively as a date, an
+//!   instant or a flag ([`RowExt`], [`PortableRow`]).
+//! * Flags are compared with `TRUE` and `FALSE`, which both engines read. A value whose type nothing around its
+//!   placeholder says (a column of a `VALUES` list read by a `SELECT`) is bound with [`sql::Conditions::bind_as`].
 //! * Aggregates that PostgreSQL would widen to `NUMERIC` (`SUM`) are cast back with `CAST(... AS BIGINT)`.
 //! * Upserts use `INSERT … ON CONFLICT (…) DO UPDATE SET col = excluded.col`, which both engines implement.
-//! * Text compares as bytes, as SQLite compares it: on PostgreSQL, the identifiers, codes, dates and instants of
-//!   reservations, their rooms and folios are declared `COLLATE "C"` (migration 0013), whatever the database's
-//!   default collation.
+//! * Text compares as bytes, as SQLite compares it: on PostgreSQL, the codes and statuses of reservations, their
+//!   rooms and folios are declared `COLLATE "C"` (migration 0013), whatever the database's default collation; a
+//!   `uuid` orders as its text does.
 //! * Where the dialects must differ (row locks), the difference is a constant chosen by [`Engine`], never text
 //!   built from input.
 //!
