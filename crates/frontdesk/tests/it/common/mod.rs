@@ -269,12 +269,6 @@ impl TestServer {
         Self::start_on(database, |_| {}).await
     }
 
-    /// Serves a database as it is, without applying this release's migrations: for upgrade tests that read a
-    /// database as an earlier release left it, through the API.
-    pub async fn serve_database_unmigrated(database: TestDatabase) -> anyhow::Result<TestServer> {
-        Self::start_on_migrated(database, |_| {}, false).await
-    }
-
     /// Like [`TestServer::serve_database`], with its configuration adjusted.
     pub async fn serve_database_with(
         database: TestDatabase,
@@ -301,14 +295,6 @@ impl TestServer {
     }
 
     async fn start_on(database: TestDatabase, configure: impl FnOnce(&mut Config)) -> anyhow::Result<TestServer> {
-        Self::start_on_migrated(database, configure, true).await
-    }
-
-    async fn start_on_migrated(
-        database: TestDatabase,
-        configure: impl FnOnce(&mut Config),
-        migrate: bool,
-    ) -> anyhow::Result<TestServer> {
         let engine = database.engine;
         // Bound first, so that the configuration names the address really served (the default public URL). Test
         // receivers listen on the loopback address, which the service refuses unless allowed.
@@ -327,9 +313,7 @@ impl TestServer {
         };
         configure(&mut config);
         let db = Db::connect(&config.database.database_url, config.database.database_max_connections).await?;
-        if migrate {
-            frontdesk::domain::migrate(&db).await?;
-        }
+        frontdesk::domain::migrate(&db).await?;
         let state = AppState::new(db.clone(), config).await?;
         let dispatcher = match state.config.webhook_dispatcher {
             true => Some(Dispatcher::spawn(db.clone(), &state.webhooks, DispatcherOptions::default())?),
@@ -500,15 +484,5 @@ impl TestServer {
             mail.stop().await;
         }
         self.db.close().await;
-    }
-
-    /// Stops the server and hands back its database, kept, to be served again.
-    pub async fn stop_keeping_database(mut self) -> TestDatabase {
-        let database = std::mem::replace(
-            &mut self._database,
-            TestDatabase { url: String::new(), engine: self.engine, cleanup: None },
-        );
-        self.stop().await;
-        database
     }
 }
