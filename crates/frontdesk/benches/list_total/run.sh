@@ -27,7 +27,9 @@ psql "$server/$db" -q -v ON_ERROR_STOP=1 -f "$here/seed.sql" >/dev/null
 
 columns="id, hotel_id, guest_id, status, check_in_date, check_out_date, start_time, end_time, adults, children, \
 infants, total_price, currency, source, channel_reference, notes, created_at, updated_at, reference"
-where="organization_id = '00000000-0000-7000-8000-000000000001' AND hotel_id = ('00000000-0000-7000-8000-0000000001' || lpad(:h::text, 2, '0'))::uuid"
+# The hotel is looked up once per statement (an InitPlan), as the service binds its id: an expression over :h would
+# be computed again for every row the count scans.
+where="organization_id = '00000000-0000-7000-8000-000000000001' AND hotel_id = (SELECT id FROM hotels WHERE name = 'Hotel ' || :h)"
 scripts=$(mktemp -d)
 printf '\\set h random(1, 20)\nSELECT %s, (SELECT COUNT(*) FROM reservations WHERE %s) AS total_count FROM reservations WHERE %s ORDER BY id LIMIT 50 OFFSET 0;\n' \
   "$columns" "$where" "$where" > "$scripts/counted.sql"
