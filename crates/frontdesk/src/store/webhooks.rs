@@ -182,17 +182,19 @@ pub async fn turn_off(conn: &mut Conn, id: &str) -> StoreResult<()> {
 }
 
 /// Drops the events still queued for a subscription (and the events no other subscription still waits for).
+///
+/// Queue rows first, then events, as the dispatcher's recorder takes them (`outbox::finish_queued`, then
+/// `outbox::remove_finished`): deleting an event first cascades to its queue rows, and two writers taking an event
+/// and its queue row in opposite orders can deadlock, which PostgreSQL ends by giving one of them up.
 pub async fn drop_queue(conn: &mut Conn, id: &str) -> StoreResult<()> {
-    query(
-        "DELETE FROM outbox_events WHERE handed_out = TRUE \
-         AND id IN (SELECT event_id FROM webhook_queue WHERE subscription_id = $1) \
-         AND NOT EXISTS (SELECT 1 FROM webhook_queue q WHERE q.event_id = outbox_events.id AND q.subscription_id <> $1)",
-    )
-    .bind(id)
-    .execute(&mut *conn)
-    .await?;
-    query("DELETE FROM webhook_queue WHERE subscription_id = $1").bind(id).execute(&mut *conn).await?;
-    Ok(())
+    let dropped = query("DELETE FROM webhook_queue WHERE subscription_id = $1 RETURNING event_id")
+        .bind(id)
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(|row| row.try_get("event_id"))
+        .collect::<StoreResult<Vec<String>>>()?;
+    super::outbox::remove_finished(conn, &dropped).await
 }
 
 /// A success clears the failure count.

@@ -121,6 +121,19 @@ impl Target {
 /// [`failures_turn_off`]) and drops what it still had queued. Answers the new count and whether the subscription is
 /// still active (`None` if it was deleted meanwhile).
 pub async fn record_failed_delivery(db: &Db, id: &str) -> Result<Option<(i64, bool)>> {
+    // A failure that is not counted is lost for good (nothing counts it later), so a transaction given up for a
+    // concurrent one (a deadlock, on PostgreSQL) is tried again.
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match count_failed_delivery(db, id).await {
+            Err(Error::Conflict(_)) if tries < 3 => continue,
+            outcome => return outcome,
+        }
+    }
+}
+
+async fn count_failed_delivery(db: &Db, id: &str) -> Result<Option<(i64, bool)>> {
     let mut tx = db.begin_write().await?;
     let Some(FailureCount { consecutive_failures, active }) =
         store::webhooks::count_failure(tx.conn(), id, &store::format_ts(now())).await?
