@@ -9,6 +9,8 @@
 //! reads, because `Any` turns every row into an owned copy with each column's name and type rebuilt, which cost a
 //! tenth of the service's CPU on a list page. Now every statement takes the engines' own path.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, NaiveDate, Utc};
 use deadpool::managed::Object;
 use futures::stream::BoxStream;
@@ -226,18 +228,30 @@ pub(super) fn sqlite_args(values: Vec<SqlValue>) -> SqliteArguments<'static> {
 /// A statement and its values, to run on a [`Conn`] of either engine.
 #[must_use = "a statement does nothing until it runs"]
 pub struct Query<'q> {
-    sql: &'q str,
+    sql: Cow<'q, str>,
     values: Vec<SqlValue>,
+    /// A value a built statement could not be given ([`super::statement`]), answered when the statement runs.
+    unbindable: Option<Error>,
 }
 
 /// A statement whose values are bound one by one, in the order of their placeholders (`$1`, `$2`, …).
 pub fn query(sql: &str) -> Query<'_> {
-    Query { sql, values: Vec::new() }
+    Query { sql: Cow::Borrowed(sql), values: Vec::new(), unbindable: None }
 }
 
 /// A statement built with [`Conditions`], whose values it carries.
 pub fn query_with(sql: &str, conditions: Conditions) -> Query<'_> {
-    Query { sql, values: conditions.into_values() }
+    Query { sql: Cow::Borrowed(sql), values: conditions.into_values(), unbindable: None }
+}
+
+impl Query<'static> {
+    /// A statement rendered by [`super::statement`], with its values, or the reason one could not be bound.
+    pub(super) fn rendered(sql: String, values: Result<Vec<SqlValue>, Error>) -> Self {
+        match values {
+            Ok(values) => Query { sql: Cow::Owned(sql), values, unbindable: None },
+            Err(err) => Query { sql: Cow::Owned(sql), values: Vec::new(), unbindable: Some(err) },
+        }
+    }
 }
 
 /// What a statement that returns no rows did.
@@ -259,28 +273,36 @@ impl<'q> Query<'q> {
     }
 
     pub async fn execute(self, conn: &mut Conn) -> StoreResult<Done> {
+        if let Some(err) = self.unbindable {
+            return Err(err);
+        }
+        let sql = &*self.sql;
         let outcome = match conn.handle()? {
-            Handle::Postgres(c) => match postgres_args(c, self.sql, self.values).await {
-                Ok(args) => sqlx::query_with(self.sql, args).execute(&mut **c).await.map(|r| r.rows_affected()),
+            Handle::Postgres(c) => match postgres_args(c, sql, self.values).await {
+                Ok(args) => sqlx::query_with(sql, args).execute(&mut **c).await.map(|r| r.rows_affected()),
                 Err(err) => Err(err),
             },
             Handle::Sqlite(c) => {
-                sqlx::query_with(self.sql, sqlite_args(self.values)).execute(&mut **c).await.map(|r| r.rows_affected())
+                sqlx::query_with(sql, sqlite_args(self.values)).execute(&mut **c).await.map(|r| r.rows_affected())
             }
         };
         conn.checked(outcome).map(|rows_affected| Done { rows_affected })
     }
 
     pub async fn fetch_all(self, conn: &mut Conn) -> StoreResult<Vec<Row>> {
+        if let Some(err) = self.unbindable {
+            return Err(err);
+        }
+        let sql = &*self.sql;
         let outcome = match conn.handle()? {
-            Handle::Postgres(c) => match postgres_args(c, self.sql, self.values).await {
-                Ok(args) => sqlx::query_with(self.sql, args)
+            Handle::Postgres(c) => match postgres_args(c, sql, self.values).await {
+                Ok(args) => sqlx::query_with(sql, args)
                     .fetch_all(&mut **c)
                     .await
                     .map(|rows| rows.into_iter().map(Row::Postgres).collect()),
                 Err(err) => Err(err),
             },
-            Handle::Sqlite(c) => sqlx::query_with(self.sql, sqlite_args(self.values))
+            Handle::Sqlite(c) => sqlx::query_with(sql, sqlite_args(self.values))
                 .fetch_all(&mut **c)
                 .await
                 .map(|rows| rows.into_iter().map(Row::Sqlite).collect()),
@@ -293,15 +315,22 @@ impl<'q> Query<'q> {
         self.fetch_all(conn).await?.iter().map(T::from_row).collect()
     }
 
+    /// The first row, read into a `T` by column position, if there is one.
+    pub async fn fetch_record<T: super::FromPortableRow>(self, conn: &mut Conn) -> StoreResult<Option<T>> {
+        self.fetch_optional(conn).await?.as_ref().map(T::from_row).transpose()
+    }
+
     pub async fn fetch_optional(self, conn: &mut Conn) -> StoreResult<Option<Row>> {
+        if let Some(err) = self.unbindable {
+            return Err(err);
+        }
+        let sql = &*self.sql;
         let outcome = match conn.handle()? {
-            Handle::Postgres(c) => match postgres_args(c, self.sql, self.values).await {
-                Ok(args) => {
-                    sqlx::query_with(self.sql, args).fetch_optional(&mut **c).await.map(|r| r.map(Row::Postgres))
-                }
+            Handle::Postgres(c) => match postgres_args(c, sql, self.values).await {
+                Ok(args) => sqlx::query_with(sql, args).fetch_optional(&mut **c).await.map(|r| r.map(Row::Postgres)),
                 Err(err) => Err(err),
             },
-            Handle::Sqlite(c) => sqlx::query_with(self.sql, sqlite_args(self.values))
+            Handle::Sqlite(c) => sqlx::query_with(sql, sqlite_args(self.values))
                 .fetch_optional(&mut **c)
                 .await
                 .map(|r| r.map(Row::Sqlite)),
@@ -313,22 +342,40 @@ impl<'q> Query<'q> {
         self.fetch_optional(conn).await?.ok_or_else(|| sqlx::Error::RowNotFound.into())
     }
 
-    /// The rows one by one, as the database sends them.
+    /// The rows one by one, as the database sends them. A statement whose text was rendered here
+    /// ([`super::statement`]) is read whole first: the driver's stream borrows the text, which only a statement
+    /// written in the source outlives.
     pub fn fetch<'c>(self, conn: &'c mut Conn) -> BoxStream<'c, StoreResult<Row>>
     where
         'q: 'c,
     {
+        let sql: &'q str = match self.sql {
+            Cow::Borrowed(sql) => sql,
+            Cow::Owned(sql) => {
+                let whole = Query { sql: Cow::Owned(sql), values: self.values, unbindable: self.unbindable };
+                return futures::stream::once(whole.fetch_all(conn))
+                    .map(|rows| match rows {
+                        Ok(rows) => futures::stream::iter(rows.into_iter().map(Ok)).boxed(),
+                        Err(err) => futures::stream::once(async { Err(err) }).boxed(),
+                    })
+                    .flatten()
+                    .boxed();
+            }
+        };
+        if let Some(err) = self.unbindable {
+            return futures::stream::once(async { Err(err) }).boxed();
+        }
         match conn.handle.as_mut() {
             Some(Handle::Postgres(c)) => {
                 let c: &'c mut sqlx::PgConnection = c;
                 async move {
-                    let args = postgres_args(&mut *c, self.sql, self.values).await.map_err(Error::from)?;
-                    Ok(sqlx::query_with(self.sql, args).fetch(c).map(|row| row.map(Row::Postgres).map_err(Error::from)))
+                    let args = postgres_args(&mut *c, sql, self.values).await.map_err(Error::from)?;
+                    Ok(sqlx::query_with(sql, args).fetch(c).map(|row| row.map(Row::Postgres).map_err(Error::from)))
                 }
                 .try_flatten_stream()
                 .boxed()
             }
-            Some(Handle::Sqlite(c)) => sqlx::query_with(self.sql, sqlite_args(self.values))
+            Some(Handle::Sqlite(c)) => sqlx::query_with(sql, sqlite_args(self.values))
                 .fetch(&mut **c)
                 .map(|row| row.map(Row::Sqlite).map_err(Error::from))
                 .boxed(),

@@ -78,7 +78,9 @@ pub mod reservations;
 pub mod room_types;
 pub mod rooms;
 mod rows;
+pub mod schema;
 pub mod sql;
+pub mod statement;
 mod stream;
 pub mod summaries;
 pub mod webhooks;
@@ -93,6 +95,7 @@ pub use conn::{query, query_with, Cell, Column, Conn, Done, Query, Row, SqlValue
 pub use errors::{is_unavailable_cause, Error, ErrorKind};
 pub use pool::{sqlite_file, IfMissing, CHECK_AFTER_IDLE, CONNECT_TIMEOUT, POSTGRES_ACQUIRE_TIMEOUT};
 pub use rows::{bool_int, format_date, format_ts, new_id, parse_date, parse_ts, FromPortableRow, PortableRow, RowExt};
+pub use statement::{insert_row, statement};
 pub use stream::{count, stream};
 
 /// Which database engine a [`Db`] talks to.

@@ -1,14 +1,16 @@
 //! Lists of reservations: the filters of the REST API and the dashboard as SQL, a page with its total, a streamed
 //! list, counts, and what bounds a search by stay dates (the longest stay on record).
 
-use super::{reservation, AFTER_COLUMNS, COLUMNS};
+use super::{column_list, reservation, AFTER_COLUMNS};
 use crate::domain::listing::Page;
 use crate::domain::reservations::{Reservation, ReservationStatus, StayFilter};
 use crate::store::format_date;
 use crate::store::reservation_counts;
 use crate::store::sql::Conditions;
 use crate::store::{self, format_ts, Db, Engine, StoreResult};
-use crate::store::{query, query_with, Conn};
+use crate::store::schema::Reservations as R;
+use crate::store::statement::{statement, Asterisk, Expr, ExprTrait, Sql};
+use crate::store::{query_with, Conn};
 use crate::store::{FromPortableRow, PortableRow};
 
 /// Reservations of a hotel in one status (the dashboard's badge of booking requests waiting), from the counts.
@@ -26,20 +28,12 @@ pub async fn count_in_status(
 
 /// The longest stay (in nights) among the organization's reservations, of one hotel when given.
 pub async fn longest_stay(conn: &mut Conn, organization_id: &str, hotel_id: Option<&str>) -> StoreResult<i64> {
-    let row = match hotel_id {
-        Some(hotel_id) => {
-            query("SELECT MAX(nights) AS n FROM reservations WHERE hotel_id = $1")
-                .bind(hotel_id)
-                .fetch_one(conn)
-                .await?
-        }
-        None => {
-            query("SELECT MAX(nights) AS n FROM reservations WHERE organization_id = $1")
-                .bind(organization_id)
-                .fetch_one(conn)
-                .await?
-        }
+    let scope = match hotel_id {
+        Some(hotel_id) => Expr::col(R::HotelId).eq(hotel_id),
+        None => Expr::col(R::OrganizationId).eq(organization_id),
     };
+    let select = Sql::select().expr_as(Expr::col(R::Nights).max(), "n").from(R::Table).and_where(scope).to_owned();
+    let row = statement(conn.engine(), &select).fetch_one(conn).await?;
     Ok(row.try_get::<Option<i64>, _>("n")?.unwrap_or(0))
 }
 
@@ -171,7 +165,7 @@ pub async fn page_with_total(
     push_conditions(&mut c, organization_id, filter, page);
     let page_where = c.take_where_clause();
     let order = c.order_and_page(page);
-    let sql = format!("SELECT {COLUMNS}, {total} AS total_count FROM reservations{page_where}{order}");
+    let sql = format!("SELECT {}, {total} AS total_count FROM reservations{page_where}{order}", column_list());
     let rows = query_with(&sql, c).fetch_records::<PageRow>(&mut *db.read().await?).await?;
     let total = rows.first().map(|row| row.total);
     let items = rows.into_iter().map(|row| row.reservation).collect();
@@ -198,16 +192,18 @@ pub async fn list(
 ) -> StoreResult<futures::stream::BoxStream<'static, StoreResult<Reservation>>> {
     let mut c = conditions(db.engine(), organization_id, filter, page);
     let order = c.order_and_page(page);
-    let sql = format!("SELECT {COLUMNS} FROM reservations{}{order}", c.where_clause());
+    let sql = format!("SELECT {} FROM reservations{}{order}", column_list(), c.where_clause());
     store::stream(db, sql, c, reservation).await
 }
 
 /// Whether the organization has a reservation with this reference.
 pub async fn reference_taken(conn: &mut Conn, organization_id: &str, reference: &str) -> StoreResult<bool> {
-    let row = query("SELECT COUNT(*) AS n FROM reservations WHERE organization_id = $1 AND reference = $2")
-        .bind(organization_id)
-        .bind(reference)
-        .fetch_one(conn)
-        .await?;
+    let select = Sql::select()
+        .expr_as(Expr::col(Asterisk).count(), "n")
+        .from(R::Table)
+        .and_where(Expr::col(R::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(R::Reference).eq(reference))
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_one(conn).await?;
     Ok(row.try_get::<i64, _>("n")? > 0)
 }

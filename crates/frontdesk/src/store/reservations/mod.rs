@@ -14,10 +14,10 @@ mod stay;
 
 use crate::domain::reservations::{FolioCharge, Reservation, ReservationRoom, ReservationStatus, Source};
 use crate::store::format_date;
-use crate::store::sql::Conditions;
-use crate::store::{format_ts, Db, StoreResult};
-use crate::store::{query, query_with, Conn};
-use crate::store::{FromPortableRow, PortableRow};
+use crate::store::schema::{Folios, ReservationRooms, Reservations as R};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, JoinType, Order, Sql};
+use crate::store::{format_ts, Conn, Db, StoreResult};
+use crate::store::{query_with, FromPortableRow, PortableRow};
 use folios::{charges_of, folio_from};
 pub use folios::{folio, folio_with_charges, save_folio, FolioHead};
 pub use inventory::{held_assignment, held_rooms, held_stays, lock_room, lock_room_types, room_taken, rooms_in_status};
@@ -27,10 +27,35 @@ pub use listing::{
 };
 pub use rooms::{rack_rows, rooms, rooms_of, save_rooms, RackRow};
 use rooms::{room_at, ROOM_COLUMNS};
-pub use stay::{check_out, delete_check_out, occupant, save_check_out, CheckOut, Occupant};
 
-const COLUMNS: &str = "id, hotel_id, guest_id, status, check_in_date, check_out_date, start_time, end_time, adults, \
-     children, infants, total_price, currency, source, channel_reference, notes, created_at, updated_at, reference";
+/// The columns [`reservation`] reads, in its order.
+const COLUMNS: [R; 19] = [
+    R::Id,
+    R::HotelId,
+    R::GuestId,
+    R::Status,
+    R::CheckInDate,
+    R::CheckOutDate,
+    R::StartTime,
+    R::EndTime,
+    R::Adults,
+    R::Children,
+    R::Infants,
+    R::TotalPrice,
+    R::Currency,
+    R::Source,
+    R::ChannelReference,
+    R::Notes,
+    R::CreatedAt,
+    R::UpdatedAt,
+    R::Reference,
+];
+
+/// [`COLUMNS`] as the text of a select list, for the statements still written as text (`listing.rs`).
+fn column_list() -> String {
+    COLUMNS.iter().map(|c| sea_query::Iden::unquoted(c)).collect::<Vec<_>>().join(", ")
+}
+pub use stay::{check_out, delete_check_out, occupant, save_check_out, CheckOut, Occupant};
 
 fn decode_err(what: &str, value: &str) -> super::Error {
     super::Error::undecodable(format!("unknown {what} {value}"))
@@ -66,75 +91,73 @@ fn reservation<R: PortableRow>(row: &R) -> StoreResult<Reservation> {
 }
 
 /// How many of [`COLUMNS`] there are: what follows them in a row starts here.
-const AFTER_COLUMNS: usize = 19;
+const AFTER_COLUMNS: usize = COLUMNS.len();
 
 pub async fn insert(conn: &mut Conn, organization_id: &str, r: &Reservation) -> StoreResult<()> {
-    query(&format!(
-        "INSERT INTO reservations ({COLUMNS}, organization_id, nights) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
-         $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)"
-    ))
-    .bind(&r.id)
-    .bind(&r.hotel_id)
-    .bind(&r.guest_id)
-    .bind(r.status.as_str())
-    .bind(format_date(r.check_in_date))
-    .bind(format_date(r.check_out_date))
-    .bind(format_ts(r.start_time))
-    .bind(format_ts(r.end_time))
-    .bind(r.adults)
-    .bind(r.children)
-    .bind(r.infants)
-    .bind(r.total_price)
-    .bind(&r.currency)
-    .bind(r.source.as_str())
-    .bind(&r.channel_reference)
-    .bind(&r.notes)
-    .bind(format_ts(r.created_at))
-    .bind(format_ts(r.updated_at))
-    .bind(&r.reference)
-    .bind(organization_id)
-    .bind(r.nights())
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        R::Table,
+        [
+            (R::Id, Expr::val(&r.id)),
+            (R::OrganizationId, Expr::val(organization_id)),
+            (R::HotelId, Expr::val(&r.hotel_id)),
+            (R::GuestId, Expr::val(r.guest_id.clone())),
+            (R::Status, Expr::val(r.status.as_str())),
+            (R::CheckInDate, Expr::val(format_date(r.check_in_date))),
+            (R::CheckOutDate, Expr::val(format_date(r.check_out_date))),
+            (R::Nights, Expr::val(r.nights())),
+            (R::StartTime, Expr::val(format_ts(r.start_time))),
+            (R::EndTime, Expr::val(format_ts(r.end_time))),
+            (R::Adults, Expr::val(r.adults)),
+            (R::Children, Expr::val(r.children)),
+            (R::Infants, Expr::val(r.infants)),
+            (R::TotalPrice, Expr::val(r.total_price)),
+            (R::Currency, Expr::val(&r.currency)),
+            (R::Source, Expr::val(r.source.as_str())),
+            (R::ChannelReference, Expr::val(r.channel_reference.clone())),
+            (R::Notes, Expr::val(r.notes.clone())),
+            (R::CreatedAt, Expr::val(format_ts(r.created_at))),
+            (R::UpdatedAt, Expr::val(format_ts(r.updated_at))),
+            (R::Reference, Expr::val(&r.reference)),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
 pub async fn update(conn: &mut Conn, organization_id: &str, r: &Reservation) -> StoreResult<()> {
-    query(
-        "UPDATE reservations SET guest_id = $1, status = $2, check_in_date = $3, check_out_date = $4, start_time = $5, \
-         end_time = $6, adults = $7, children = $8, infants = $9, total_price = $10, channel_reference = $11, \
-         notes = $12, updated_at = $13, nights = $14 WHERE organization_id = $15 AND id = $16",
-    )
-    .bind(&r.guest_id)
-    .bind(r.status.as_str())
-    .bind(format_date(r.check_in_date))
-    .bind(format_date(r.check_out_date))
-    .bind(format_ts(r.start_time))
-    .bind(format_ts(r.end_time))
-    .bind(r.adults)
-    .bind(r.children)
-    .bind(r.infants)
-    .bind(r.total_price)
-    .bind(&r.channel_reference)
-    .bind(&r.notes)
-    .bind(format_ts(r.updated_at))
-    .bind(r.nights())
-    .bind(organization_id)
-    .bind(&r.id)
-    .execute(conn)
-    .await?;
+    let update = Sql::update()
+        .table(R::Table)
+        .values([
+            (R::GuestId, Expr::val(r.guest_id.clone())),
+            (R::Status, Expr::val(r.status.as_str())),
+            (R::CheckInDate, Expr::val(format_date(r.check_in_date))),
+            (R::CheckOutDate, Expr::val(format_date(r.check_out_date))),
+            (R::Nights, Expr::val(r.nights())),
+            (R::StartTime, Expr::val(format_ts(r.start_time))),
+            (R::EndTime, Expr::val(format_ts(r.end_time))),
+            (R::Adults, Expr::val(r.adults)),
+            (R::Children, Expr::val(r.children)),
+            (R::Infants, Expr::val(r.infants)),
+            (R::TotalPrice, Expr::val(r.total_price)),
+            (R::ChannelReference, Expr::val(r.channel_reference.clone())),
+            (R::Notes, Expr::val(r.notes.clone())),
+            (R::UpdatedAt, Expr::val(format_ts(r.updated_at))),
+        ])
+        .and_where(Expr::col(R::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(R::Id).eq(&r.id))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<Reservation>> {
-    query(&format!("SELECT {COLUMNS} FROM reservations WHERE organization_id = $1 AND id = $2"))
-        .bind(organization_id)
-        .bind(id)
-        .fetch_optional(conn)
-        .await?
-        .as_ref()
-        .map(reservation)
-        .transpose()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(R::Table)
+        .and_where(Expr::col(R::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(R::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(reservation).transpose()
 }
 
 /// One row of [`get_full`]: the reservation, its folio's head and one of its rooms (none when it has none).
@@ -164,20 +187,28 @@ impl FromPortableRow for JoinedRow {
 /// id and currency in one statement, then the folio's charges when it has a folio, both on one connection of the
 /// engine's own driver.
 pub async fn get_full(db: &Db, organization_id: &str, id: &str) -> StoreResult<Option<Reservation>> {
-    let reservation_columns = COLUMNS.split(", ").map(|c| format!("r.{c}")).collect::<Vec<_>>().join(", ");
-    let room_columns = ROOM_COLUMNS.split(", ").map(|c| format!("rr.{c}")).collect::<Vec<_>>().join(", ");
-    let mut c = Conditions::new(db.engine());
-    c.push("r.organization_id = ?", organization_id);
-    c.push("r.id = ?", id);
     // The reservation's columns, the folio's two, then the room's: read by position.
-    let sql = format!(
-        "SELECT {reservation_columns}, f.id, f.currency, {room_columns} \
-         FROM reservations r LEFT JOIN folios f ON f.reservation_id = r.id \
-         LEFT JOIN reservation_rooms rr ON rr.reservation_id = r.id{} ORDER BY rr.position",
-        c.where_clause()
-    );
+    let select = Sql::select()
+        .columns(COLUMNS.map(|c| (R::Table, c)))
+        .columns([(Folios::Table, Folios::Id), (Folios::Table, Folios::Currency)])
+        .columns(ROOM_COLUMNS.map(|c| (ReservationRooms::Table, c)))
+        .from(R::Table)
+        .join(
+            JoinType::LeftJoin,
+            Folios::Table,
+            Expr::col((Folios::Table, Folios::ReservationId)).equals((R::Table, R::Id)),
+        )
+        .join(
+            JoinType::LeftJoin,
+            ReservationRooms::Table,
+            Expr::col((ReservationRooms::Table, ReservationRooms::ReservationId)).equals((R::Table, R::Id)),
+        )
+        .and_where(Expr::col((R::Table, R::OrganizationId)).eq(organization_id))
+        .and_where(Expr::col((R::Table, R::Id)).eq(id))
+        .order_by((ReservationRooms::Table, ReservationRooms::Position), Order::Asc)
+        .to_owned();
     let mut conn = db.read().await?;
-    let mut rows = query_with(&sql, c).fetch_records::<JoinedRow>(&mut conn).await?.into_iter();
+    let mut rows = statement(db.engine(), &select).fetch_records::<JoinedRow>(&mut conn).await?.into_iter();
     let Some(first) = rows.next() else { return Ok(None) };
     let JoinedRow { reservation: mut r, folio, room } = first;
     r.rooms = Some(room.into_iter().chain(rows.filter_map(|row| row.room)).collect());
@@ -191,10 +222,11 @@ pub async fn get_full(db: &Db, organization_id: &str, id: &str) -> StoreResult<O
 
 /// Deletes a reservation; its rooms, folio and charges go with it (ON DELETE CASCADE).
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
-    query("DELETE FROM reservations WHERE organization_id = $1 AND id = $2")
-        .bind(organization_id)
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let delete = Sql::delete()
+        .from_table(R::Table)
+        .and_where(Expr::col(R::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(R::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }

@@ -6,13 +6,24 @@ use chrono::NaiveDate;
 use super::decode_err;
 use crate::domain::reservations::{Reservation, ReservationRoom, ReservationStatus, RoomStatus};
 use crate::store::format_date;
-use crate::store::sql::Conditions;
+use crate::store::schema::{Guests, ReservationRooms as Rr, Reservations};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, JoinType, OnConflict, Order, Sql};
 use crate::store::PortableRow;
-use crate::store::{bool_int, Engine, RowExt, StoreResult};
-use crate::store::{query, query_with, Conn, Row};
+use crate::store::{Conn, Row};
+use crate::store::{RowExt, StoreResult};
 
-pub(super) const ROOM_COLUMNS: &str =
-    "id, room_type_id, rate_plan_id, room_id, status, adults, children, infants, price";
+/// The columns [`room_at`] reads, in its order.
+pub(super) const ROOM_COLUMNS: [Rr; 9] = [
+    Rr::Id,
+    Rr::RoomTypeId,
+    Rr::RatePlanId,
+    Rr::RoomId,
+    Rr::Status,
+    Rr::Adults,
+    Rr::Children,
+    Rr::Infants,
+    Rr::Price,
+];
 
 /// A reservation room from the [`ROOM_COLUMNS`] that start at column `first` of `row` (by position: a statement
 /// that joins rooms to their reservation has both tables' `id`, `status`, `adults`…).
@@ -36,13 +47,13 @@ fn room(row: &Row) -> StoreResult<ReservationRoom> {
 }
 
 pub async fn rooms(conn: &mut Conn, reservation_id: &str) -> StoreResult<Vec<ReservationRoom>> {
-    query(&format!("SELECT {ROOM_COLUMNS} FROM reservation_rooms WHERE reservation_id = $1 ORDER BY position"))
-        .bind(reservation_id)
-        .fetch_all(conn)
-        .await?
-        .iter()
-        .map(room)
-        .collect()
+    let select = Sql::select()
+        .columns(ROOM_COLUMNS)
+        .from(Rr::Table)
+        .and_where(Expr::col(Rr::ReservationId).eq(reservation_id))
+        .order_by(Rr::Position, Order::Asc)
+        .to_owned();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(room).collect()
 }
 
 /// The rooms of several reservations: (reservation id, room), in each reservation's order.
@@ -50,17 +61,19 @@ pub async fn rooms_of(conn: &mut Conn, reservation_ids: &[String]) -> StoreResul
     if reservation_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut c = Conditions::new(Engine::of(conn));
-    c.push_in("reservation_id", reservation_ids);
-    let sql = format!(
-        "SELECT reservation_id, {ROOM_COLUMNS} FROM reservation_rooms{} ORDER BY reservation_id, position",
-        c.where_clause()
-    );
-    query_with(&sql, c)
+    let select = Sql::select()
+        .column(Rr::ReservationId)
+        .columns(ROOM_COLUMNS)
+        .from(Rr::Table)
+        .and_where(Expr::col(Rr::ReservationId).is_in(reservation_ids.iter().map(String::as_str)))
+        .order_by(Rr::ReservationId, Order::Asc)
+        .order_by(Rr::Position, Order::Asc)
+        .to_owned();
+    statement(conn.engine(), &select)
         .fetch_all(conn)
         .await?
         .iter()
-        .map(|row| Ok((row.try_get("reservation_id")?, room_at(row, 1)?)))
+        .map(|row| Ok((row.try_get(0)?, room_at(row, 1)?)))
         .collect()
 }
 
@@ -89,22 +102,37 @@ pub async fn rack_rows(
     from: NaiveDate,
     to: NaiveDate,
 ) -> StoreResult<Vec<RackRow>> {
-    let columns = ROOM_COLUMNS.split(", ").map(|c| format!("rr.{c}")).collect::<Vec<_>>().join(", ");
-    let sql = format!(
-        "SELECT r.id AS reservation_id, g.first_name AS guest_first_name, g.last_name AS guest_last_name, \
-         r.status AS reservation_status, r.check_in_date AS stay_in, r.check_out_date AS stay_out, {columns} \
-         FROM reservations r JOIN reservation_rooms rr ON rr.reservation_id = r.id \
-         LEFT JOIN guests g ON g.id = r.guest_id \
-         WHERE r.organization_id = $1 AND r.hotel_id = $2 AND r.check_in_date >= $3 AND r.check_in_date < $4 \
-         AND r.check_out_date > $5 AND r.status IN ('REQUESTED', 'CONFIRMED', 'CHECKED_IN', 'CHECKED_OUT') \
-         AND rr.status <> 'CANCELLED' ORDER BY r.check_in_date, r.id, rr.position"
-    );
-    query(&sql)
-        .bind(organization_id)
-        .bind(hotel_id)
-        .bind(format_date(check_in_from))
-        .bind(format_date(to))
-        .bind(format_date(from))
+    // The stays a rack shows: not cancelled, not no-shows.
+    let shown = [
+        ReservationStatus::Requested,
+        ReservationStatus::Confirmed,
+        ReservationStatus::CheckedIn,
+        ReservationStatus::CheckedOut,
+    ];
+    let r = Reservations::Table;
+    let select = Sql::select()
+        .expr_as(Expr::col((r, Reservations::Id)), "reservation_id")
+        .expr_as(Expr::col((Guests::Table, Guests::FirstName)), "guest_first_name")
+        .expr_as(Expr::col((Guests::Table, Guests::LastName)), "guest_last_name")
+        .expr_as(Expr::col((r, Reservations::Status)), "reservation_status")
+        .expr_as(Expr::col((r, Reservations::CheckInDate)), "stay_in")
+        .expr_as(Expr::col((r, Reservations::CheckOutDate)), "stay_out")
+        .columns(ROOM_COLUMNS.map(|c| (Rr::Table, c)))
+        .from(r)
+        .join(JoinType::InnerJoin, Rr::Table, Expr::col((Rr::Table, Rr::ReservationId)).equals((r, Reservations::Id)))
+        .join(JoinType::LeftJoin, Guests::Table, Expr::col((Guests::Table, Guests::Id)).equals((r, Reservations::GuestId)))
+        .and_where(Expr::col((r, Reservations::OrganizationId)).eq(organization_id))
+        .and_where(Expr::col((r, Reservations::HotelId)).eq(hotel_id))
+        .and_where(Expr::col((r, Reservations::CheckInDate)).gte(format_date(check_in_from)))
+        .and_where(Expr::col((r, Reservations::CheckInDate)).lt(format_date(to)))
+        .and_where(Expr::col((r, Reservations::CheckOutDate)).gt(format_date(from)))
+        .and_where(Expr::col((r, Reservations::Status)).is_in(shown.map(|s| s.as_str())))
+        .and_where(Expr::col((Rr::Table, Rr::Status)).ne(RoomStatus::Cancelled.as_str()))
+        .order_by((r, Reservations::CheckInDate), Order::Asc)
+        .order_by((r, Reservations::Id), Order::Asc)
+        .order_by((Rr::Table, Rr::Position), Order::Asc)
+        .to_owned();
+    statement(conn.engine(), &select)
         .fetch_all(conn)
         .await?
         .iter()
@@ -134,32 +162,32 @@ pub async fn save_rooms(
     holds: impl Fn(&ReservationRoom) -> bool,
 ) -> StoreResult<()> {
     for (position, room) in rooms.iter().enumerate() {
-        let holds = holds(room);
-        query(
-            "INSERT INTO reservation_rooms (id, reservation_id, hotel_id, room_type_id, rate_plan_id, room_id, status, \
-             adults, children, infants, price, check_in_date, check_out_date, holds_inventory, position) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
-             ON CONFLICT (id) DO UPDATE SET room_id = excluded.room_id, status = excluded.status, \
-             check_in_date = excluded.check_in_date, check_out_date = excluded.check_out_date, \
-             holds_inventory = excluded.holds_inventory",
-        )
-        .bind(&room.id)
-        .bind(&r.id)
-        .bind(&r.hotel_id)
-        .bind(&room.room_type_id)
-        .bind(&room.rate_plan_id)
-        .bind(&room.room_id)
-        .bind(room.status.as_str())
-        .bind(room.adults)
-        .bind(room.children)
-        .bind(room.infants)
-        .bind(room.price)
-        .bind(format_date(r.check_in_date))
-        .bind(format_date(r.check_out_date))
-        .bind(bool_int(holds))
-        .bind(position as i64)
-        .execute(&mut *conn)
-        .await?;
+        let mut upsert = insert_row(
+            Rr::Table,
+            [
+                (Rr::Id, Expr::val(&room.id)),
+                (Rr::ReservationId, Expr::val(&r.id)),
+                (Rr::HotelId, Expr::val(&r.hotel_id)),
+                (Rr::RoomTypeId, Expr::val(&room.room_type_id)),
+                (Rr::RatePlanId, Expr::val(room.rate_plan_id.clone())),
+                (Rr::RoomId, Expr::val(room.room_id.clone())),
+                (Rr::Status, Expr::val(room.status.as_str())),
+                (Rr::Adults, Expr::val(room.adults)),
+                (Rr::Children, Expr::val(room.children)),
+                (Rr::Infants, Expr::val(room.infants)),
+                (Rr::Price, Expr::val(room.price)),
+                (Rr::CheckInDate, Expr::val(format_date(r.check_in_date))),
+                (Rr::CheckOutDate, Expr::val(format_date(r.check_out_date))),
+                (Rr::HoldsInventory, Expr::val(holds(room))),
+                (Rr::Position, Expr::val(position as i64)),
+            ],
+        );
+        upsert.on_conflict(
+            OnConflict::column(Rr::Id)
+                .update_columns([Rr::RoomId, Rr::Status, Rr::CheckInDate, Rr::CheckOutDate, Rr::HoldsInventory])
+                .to_owned(),
+        );
+        statement(conn.engine(), &upsert).execute(&mut *conn).await?;
     }
     Ok(())
 }
