@@ -59,6 +59,12 @@ fn sql_value(value: Value) -> Result<SqlValue, Error> {
         Value::TinyUnsigned(v) => SqlValue::Integer(v.map(i64::from)),
         Value::SmallUnsigned(v) => SqlValue::Integer(v.map(i64::from)),
         Value::Unsigned(v) => SqlValue::Integer(v.map(i64::from)),
+        // What `limit` and `offset` bind.
+        Value::BigUnsigned(Some(v)) => match i64::try_from(v) {
+            Ok(v) => SqlValue::Integer(Some(v)),
+            Err(_) => return Err(Error::unbindable(format!("{v} is larger than a 64-bit signed integer"))),
+        },
+        Value::BigUnsigned(None) => SqlValue::Integer(None),
         Value::String(v) => SqlValue::Text(v),
         Value::Char(v) => SqlValue::Text(v.map(String::from)),
         other => return Err(Error::unbindable(format!("the store binds text and integers, not {other:?}"))),
@@ -79,10 +85,7 @@ mod tests {
             .and_where(Expr::col(Reservations::Adults).gt(2))
             .to_owned();
         let (postgres, values) = select.build(PostgresQueryBuilder);
-        assert_eq!(
-            postgres,
-            r#"SELECT "id" FROM "reservations" WHERE "organization_id" = $1 AND "adults" > $2"#
-        );
+        assert_eq!(postgres, r#"SELECT "id" FROM "reservations" WHERE "organization_id" = $1 AND "adults" > $2"#);
         assert_eq!(values.0.len(), 2);
         let (sqlite, _) = select.build(SqliteQueryBuilder);
         assert_eq!(sqlite, r#"SELECT "id" FROM "reservations" WHERE "organization_id" = ? AND "adults" > ?"#);
@@ -102,6 +105,8 @@ mod tests {
     fn a_value_the_store_cannot_bind_is_an_error_not_a_guess() {
         assert!(matches!(sql_value(Value::Int(Some(3))), Ok(SqlValue::Integer(Some(3)))));
         assert!(matches!(sql_value(Value::String(None)), Ok(SqlValue::Text(None))));
+        assert!(matches!(sql_value(Value::BigUnsigned(Some(50))), Ok(SqlValue::Integer(Some(50)))));
+        assert!(sql_value(Value::BigUnsigned(Some(u64::MAX))).is_err());
         assert!(sql_value(Value::Double(Some(1.5))).is_err());
     }
 }

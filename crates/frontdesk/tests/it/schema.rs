@@ -185,3 +185,46 @@ async fn both_engines_migrate_to_the_same_tables_columns_and_indexes() {
     }
     assert!(differences.is_empty(), "the engines' schemas differ:\n{}", differences.join("\n"));
 }
+
+/// The store's statements name tables and columns through `store/schema.rs`, which `scripts/store-schema.py` writes
+/// from the migrations. A migration made without running the script (or a hand edit of the file) fails here, naming
+/// what differs, so a column the statements name is one both engines have.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_store_names_the_tables_and_columns_both_engines_have() {
+    let Some(sqlite) = migrated(Engine::Sqlite).await else { return };
+    let Some(postgres) = migrated(Engine::Postgres).await else { return };
+    let named: BTreeMap<&str, BTreeSet<&str>> = frontdesk::store::schema::TABLES
+        .iter()
+        .map(|(table, columns)| (*table, columns.iter().copied().collect()))
+        .collect();
+    for (engine, schema) in
+        [("SQLite", sqlite_schema(&sqlite.url).await), ("PostgreSQL", postgres_schema(&postgres.url).await)]
+    {
+        let mut differences = Vec::new();
+        for (table, columns) in &schema.tables {
+            if ONE_ENGINE_ONLY.iter().any(|(name, _)| name == table) {
+                continue;
+            }
+            let live: BTreeSet<&str> = columns.keys().map(String::as_str).collect();
+            match named.get(table.as_str()) {
+                None => differences.push(format!("table {table} is not in store/schema.rs")),
+                Some(named) if *named != live => differences.push(format!(
+                    "{table}: store/schema.rs names {:?} that {engine} has not; {engine} has {:?} that it does not name",
+                    named.difference(&live).collect::<Vec<_>>(),
+                    live.difference(named).collect::<Vec<_>>()
+                )),
+                Some(_) => {}
+            }
+        }
+        for table in named.keys() {
+            if !schema.tables.contains_key(*table) {
+                differences.push(format!("store/schema.rs names table {table}, which {engine} has not"));
+            }
+        }
+        assert!(
+            differences.is_empty(),
+            "store/schema.rs and the {engine} migrations differ (run `python3 scripts/store-schema.py`):\n{}",
+            differences.join("\n")
+        );
+    }
+}

@@ -2,9 +2,11 @@
 
 use crate::domain::reservations::{Folio, FolioCharge};
 use crate::store::format_date;
+use crate::store::schema::{FolioCharges, Folios};
 use crate::store::sql::Conditions;
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Sql};
 use crate::store::{format_ts, Engine, StoreResult};
-use crate::store::{query, query_with, Conn};
+use crate::store::{query_with, Conn};
 use crate::store::{FromPortableRow, PortableRow};
 
 /// What identifies a folio before its charges are read.
@@ -14,11 +16,12 @@ pub struct FolioHead {
 }
 
 pub async fn folio(conn: &mut Conn, reservation_id: &str) -> StoreResult<Option<Folio>> {
-    let Some(row) = query("SELECT id, currency FROM folios WHERE reservation_id = $1")
-        .bind(reservation_id)
-        .fetch_optional(&mut *conn)
-        .await?
-    else {
+    let select = Sql::select()
+        .columns([Folios::Id, Folios::Currency])
+        .from(Folios::Table)
+        .and_where(Expr::col(Folios::ReservationId).eq(reservation_id))
+        .to_owned();
+    let Some(row) = statement(conn.engine(), &select).fetch_optional(&mut *conn).await? else {
         return Ok(None);
     };
     let head = FolioHead { id: row.try_get("id")?, currency: row.try_get("currency")? };
@@ -75,36 +78,49 @@ pub async fn save_folio(
     folio: &Folio,
     at: chrono::DateTime<chrono::Utc>,
 ) -> StoreResult<()> {
-    query("DELETE FROM folios WHERE reservation_id = $1").bind(reservation_id).execute(&mut *conn).await?;
-    query("INSERT INTO folios (id, reservation_id, currency, created_at) VALUES ($1, $2, $3, $4)")
-        .bind(&folio.id)
-        .bind(reservation_id)
-        .bind(&folio.currency)
-        .bind(format_ts(at))
-        .execute(&mut *conn)
-        .await?;
+    let delete = Sql::delete()
+        .from_table(Folios::Table)
+        .and_where(Expr::col(Folios::ReservationId).eq(reservation_id))
+        .to_owned();
+    statement(conn.engine(), &delete).execute(&mut *conn).await?;
+    let insert = insert_row(
+        Folios::Table,
+        [
+            (Folios::Id, Expr::val(&folio.id)),
+            (Folios::ReservationId, Expr::val(reservation_id)),
+            (Folios::Currency, Expr::val(&folio.currency)),
+            (Folios::CreatedAt, Expr::val(format_ts(at))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(&mut *conn).await?;
+    // A few hundred charges per statement: a folio of thousands would otherwise be one statement with more
+    // parameters than an engine takes.
     const CHUNK: usize = 200;
     for (n, chunk) in folio.charges.chunks(CHUNK).enumerate() {
-        let mut values = Conditions::new(Engine::of(conn));
-        let mut tuples = Vec::with_capacity(chunk.len());
+        let mut insert = Sql::insert();
+        insert.into_table(FolioCharges::Table).columns([
+            FolioCharges::Id,
+            FolioCharges::FolioId,
+            FolioCharges::Date,
+            FolioCharges::Description,
+            FolioCharges::Amount,
+            FolioCharges::Currency,
+            FolioCharges::Position,
+        ]);
         // The position is the charge's place in the whole folio, not in its chunk.
         for (i, c) in (n * CHUNK..).zip(chunk) {
-            let placeholders = [
-                values.bind(c.id.clone()),
-                values.bind(c.folio_id.clone()),
-                values.bind(format_date(c.date)),
-                values.bind(c.description.clone()),
-                values.bind(c.amount),
-                values.bind(c.currency.clone()),
-                values.bind(i as i64),
-            ];
-            tuples.push(format!("({})", placeholders.join(", ")));
+            // Cannot panic: seven values for the seven columns above.
+            insert.values_panic([
+                Expr::val(&c.id),
+                Expr::val(&c.folio_id),
+                Expr::val(format_date(c.date)),
+                Expr::val(&c.description),
+                Expr::val(c.amount),
+                Expr::val(&c.currency),
+                Expr::val(i as i64),
+            ]);
         }
-        let sql = format!(
-            "INSERT INTO folio_charges (id, folio_id, date, description, amount, currency, position) VALUES {}",
-            tuples.join(", ")
-        );
-        query_with(&sql, values).execute(&mut *conn).await?;
+        statement(conn.engine(), &insert).execute(&mut *conn).await?;
     }
     Ok(())
 }

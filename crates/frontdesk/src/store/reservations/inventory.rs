@@ -5,8 +5,10 @@ use chrono::NaiveDate;
 
 use crate::domain::rooms::HousekeepingStatus;
 use crate::store::format_date;
+use crate::store::schema::{ReservationRooms as Rr, Reservations as R, Rooms};
 use crate::store::sql::Conditions;
-use crate::store::{query, query_with, Conn};
+use crate::store::statement::{statement, Asterisk, Expr, ExprTrait, JoinType, Order, Sql};
+use crate::store::{query_with, Conn};
 use crate::store::{Engine, RowExt, StoreResult};
 
 /// Locks the given room types until the transaction ends (PostgreSQL; SQLite's write transactions are exclusive),
@@ -27,10 +29,14 @@ pub async fn lock_room(conn: &mut Conn, engine: Engine, room_id: &str) -> StoreR
     if engine.lock_rows().is_empty() {
         return Ok(());
     }
-    query(&format!("SELECT id FROM rooms WHERE id = $1{}", engine.lock_rows()))
-        .bind(room_id)
-        .fetch_optional(conn)
-        .await?;
+    // `FOR NO KEY UPDATE`, as [`Engine::lock_rows`] says why; SQLite's builder writes no lock.
+    let select = Sql::select()
+        .column(Rooms::Id)
+        .from(Rooms::Table)
+        .and_where(Expr::col(Rooms::Id).eq(room_id))
+        .lock(sea_query::LockType::NoKeyUpdate)
+        .to_owned();
+    statement(conn.engine(), &select).fetch_optional(conn).await?;
     Ok(())
 }
 
@@ -141,35 +147,43 @@ pub async fn room_taken(
     to: NaiveDate,
     except_reservation: &str,
 ) -> StoreResult<bool> {
-    let row = query(
-        "SELECT COUNT(*) AS n FROM reservation_rooms WHERE room_id = $1 AND holds_inventory = TRUE \
-         AND check_in_date < $2 AND check_out_date > $3 AND reservation_id <> $4",
-    )
-    .bind(room_id)
-    .bind(format_date(to))
-    .bind(format_date(from))
-    .bind(except_reservation)
-    .fetch_one(conn)
-    .await?;
+    let select = Sql::select()
+        .expr_as(Expr::col(Asterisk).count(), "n")
+        .from(Rr::Table)
+        .and_where(Expr::col(Rr::RoomId).eq(room_id))
+        .and_where(Expr::col(Rr::HoldsInventory).eq(true))
+        .and_where(Expr::col(Rr::CheckInDate).lt(format_date(to)))
+        .and_where(Expr::col(Rr::CheckOutDate).gt(format_date(from)))
+        .and_where(Expr::col(Rr::ReservationId).ne(except_reservation))
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_one(conn).await?;
     Ok(row.try_get::<i64, _>("n")? > 0)
 }
 
 /// The reference of a reservation that holds inventory with the physical room `room_id` assigned, if there is one.
 pub async fn held_assignment(conn: &mut Conn, room_id: &str) -> StoreResult<Option<String>> {
-    let row = query(
-        "SELECT r.reference FROM reservation_rooms rr JOIN reservations r ON r.id = rr.reservation_id \
-         WHERE rr.room_id = $1 AND rr.holds_inventory = TRUE ORDER BY rr.check_in_date LIMIT 1",
-    )
-    .bind(room_id)
-    .fetch_optional(conn)
-    .await?;
+    let select = Sql::select()
+        .column((R::Table, R::Reference))
+        .from(Rr::Table)
+        .join(JoinType::InnerJoin, R::Table, Expr::col((R::Table, R::Id)).equals((Rr::Table, Rr::ReservationId)))
+        .and_where(Expr::col((Rr::Table, Rr::RoomId)).eq(room_id))
+        .and_where(Expr::col((Rr::Table, Rr::HoldsInventory)).eq(true))
+        .order_by((Rr::Table, Rr::CheckInDate), Order::Asc)
+        .limit(1)
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| row.try_get("reference")).transpose()
 }
 
 /// The stays (check-in, check-out) of the rooms of `room_type_id` that hold inventory.
 pub async fn held_stays(conn: &mut Conn, room_type_id: &str) -> StoreResult<Vec<(NaiveDate, NaiveDate)>> {
-    query("SELECT check_in_date, check_out_date FROM reservation_rooms WHERE room_type_id = $1 AND holds_inventory = TRUE")
-        .bind(room_type_id)
+    let select = Sql::select()
+        .columns([Rr::CheckInDate, Rr::CheckOutDate])
+        .from(Rr::Table)
+        .and_where(Expr::col(Rr::RoomTypeId).eq(room_type_id))
+        .and_where(Expr::col(Rr::HoldsInventory).eq(true))
+        .to_owned();
+    statement(conn.engine(), &select)
         .fetch_all(conn)
         .await?
         .iter()

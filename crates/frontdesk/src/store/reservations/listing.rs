@@ -6,10 +6,10 @@ use crate::domain::listing::Page;
 use crate::domain::reservations::{Reservation, ReservationStatus, StayFilter};
 use crate::store::format_date;
 use crate::store::reservation_counts;
-use crate::store::sql::Conditions;
-use crate::store::{self, format_ts, Db, Engine, StoreResult};
 use crate::store::schema::Reservations as R;
+use crate::store::sql::Conditions;
 use crate::store::statement::{statement, Asterisk, Expr, ExprTrait, Sql};
+use crate::store::{self, format_ts, Db, Engine, StoreResult};
 use crate::store::{query_with, Conn};
 use crate::store::{FromPortableRow, PortableRow};
 

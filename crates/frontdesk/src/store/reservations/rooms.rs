@@ -13,17 +13,8 @@ use crate::store::{Conn, Row};
 use crate::store::{RowExt, StoreResult};
 
 /// The columns [`room_at`] reads, in its order.
-pub(super) const ROOM_COLUMNS: [Rr; 9] = [
-    Rr::Id,
-    Rr::RoomTypeId,
-    Rr::RatePlanId,
-    Rr::RoomId,
-    Rr::Status,
-    Rr::Adults,
-    Rr::Children,
-    Rr::Infants,
-    Rr::Price,
-];
+pub(super) const ROOM_COLUMNS: [Rr; 9] =
+    [Rr::Id, Rr::RoomTypeId, Rr::RatePlanId, Rr::RoomId, Rr::Status, Rr::Adults, Rr::Children, Rr::Infants, Rr::Price];
 
 /// A reservation room from the [`ROOM_COLUMNS`] that start at column `first` of `row` (by position: a statement
 /// that joins rooms to their reservation has both tables' `id`, `status`, `adults`…).
@@ -120,7 +111,11 @@ pub async fn rack_rows(
         .columns(ROOM_COLUMNS.map(|c| (Rr::Table, c)))
         .from(r)
         .join(JoinType::InnerJoin, Rr::Table, Expr::col((Rr::Table, Rr::ReservationId)).equals((r, Reservations::Id)))
-        .join(JoinType::LeftJoin, Guests::Table, Expr::col((Guests::Table, Guests::Id)).equals((r, Reservations::GuestId)))
+        .join(
+            JoinType::LeftJoin,
+            Guests::Table,
+            Expr::col((Guests::Table, Guests::Id)).equals((r, Reservations::GuestId)),
+        )
         .and_where(Expr::col((r, Reservations::OrganizationId)).eq(organization_id))
         .and_where(Expr::col((r, Reservations::HotelId)).eq(hotel_id))
         .and_where(Expr::col((r, Reservations::CheckInDate)).gte(format_date(check_in_from)))

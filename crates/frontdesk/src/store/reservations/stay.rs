@@ -5,8 +5,9 @@ use chrono::NaiveDate;
 
 use crate::domain::reservations::{ReservationStatus, RoomStatus};
 use crate::store::format_date;
-use crate::store::{format_ts, RowExt, StoreResult};
-use crate::store::{query, Conn};
+use crate::store::schema::{CheckOuts, ReservationRooms as Rr, Reservations as R};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, JoinType, OnConflict, Order, Sql};
+use crate::store::{format_ts, Conn, RowExt, StoreResult};
 
 /// A stay in the house: a checked-in reservation that has a physical room assigned.
 #[derive(Debug, Clone)]
@@ -19,18 +20,18 @@ pub struct Occupant {
 /// The checked-in stay, other than `except_reservation`, that has `room_id` assigned, whatever its dates (a guest
 /// who stays past the departure date is still in the room).
 pub async fn occupant(conn: &mut Conn, room_id: &str, except_reservation: &str) -> StoreResult<Option<Occupant>> {
-    let row = query(
-        "SELECT r.id, r.reference, r.check_out_date FROM reservation_rooms rr \
-         JOIN reservations r ON r.id = rr.reservation_id \
-         WHERE rr.room_id = $1 AND rr.status = $2 AND r.status = $3 AND r.id <> $4 \
-         ORDER BY r.check_in_date LIMIT 1",
-    )
-    .bind(room_id)
-    .bind(RoomStatus::Confirmed.as_str())
-    .bind(ReservationStatus::CheckedIn.as_str())
-    .bind(except_reservation)
-    .fetch_optional(conn)
-    .await?;
+    let select = Sql::select()
+        .columns([(R::Table, R::Id), (R::Table, R::Reference), (R::Table, R::CheckOutDate)])
+        .from(Rr::Table)
+        .join(JoinType::InnerJoin, R::Table, Expr::col((R::Table, R::Id)).equals((Rr::Table, Rr::ReservationId)))
+        .and_where(Expr::col((Rr::Table, Rr::RoomId)).eq(room_id))
+        .and_where(Expr::col((Rr::Table, Rr::Status)).eq(RoomStatus::Confirmed.as_str()))
+        .and_where(Expr::col((R::Table, R::Status)).eq(ReservationStatus::CheckedIn.as_str()))
+        .and_where(Expr::col((R::Table, R::Id)).ne(except_reservation))
+        .order_by((R::Table, R::CheckInDate), Order::Asc)
+        .limit(1)
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         Ok(Occupant {
             reservation_id: row.try_get("id")?,
@@ -50,27 +51,31 @@ pub struct CheckOut {
 }
 
 pub async fn save_check_out(conn: &mut Conn, reservation_id: &str, c: &CheckOut) -> StoreResult<()> {
-    query(
-        "INSERT INTO check_outs (reservation_id, checked_out_at, booked_check_out_date, booked_end_time) \
-         VALUES ($1, $2, $3, $4) ON CONFLICT (reservation_id) DO UPDATE SET checked_out_at = excluded.checked_out_at, \
-         booked_check_out_date = excluded.booked_check_out_date, booked_end_time = excluded.booked_end_time",
-    )
-    .bind(reservation_id)
-    .bind(format_ts(c.checked_out_at))
-    .bind(c.booked.map(|(date, _)| format_date(date)))
-    .bind(c.booked.map(|(_, at)| format_ts(at)))
-    .execute(conn)
-    .await?;
+    let mut upsert = insert_row(
+        CheckOuts::Table,
+        [
+            (CheckOuts::ReservationId, Expr::val(reservation_id)),
+            (CheckOuts::CheckedOutAt, Expr::val(format_ts(c.checked_out_at))),
+            (CheckOuts::BookedCheckOutDate, Expr::val(c.booked.map(|(date, _)| format_date(date)))),
+            (CheckOuts::BookedEndTime, Expr::val(c.booked.map(|(_, at)| format_ts(at)))),
+        ],
+    );
+    upsert.on_conflict(
+        OnConflict::column(CheckOuts::ReservationId)
+            .update_columns([CheckOuts::CheckedOutAt, CheckOuts::BookedCheckOutDate, CheckOuts::BookedEndTime])
+            .to_owned(),
+    );
+    statement(conn.engine(), &upsert).execute(conn).await?;
     Ok(())
 }
 
 pub async fn check_out(conn: &mut Conn, reservation_id: &str) -> StoreResult<Option<CheckOut>> {
-    let row = query(
-        "SELECT checked_out_at, booked_check_out_date, booked_end_time FROM check_outs WHERE reservation_id = $1",
-    )
-    .bind(reservation_id)
-    .fetch_optional(conn)
-    .await?;
+    let select = Sql::select()
+        .columns([CheckOuts::CheckedOutAt, CheckOuts::BookedCheckOutDate, CheckOuts::BookedEndTime])
+        .from(CheckOuts::Table)
+        .and_where(Expr::col(CheckOuts::ReservationId).eq(reservation_id))
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         let date: Option<String> = row.try_get("booked_check_out_date")?;
         let booked = match (date, row.get_opt_ts("booked_end_time")?) {
@@ -83,6 +88,10 @@ pub async fn check_out(conn: &mut Conn, reservation_id: &str) -> StoreResult<Opt
 }
 
 pub async fn delete_check_out(conn: &mut Conn, reservation_id: &str) -> StoreResult<()> {
-    query("DELETE FROM check_outs WHERE reservation_id = $1").bind(reservation_id).execute(conn).await?;
+    let delete = Sql::delete()
+        .from_table(CheckOuts::Table)
+        .and_where(Expr::col(CheckOuts::ReservationId).eq(reservation_id))
+        .to_owned();
+    statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
