@@ -3,10 +3,8 @@
 use crate::domain::reservations::{Folio, FolioCharge};
 use crate::store::format_date;
 use crate::store::schema::{FolioCharges, Folios};
-use crate::store::sql::Conditions;
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Sql};
-use crate::store::{format_ts, Engine, StoreResult};
-use crate::store::{query_with, Conn};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, SelectStatement, Sql};
+use crate::store::{format_ts, Conn, StoreResult};
 use crate::store::{FromPortableRow, PortableRow};
 
 /// What identifies a folio before its charges are read.
@@ -28,15 +26,21 @@ pub async fn folio(conn: &mut Conn, reservation_id: &str) -> StoreResult<Option<
     folio_with_charges(conn, head).await.map(Some)
 }
 
-/// The statement that reads a folio's charges, and its value.
-pub(super) fn charges_of(engine: Engine, folio_id: &str) -> (String, Conditions) {
-    let mut c = Conditions::new(engine);
-    c.push("folio_id = ?", folio_id);
-    let sql = format!(
-        "SELECT id, folio_id, date, description, amount, currency FROM folio_charges{} ORDER BY position",
-        c.where_clause()
-    );
-    (sql, c)
+/// The statement that reads a folio's charges, in the folio's order.
+pub(super) fn charges_of(folio_id: &str) -> SelectStatement {
+    Sql::select()
+        .columns([
+            FolioCharges::Id,
+            FolioCharges::FolioId,
+            FolioCharges::Date,
+            FolioCharges::Description,
+            FolioCharges::Amount,
+            FolioCharges::Currency,
+        ])
+        .from(FolioCharges::Table)
+        .and_where(Expr::col(FolioCharges::FolioId).eq(folio_id))
+        .order_by(FolioCharges::Position, Order::Asc)
+        .to_owned()
 }
 
 impl FromPortableRow for FolioCharge {
@@ -54,13 +58,7 @@ impl FromPortableRow for FolioCharge {
 
 /// The folio `head` names, with its charges, read in `conn` (inside a write, say).
 pub async fn folio_with_charges(conn: &mut Conn, head: FolioHead) -> StoreResult<Folio> {
-    let (sql, c) = charges_of(Engine::of(conn), &head.id);
-    let charges = query_with(&sql, c)
-        .fetch_all(conn)
-        .await?
-        .iter()
-        .map(FolioCharge::from_row)
-        .collect::<StoreResult<Vec<_>>>()?;
+    let charges = statement(conn.engine(), &charges_of(&head.id)).fetch_records::<FolioCharge>(conn).await?;
     Ok(folio_from(head, charges))
 }
 

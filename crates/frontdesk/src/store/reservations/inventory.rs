@@ -5,7 +5,7 @@ use chrono::NaiveDate;
 
 use crate::domain::rooms::HousekeepingStatus;
 use crate::store::format_date;
-use crate::store::schema::{ReservationRooms as Rr, Reservations as R, Rooms};
+use crate::store::schema::{ReservationRooms as Rr, Reservations as R, RoomTypes, Rooms};
 use crate::store::sql::Conditions;
 use crate::store::statement::{statement, Asterisk, Expr, ExprTrait, JoinType, Order, Sql};
 use crate::store::{query_with, Conn};
@@ -17,10 +17,14 @@ pub async fn lock_room_types(conn: &mut Conn, engine: Engine, ids: &[String]) ->
     if ids.is_empty() || engine.lock_rows().is_empty() {
         return Ok(());
     }
-    let mut c = Conditions::new(Engine::of(conn));
-    c.push_in("id", ids);
-    let sql = format!("SELECT id FROM room_types{} ORDER BY id{}", c.where_clause(), engine.lock_rows());
-    query_with(&sql, c).fetch_all(conn).await?;
+    let select = Sql::select()
+        .column(RoomTypes::Id)
+        .from(RoomTypes::Table)
+        .and_where(Expr::col(RoomTypes::Id).is_in(ids.iter().map(String::as_str)))
+        .order_by(RoomTypes::Id, Order::Asc)
+        .lock(sea_query::LockType::NoKeyUpdate)
+        .to_owned();
+    statement(conn.engine(), &select).fetch_all(conn).await?;
     Ok(())
 }
 
@@ -49,12 +53,15 @@ pub async fn rooms_in_status(
     if room_type_ids.is_empty() || statuses.is_empty() {
         return Ok(Vec::new());
     }
-    let statuses: Vec<String> = statuses.iter().map(|s| s.as_str().to_string()).collect();
-    let mut c = Conditions::new(Engine::of(conn));
-    c.push_in("room_type_id", room_type_ids);
-    c.push_in("housekeeping_status", &statuses);
-    let sql = format!("SELECT room_type_id, COUNT(*) AS n FROM rooms{} GROUP BY room_type_id", c.where_clause());
-    query_with(&sql, c)
+    let select = Sql::select()
+        .column(Rooms::RoomTypeId)
+        .expr_as(Expr::col(Asterisk).count(), "n")
+        .from(Rooms::Table)
+        .and_where(Expr::col(Rooms::RoomTypeId).is_in(room_type_ids.iter().map(String::as_str)))
+        .and_where(Expr::col(Rooms::HousekeepingStatus).is_in(statuses.iter().map(|s| s.as_str())))
+        .group_by_col(Rooms::RoomTypeId)
+        .to_owned();
+    statement(conn.engine(), &select)
         .fetch_all(conn)
         .await?
         .iter()

@@ -17,7 +17,7 @@ use crate::store::format_date;
 use crate::store::schema::{Folios, ReservationRooms, Reservations as R};
 use crate::store::statement::{insert_row, statement, Expr, ExprTrait, JoinType, Order, Sql};
 use crate::store::{format_ts, Conn, Db, StoreResult};
-use crate::store::{query_with, FromPortableRow, PortableRow};
+use crate::store::{FromPortableRow, PortableRow};
 use folios::{charges_of, folio_from};
 pub use folios::{folio, folio_with_charges, save_folio, FolioHead};
 pub use inventory::{held_assignment, held_rooms, held_stays, lock_room, lock_room_types, room_taken, rooms_in_status};
@@ -213,8 +213,7 @@ pub async fn get_full(db: &Db, organization_id: &str, id: &str) -> StoreResult<O
     let JoinedRow { reservation: mut r, folio, room } = first;
     r.rooms = Some(room.into_iter().chain(rows.filter_map(|row| row.room)).collect());
     if let Some(head) = folio {
-        let (sql, c) = charges_of(db.engine(), &head.id);
-        let charges = query_with(&sql, c).fetch_records::<FolioCharge>(&mut conn).await?;
+        let charges = statement(db.engine(), &charges_of(&head.id)).fetch_records::<FolioCharge>(&mut conn).await?;
         r.folio = Some(folio_from(head, charges));
     }
     Ok(Some(r))
