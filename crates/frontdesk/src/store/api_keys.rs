@@ -5,9 +5,20 @@ use chrono::{DateTime, Utc};
 use super::{format_ts, RowExt, StoreResult};
 use crate::domain::access::Scope;
 use crate::domain::api_keys::ApiKey;
-use crate::store::{query, Conn, Row};
+use crate::store::schema::ApiKeys;
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
+use crate::store::{Conn, Row};
 
-const COLUMNS: &str = "id, organization_id, hotel_id, name, scopes, rate_limit_per_minute, created_at, last_used_at";
+const COLUMNS: [ApiKeys; 8] = [
+    ApiKeys::Id,
+    ApiKeys::OrganizationId,
+    ApiKeys::HotelId,
+    ApiKeys::Name,
+    ApiKeys::Scopes,
+    ApiKeys::RateLimitPerMinute,
+    ApiKeys::CreatedAt,
+    ApiKeys::LastUsedAt,
+];
 
 fn api_key(row: &Row) -> StoreResult<ApiKey> {
     Ok(ApiKey {
@@ -22,64 +33,65 @@ fn api_key(row: &Row) -> StoreResult<ApiKey> {
 }
 
 pub async fn insert(conn: &mut Conn, organization_id: &str, key: &ApiKey, secret_hash: &str) -> StoreResult<()> {
-    query(
-        "INSERT INTO api_keys (id, organization_id, hotel_id, name, scopes, secret_hash, created_at, \
-         rate_limit_per_minute) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-    )
-    .bind(&key.id)
-    .bind(organization_id)
-    .bind(&key.hotel_id)
-    .bind(&key.name)
-    .bind(scopes_to_text(&key.scopes))
-    .bind(secret_hash)
-    .bind(format_ts(key.created_at))
-    .bind(key.rate_limit_per_minute)
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        ApiKeys::Table,
+        [
+            (ApiKeys::Id, Expr::val(&key.id)),
+            (ApiKeys::OrganizationId, Expr::val(organization_id)),
+            (ApiKeys::HotelId, Expr::val(key.hotel_id.clone())),
+            (ApiKeys::Name, Expr::val(&key.name)),
+            (ApiKeys::Scopes, Expr::val(scopes_to_text(&key.scopes))),
+            (ApiKeys::SecretHash, Expr::val(secret_hash)),
+            (ApiKeys::CreatedAt, Expr::val(format_ts(key.created_at))),
+            (ApiKeys::RateLimitPerMinute, Expr::val(key.rate_limit_per_minute)),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
 pub async fn list(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<ApiKey>> {
-    query(&format!("SELECT {COLUMNS} FROM api_keys WHERE organization_id = $1 ORDER BY id"))
-        .bind(organization_id)
-        .fetch_all(conn)
-        .await?
-        .iter()
-        .map(api_key)
-        .collect()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(ApiKeys::Table)
+        .and_where(Expr::col(ApiKeys::OrganizationId).eq(organization_id))
+        .order_by(ApiKeys::Id, Order::Asc)
+        .to_owned();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(api_key).collect()
 }
 
 pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<ApiKey>> {
-    query(&format!("SELECT {COLUMNS} FROM api_keys WHERE organization_id = $1 AND id = $2"))
-        .bind(organization_id)
-        .bind(id)
-        .fetch_optional(conn)
-        .await?
-        .as_ref()
-        .map(api_key)
-        .transpose()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(ApiKeys::Table)
+        .and_where(Expr::col(ApiKeys::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(ApiKeys::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(api_key).transpose()
 }
 
 pub async fn update(conn: &mut Conn, organization_id: &str, key: &ApiKey) -> StoreResult<()> {
-    query(
-        "UPDATE api_keys SET name = $1, scopes = $2, rate_limit_per_minute = $3 WHERE organization_id = $4 AND id = $5",
-    )
-    .bind(&key.name)
-    .bind(scopes_to_text(&key.scopes))
-    .bind(key.rate_limit_per_minute)
-    .bind(organization_id)
-    .bind(&key.id)
-    .execute(conn)
-    .await?;
+    let update = Sql::update()
+        .table(ApiKeys::Table)
+        .values([
+            (ApiKeys::Name, Expr::val(&key.name)),
+            (ApiKeys::Scopes, Expr::val(scopes_to_text(&key.scopes))),
+            (ApiKeys::RateLimitPerMinute, Expr::val(key.rate_limit_per_minute)),
+        ])
+        .and_where(Expr::col(ApiKeys::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(ApiKeys::Id).eq(&key.id))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<bool> {
-    let done = query("DELETE FROM api_keys WHERE organization_id = $1 AND id = $2")
-        .bind(organization_id)
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let delete = Sql::delete()
+        .from_table(ApiKeys::Table)
+        .and_where(Expr::col(ApiKeys::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(ApiKeys::Id).eq(id))
+        .to_owned();
+    let done = statement(conn.engine(), &delete).execute(conn).await?;
     Ok(done.rows_affected() > 0)
 }
 
@@ -106,13 +118,20 @@ pub async fn find_by_digest_recent(db: &super::Db, secret_hash: &str) -> StoreRe
 }
 
 pub async fn find_by_digest(conn: &mut Conn, secret_hash: &str) -> StoreResult<Option<StoredApiKey>> {
-    let row = query(
-        "SELECT id, organization_id, hotel_id, scopes, secret_hash, rate_limit_per_minute, last_used_at FROM api_keys \
-         WHERE secret_hash = $1",
-    )
-    .bind(secret_hash)
-    .fetch_optional(conn)
-    .await?;
+    let select = Sql::select()
+        .columns([
+            ApiKeys::Id,
+            ApiKeys::OrganizationId,
+            ApiKeys::HotelId,
+            ApiKeys::Scopes,
+            ApiKeys::SecretHash,
+            ApiKeys::RateLimitPerMinute,
+            ApiKeys::LastUsedAt,
+        ])
+        .from(ApiKeys::Table)
+        .and_where(Expr::col(ApiKeys::SecretHash).eq(secret_hash))
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         Ok(StoredApiKey {
             id: row.try_get("id")?,
@@ -129,12 +148,15 @@ pub async fn find_by_digest(conn: &mut Conn, secret_hash: &str) -> StoreResult<O
 
 /// Records a use, unless one at or after `unless_since` is already recorded (another process got there first).
 pub async fn touch(conn: &mut Conn, id: &str, at: DateTime<Utc>, unless_since: DateTime<Utc>) -> StoreResult<()> {
-    query("UPDATE api_keys SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)")
-        .bind(format_ts(at))
-        .bind(id)
-        .bind(format_ts(unless_since))
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(ApiKeys::Table)
+        .value(ApiKeys::LastUsedAt, format_ts(at))
+        .and_where(Expr::col(ApiKeys::Id).eq(id))
+        .and_where(
+            Expr::col(ApiKeys::LastUsedAt).is_null().or(Expr::col(ApiKeys::LastUsedAt).lt(format_ts(unless_since))),
+        )
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 

@@ -4,42 +4,49 @@ use chrono::{DateTime, Utc};
 
 use super::{format_ts, RowExt, StoreResult};
 use crate::domain::identity::{Operator, Organization};
-use crate::store::{query, Conn, Row};
+use crate::store::schema::{AccessTokens, OperatorInvitations, Operators, Organizations};
+use crate::store::statement::{insert_row, statement, Asterisk, Expr, ExprTrait, Order, Sql};
+use crate::store::{Conn, Row};
+
+const ORGANIZATION_COLUMNS: [Organizations; 3] = [Organizations::Id, Organizations::Name, Organizations::CreatedAt];
 
 fn organization(row: &Row) -> StoreResult<Organization> {
     Ok(Organization { id: row.try_get("id")?, name: row.try_get("name")?, created_at: row.get_ts("created_at")? })
 }
 
 pub async fn insert_organization(conn: &mut Conn, org: &Organization) -> StoreResult<()> {
-    query("INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3)")
-        .bind(&org.id)
-        .bind(&org.name)
-        .bind(format_ts(org.created_at))
-        .execute(conn)
-        .await?;
+    let insert = insert_row(
+        Organizations::Table,
+        [
+            (Organizations::Id, Expr::val(&org.id)),
+            (Organizations::Name, Expr::val(&org.name)),
+            (Organizations::CreatedAt, Expr::val(format_ts(org.created_at))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
 pub async fn get_organization(conn: &mut Conn, id: &str) -> StoreResult<Option<Organization>> {
-    query("SELECT id, name, created_at FROM organizations WHERE id = $1")
-        .bind(id)
-        .fetch_optional(conn)
-        .await?
-        .as_ref()
-        .map(organization)
-        .transpose()
+    let select = Sql::select()
+        .columns(ORGANIZATION_COLUMNS)
+        .from(Organizations::Table)
+        .and_where(Expr::col(Organizations::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(organization).transpose()
 }
 
 pub async fn list_organizations(conn: &mut Conn) -> StoreResult<Vec<Organization>> {
-    query("SELECT id, name, created_at FROM organizations ORDER BY id")
-        .fetch_all(conn)
-        .await?
-        .iter()
-        .map(organization)
-        .collect()
+    let select = Sql::select()
+        .columns(ORGANIZATION_COLUMNS)
+        .from(Organizations::Table)
+        .order_by(Organizations::Id, Order::Asc)
+        .to_owned();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(organization).collect()
 }
 
-const OPERATOR_COLUMNS: &str = "id, organization_id, email, name, created_at";
+const OPERATOR_COLUMNS: [Operators; 5] =
+    [Operators::Id, Operators::OrganizationId, Operators::Email, Operators::Name, Operators::CreatedAt];
 
 fn operator(row: &Row) -> StoreResult<Operator> {
     Ok(Operator {
@@ -52,50 +59,53 @@ fn operator(row: &Row) -> StoreResult<Operator> {
 }
 
 pub async fn insert_operator(conn: &mut Conn, op: &Operator, password_hash: &str) -> StoreResult<()> {
-    query(
-        "INSERT INTO operators (id, organization_id, email, email_normalized, name, password_hash, created_at, \
-         updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
-    )
-    .bind(&op.id)
-    .bind(&op.organization_id)
-    .bind(&op.email)
-    .bind(op.email.to_lowercase())
-    .bind(&op.name)
-    .bind(password_hash)
-    .bind(format_ts(op.created_at))
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        Operators::Table,
+        [
+            (Operators::Id, Expr::val(&op.id)),
+            (Operators::OrganizationId, Expr::val(&op.organization_id)),
+            (Operators::Email, Expr::val(&op.email)),
+            (Operators::EmailNormalized, Expr::val(op.email.to_lowercase())),
+            (Operators::Name, Expr::val(&op.name)),
+            (Operators::PasswordHash, Expr::val(password_hash)),
+            (Operators::CreatedAt, Expr::val(format_ts(op.created_at))),
+            (Operators::UpdatedAt, Expr::val(format_ts(op.created_at))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
 /// The operator with this e-mail (case-insensitive) and the stored password hash.
 pub async fn find_operator_by_email(conn: &mut Conn, email: &str) -> StoreResult<Option<(Operator, String)>> {
-    let row = query(&format!("SELECT {OPERATOR_COLUMNS}, password_hash FROM operators WHERE email_normalized = $1"))
-        .bind(email.to_lowercase())
-        .fetch_optional(conn)
-        .await?;
+    let select = Sql::select()
+        .columns(OPERATOR_COLUMNS)
+        .column(Operators::PasswordHash)
+        .from(Operators::Table)
+        .and_where(Expr::col(Operators::EmailNormalized).eq(email.to_lowercase()))
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| Ok((operator(&row)?, row.try_get("password_hash")?))).transpose()
 }
 
 /// The operators of an organization (never their password hashes).
 pub async fn list_operators(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<Operator>> {
-    query(&format!("SELECT {OPERATOR_COLUMNS} FROM operators WHERE organization_id = $1 ORDER BY id"))
-        .bind(organization_id)
-        .fetch_all(conn)
-        .await?
-        .iter()
-        .map(operator)
-        .collect()
+    let select = Sql::select()
+        .columns(OPERATOR_COLUMNS)
+        .from(Operators::Table)
+        .and_where(Expr::col(Operators::OrganizationId).eq(organization_id))
+        .order_by(Operators::Id, Order::Asc)
+        .to_owned();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(operator).collect()
 }
 
 pub async fn get_operator(conn: &mut Conn, id: &str) -> StoreResult<Option<Operator>> {
-    query(&format!("SELECT {OPERATOR_COLUMNS} FROM operators WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(conn)
-        .await?
-        .as_ref()
-        .map(operator)
-        .transpose()
+    let select = Sql::select()
+        .columns(OPERATOR_COLUMNS)
+        .from(Operators::Table)
+        .and_where(Expr::col(Operators::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(operator).transpose()
 }
 
 pub async fn set_password_hash(
@@ -104,28 +114,32 @@ pub async fn set_password_hash(
     password_hash: &str,
     at: DateTime<Utc>,
 ) -> StoreResult<()> {
-    query("UPDATE operators SET password_hash = $1, updated_at = $2 WHERE id = $3")
-        .bind(password_hash)
-        .bind(format_ts(at))
-        .bind(operator_id)
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(Operators::Table)
+        .values([(Operators::PasswordHash, Expr::val(password_hash)), (Operators::UpdatedAt, Expr::val(format_ts(at)))])
+        .and_where(Expr::col(Operators::Id).eq(operator_id))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 /// Deletes an operator; their access tokens and connector grants and tokens go with them (foreign keys cascade).
 pub async fn delete_operator(conn: &mut Conn, operator_id: &str) -> StoreResult<()> {
-    query("DELETE FROM operators WHERE id = $1").bind(operator_id).execute(conn).await?;
+    let delete =
+        Sql::delete().from_table(Operators::Table).and_where(Expr::col(Operators::Id).eq(operator_id)).to_owned();
+    statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
 
 /// Revokes every access token of an operator.
 pub async fn revoke_operator_tokens(conn: &mut Conn, operator_id: &str, at: DateTime<Utc>) -> StoreResult<()> {
-    query("UPDATE access_tokens SET revoked_at = $1 WHERE operator_id = $2 AND revoked_at IS NULL")
-        .bind(format_ts(at))
-        .bind(operator_id)
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(AccessTokens::Table)
+        .value(AccessTokens::RevokedAt, format_ts(at))
+        .and_where(Expr::col(AccessTokens::OperatorId).eq(operator_id))
+        .and_where(Expr::col(AccessTokens::RevokedAt).is_null())
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
@@ -145,22 +159,22 @@ pub struct NewAccessToken<'a> {
 }
 
 pub async fn insert_access_token(conn: &mut Conn, token: &NewAccessToken<'_>) -> StoreResult<()> {
-    query(
-        "INSERT INTO access_tokens (id, operator_id, organization_id, token_hash, created_at, expires_at, \
-         idle_timeout_secs, kind, name, user_agent) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    )
-    .bind(token.id)
-    .bind(token.operator_id)
-    .bind(token.organization_id)
-    .bind(token.token_hash)
-    .bind(format_ts(token.created_at))
-    .bind(format_ts(token.expires_at))
-    .bind(token.idle_timeout_secs)
-    .bind(token.kind)
-    .bind(token.name)
-    .bind(token.user_agent)
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        AccessTokens::Table,
+        [
+            (AccessTokens::Id, Expr::val(token.id)),
+            (AccessTokens::OperatorId, Expr::val(token.operator_id)),
+            (AccessTokens::OrganizationId, Expr::val(token.organization_id)),
+            (AccessTokens::TokenHash, Expr::val(token.token_hash)),
+            (AccessTokens::CreatedAt, Expr::val(format_ts(token.created_at))),
+            (AccessTokens::ExpiresAt, Expr::val(format_ts(token.expires_at))),
+            (AccessTokens::IdleTimeoutSecs, Expr::val(token.idle_timeout_secs)),
+            (AccessTokens::Kind, Expr::val(token.kind)),
+            (AccessTokens::Name, Expr::val(token.name)),
+            (AccessTokens::UserAgent, Expr::val(token.user_agent)),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
@@ -179,13 +193,22 @@ pub struct StoredAccessToken {
 }
 
 pub async fn find_access_token(conn: &mut Conn, token_hash: &str) -> StoreResult<Option<StoredAccessToken>> {
-    let row = query(
-        "SELECT id, operator_id, organization_id, token_hash, created_at, expires_at, revoked_at, last_used_at, \
-         idle_timeout_secs FROM access_tokens WHERE token_hash = $1",
-    )
-    .bind(token_hash)
-    .fetch_optional(conn)
-    .await?;
+    let select = Sql::select()
+        .columns([
+            AccessTokens::Id,
+            AccessTokens::OperatorId,
+            AccessTokens::OrganizationId,
+            AccessTokens::TokenHash,
+            AccessTokens::CreatedAt,
+            AccessTokens::ExpiresAt,
+            AccessTokens::RevokedAt,
+            AccessTokens::LastUsedAt,
+            AccessTokens::IdleTimeoutSecs,
+        ])
+        .from(AccessTokens::Table)
+        .and_where(Expr::col(AccessTokens::TokenHash).eq(token_hash))
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         Ok(StoredAccessToken {
             id: row.try_get("id")?,
@@ -203,37 +226,49 @@ pub async fn find_access_token(conn: &mut Conn, token_hash: &str) -> StoreResult
 }
 
 pub async fn revoke_access_token(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreResult<()> {
-    query("UPDATE access_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
-        .bind(format_ts(at))
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(AccessTokens::Table)
+        .value(AccessTokens::RevokedAt, format_ts(at))
+        .and_where(Expr::col(AccessTokens::Id).eq(id))
+        .and_where(Expr::col(AccessTokens::RevokedAt).is_null())
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 /// Records a token's use at `at`, unless one since `since` is recorded already.
 pub async fn touch_access_token(conn: &mut Conn, id: &str, at: DateTime<Utc>, since: DateTime<Utc>) -> StoreResult<()> {
-    query("UPDATE access_tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)")
-        .bind(format_ts(at))
-        .bind(id)
-        .bind(format_ts(since))
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(AccessTokens::Table)
+        .value(AccessTokens::LastUsedAt, format_ts(at))
+        .and_where(Expr::col(AccessTokens::Id).eq(id))
+        .and_where(
+            Expr::col(AccessTokens::LastUsedAt).is_null().or(Expr::col(AccessTokens::LastUsedAt).lt(format_ts(since))),
+        )
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 /// Locks an organization's row until the transaction ends, so that writes that count its operators (removing one)
 /// take turns on PostgreSQL (SQLite's write transactions are exclusive already).
 pub async fn lock_organization(conn: &mut Conn, organization_id: &str) -> StoreResult<()> {
-    query("UPDATE organizations SET name = name WHERE id = $1").bind(organization_id).execute(conn).await?;
+    let update = Sql::update()
+        .table(Organizations::Table)
+        .value(Organizations::Name, Expr::col(Organizations::Name))
+        .and_where(Expr::col(Organizations::Id).eq(organization_id))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 pub async fn count_operators(conn: &mut Conn, organization_id: &str) -> StoreResult<i64> {
-    let row = query("SELECT COUNT(*) AS n FROM operators WHERE organization_id = $1")
-        .bind(organization_id)
-        .fetch_one(conn)
-        .await?;
+    let select = Sql::select()
+        .expr_as(Expr::col(Asterisk).count(), "n")
+        .from(Operators::Table)
+        .and_where(Expr::col(Operators::OrganizationId).eq(organization_id))
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_one(conn).await?;
     row.try_get("n")
 }
 
@@ -249,19 +284,19 @@ pub struct NewInvitation<'a> {
 }
 
 pub async fn insert_invitation(conn: &mut Conn, invitation: &NewInvitation<'_>) -> StoreResult<()> {
-    query(
-        "INSERT INTO operator_invitations (id, operator_id, organization_id, token_hash, invited_by, created_at, \
-         expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(invitation.id)
-    .bind(invitation.operator_id)
-    .bind(invitation.organization_id)
-    .bind(invitation.token_hash)
-    .bind(invitation.invited_by)
-    .bind(format_ts(invitation.created_at))
-    .bind(format_ts(invitation.expires_at))
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        OperatorInvitations::Table,
+        [
+            (OperatorInvitations::Id, Expr::val(invitation.id)),
+            (OperatorInvitations::OperatorId, Expr::val(invitation.operator_id)),
+            (OperatorInvitations::OrganizationId, Expr::val(invitation.organization_id)),
+            (OperatorInvitations::TokenHash, Expr::val(invitation.token_hash)),
+            (OperatorInvitations::InvitedBy, Expr::val(invitation.invited_by)),
+            (OperatorInvitations::CreatedAt, Expr::val(format_ts(invitation.created_at))),
+            (OperatorInvitations::ExpiresAt, Expr::val(format_ts(invitation.expires_at))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
@@ -275,12 +310,18 @@ pub struct StoredInvitation {
 }
 
 pub async fn find_invitation(conn: &mut Conn, token_hash: &str) -> StoreResult<Option<StoredInvitation>> {
-    let row = query(
-        "SELECT id, operator_id, token_hash, invited_by, expires_at FROM operator_invitations WHERE token_hash = $1",
-    )
-    .bind(token_hash)
-    .fetch_optional(conn)
-    .await?;
+    let select = Sql::select()
+        .columns([
+            OperatorInvitations::Id,
+            OperatorInvitations::OperatorId,
+            OperatorInvitations::TokenHash,
+            OperatorInvitations::InvitedBy,
+            OperatorInvitations::ExpiresAt,
+        ])
+        .from(OperatorInvitations::Table)
+        .and_where(Expr::col(OperatorInvitations::TokenHash).eq(token_hash))
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         Ok(StoredInvitation {
             id: row.try_get("id")?,
@@ -295,24 +336,33 @@ pub async fn find_invitation(conn: &mut Conn, token_hash: &str) -> StoreResult<O
 
 /// Deletes one invitation; answers whether it was still there (a link works once, even when opened twice at once).
 pub async fn delete_invitation(conn: &mut Conn, id: &str) -> StoreResult<bool> {
-    let done = query("DELETE FROM operator_invitations WHERE id = $1").bind(id).execute(conn).await?;
+    let delete = Sql::delete()
+        .from_table(OperatorInvitations::Table)
+        .and_where(Expr::col(OperatorInvitations::Id).eq(id))
+        .to_owned();
+    let done = statement(conn.engine(), &delete).execute(conn).await?;
     Ok(done.rows_affected() == 1)
 }
 
 pub async fn delete_operator_invitations(conn: &mut Conn, operator_id: &str) -> StoreResult<()> {
-    query("DELETE FROM operator_invitations WHERE operator_id = $1").bind(operator_id).execute(conn).await?;
+    let delete = Sql::delete()
+        .from_table(OperatorInvitations::Table)
+        .and_where(Expr::col(OperatorInvitations::OperatorId).eq(operator_id))
+        .to_owned();
+    statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
 
 /// When each invited operator of an organization's invitation expires (the latest, should there be several).
 pub async fn invitation_expiries(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<(String, DateTime<Utc>)>> {
-    let rows = query(
-        "SELECT operator_id, MAX(expires_at) AS expires_at FROM operator_invitations WHERE organization_id = $1 \
-         GROUP BY operator_id",
-    )
-    .bind(organization_id)
-    .fetch_all(conn)
-    .await?;
+    let select = Sql::select()
+        .column(OperatorInvitations::OperatorId)
+        .expr_as(Expr::col(OperatorInvitations::ExpiresAt).max(), "expires_at")
+        .from(OperatorInvitations::Table)
+        .and_where(Expr::col(OperatorInvitations::OrganizationId).eq(organization_id))
+        .group_by_col(OperatorInvitations::OperatorId)
+        .to_owned();
+    let rows = statement(conn.engine(), &select).fetch_all(conn).await?;
     rows.iter().map(|row| Ok((row.try_get("operator_id")?, row.get_ts("expires_at")?))).collect()
 }
 
@@ -329,7 +379,16 @@ pub struct ListedAccessToken {
     pub idle_timeout_secs: Option<i64>,
 }
 
-const LISTED_COLUMNS: &str = "id, kind, name, user_agent, created_at, expires_at, last_used_at, idle_timeout_secs";
+const LISTED_COLUMNS: [AccessTokens; 8] = [
+    AccessTokens::Id,
+    AccessTokens::Kind,
+    AccessTokens::Name,
+    AccessTokens::UserAgent,
+    AccessTokens::CreatedAt,
+    AccessTokens::ExpiresAt,
+    AccessTokens::LastUsedAt,
+    AccessTokens::IdleTimeoutSecs,
+];
 
 fn listed(row: &Row) -> StoreResult<ListedAccessToken> {
     Ok(ListedAccessToken {
@@ -351,17 +410,16 @@ pub async fn list_operator_tokens(
     operator_id: &str,
     at: DateTime<Utc>,
 ) -> StoreResult<Vec<ListedAccessToken>> {
-    query(&format!(
-        "SELECT {LISTED_COLUMNS} FROM access_tokens WHERE operator_id = $1 AND revoked_at IS NULL AND expires_at > $2 \
-         ORDER BY created_at DESC, id DESC"
-    ))
-    .bind(operator_id)
-    .bind(format_ts(at))
-    .fetch_all(conn)
-    .await?
-    .iter()
-    .map(listed)
-    .collect()
+    let select = Sql::select()
+        .columns(LISTED_COLUMNS)
+        .from(AccessTokens::Table)
+        .and_where(Expr::col(AccessTokens::OperatorId).eq(operator_id))
+        .and_where(Expr::col(AccessTokens::RevokedAt).is_null())
+        .and_where(Expr::col(AccessTokens::ExpiresAt).gt(format_ts(at)))
+        .order_by(AccessTokens::CreatedAt, Order::Desc)
+        .order_by(AccessTokens::Id, Order::Desc)
+        .to_owned();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(listed).collect()
 }
 
 /// One unrevoked token of the operator.
@@ -370,16 +428,14 @@ pub async fn get_operator_token(
     operator_id: &str,
     id: &str,
 ) -> StoreResult<Option<ListedAccessToken>> {
-    query(&format!(
-        "SELECT {LISTED_COLUMNS} FROM access_tokens WHERE operator_id = $1 AND id = $2 AND revoked_at IS NULL"
-    ))
-    .bind(operator_id)
-    .bind(id)
-    .fetch_optional(conn)
-    .await?
-    .as_ref()
-    .map(listed)
-    .transpose()
+    let select = Sql::select()
+        .columns(LISTED_COLUMNS)
+        .from(AccessTokens::Table)
+        .and_where(Expr::col(AccessTokens::OperatorId).eq(operator_id))
+        .and_where(Expr::col(AccessTokens::Id).eq(id))
+        .and_where(Expr::col(AccessTokens::RevokedAt).is_null())
+        .to_owned();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(listed).transpose()
 }
 
 /// Revokes every signed-in session of the operator but `keep_id`; named tokens stay. Answers how many ended.
@@ -389,14 +445,14 @@ pub async fn revoke_other_sessions(
     keep_id: &str,
     at: DateTime<Utc>,
 ) -> StoreResult<u64> {
-    let done = query(
-        "UPDATE access_tokens SET revoked_at = $1 WHERE operator_id = $2 AND id <> $3 AND kind = 'session' \
-         AND revoked_at IS NULL",
-    )
-    .bind(format_ts(at))
-    .bind(operator_id)
-    .bind(keep_id)
-    .execute(conn)
-    .await?;
+    let update = Sql::update()
+        .table(AccessTokens::Table)
+        .value(AccessTokens::RevokedAt, format_ts(at))
+        .and_where(Expr::col(AccessTokens::OperatorId).eq(operator_id))
+        .and_where(Expr::col(AccessTokens::Id).ne(keep_id))
+        .and_where(Expr::col(AccessTokens::Kind).eq("session"))
+        .and_where(Expr::col(AccessTokens::RevokedAt).is_null())
+        .to_owned();
+    let done = statement(conn.engine(), &update).execute(conn).await?;
     Ok(done.rows_affected())
 }

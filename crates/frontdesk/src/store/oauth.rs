@@ -4,7 +4,9 @@
 use chrono::{DateTime, Utc};
 
 use super::{format_ts, RowExt, StoreResult};
-use crate::store::{query, Conn, Row};
+use crate::store::schema::{OauthClients, OauthGrants, OauthTokens};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, JoinType, Order, Sql};
+use crate::store::{Conn, Row};
 
 /// A registered client.
 #[derive(Debug, Clone)]
@@ -17,21 +19,26 @@ pub struct ClientRow {
 
 pub async fn insert_client(conn: &mut Conn, client: &ClientRow) -> StoreResult<()> {
     let uris = serde_json::to_string(&client.redirect_uris).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-    query("INSERT INTO oauth_clients (id, name, redirect_uris, created_at) VALUES ($1, $2, $3, $4)")
-        .bind(&client.id)
-        .bind(&client.name)
-        .bind(uris)
-        .bind(format_ts(client.created_at))
-        .execute(conn)
-        .await?;
+    let insert = insert_row(
+        OauthClients::Table,
+        [
+            (OauthClients::Id, Expr::val(&client.id)),
+            (OauthClients::Name, Expr::val(&client.name)),
+            (OauthClients::RedirectUris, Expr::val(uris)),
+            (OauthClients::CreatedAt, Expr::val(format_ts(client.created_at))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
 pub async fn get_client(conn: &mut Conn, id: &str) -> StoreResult<Option<ClientRow>> {
-    let row = query("SELECT id, name, redirect_uris, created_at FROM oauth_clients WHERE id = $1")
-        .bind(id)
-        .fetch_optional(conn)
-        .await?;
+    let select = Sql::select()
+        .columns([OauthClients::Id, OauthClients::Name, OauthClients::RedirectUris, OauthClients::CreatedAt])
+        .from(OauthClients::Table)
+        .and_where(Expr::col(OauthClients::Id).eq(id))
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         let uris: String = row.try_get("redirect_uris")?;
         Ok(ClientRow {
@@ -65,9 +72,24 @@ pub struct GrantRow {
     pub created_at: DateTime<Utc>,
 }
 
-const GRANT_COLUMNS: &str = "id, client_id, operator_id, organization_id, redirect_uri, code_challenge, state, scope, \
-                             resource, ticket_hash, ticket_expires_at, ticket_used_at, code_hash, code_expires_at, \
-                             code_used_at, created_at";
+const GRANT_COLUMNS: [OauthGrants; 16] = [
+    OauthGrants::Id,
+    OauthGrants::ClientId,
+    OauthGrants::OperatorId,
+    OauthGrants::OrganizationId,
+    OauthGrants::RedirectUri,
+    OauthGrants::CodeChallenge,
+    OauthGrants::State,
+    OauthGrants::Scope,
+    OauthGrants::Resource,
+    OauthGrants::TicketHash,
+    OauthGrants::TicketExpiresAt,
+    OauthGrants::TicketUsedAt,
+    OauthGrants::CodeHash,
+    OauthGrants::CodeExpiresAt,
+    OauthGrants::CodeUsedAt,
+    OauthGrants::CreatedAt,
+];
 
 fn grant(row: &Row) -> StoreResult<GrantRow> {
     Ok(GrantRow {
@@ -91,75 +113,79 @@ fn grant(row: &Row) -> StoreResult<GrantRow> {
 }
 
 pub async fn insert_grant(conn: &mut Conn, g: &GrantRow) -> StoreResult<()> {
-    query(
-        "INSERT INTO oauth_grants (id, client_id, operator_id, organization_id, redirect_uri, code_challenge, state, \
-         scope, resource, ticket_hash, ticket_expires_at, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-    )
-    .bind(&g.id)
-    .bind(&g.client_id)
-    .bind(&g.operator_id)
-    .bind(&g.organization_id)
-    .bind(&g.redirect_uri)
-    .bind(&g.code_challenge)
-    .bind(&g.state)
-    .bind(&g.scope)
-    .bind(&g.resource)
-    .bind(&g.ticket_hash)
-    .bind(format_ts(g.ticket_expires_at))
-    .bind(format_ts(g.created_at))
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        OauthGrants::Table,
+        [
+            (OauthGrants::Id, Expr::val(&g.id)),
+            (OauthGrants::ClientId, Expr::val(&g.client_id)),
+            (OauthGrants::OperatorId, Expr::val(&g.operator_id)),
+            (OauthGrants::OrganizationId, Expr::val(&g.organization_id)),
+            (OauthGrants::RedirectUri, Expr::val(&g.redirect_uri)),
+            (OauthGrants::CodeChallenge, Expr::val(&g.code_challenge)),
+            (OauthGrants::State, Expr::val(g.state.clone())),
+            (OauthGrants::Scope, Expr::val(&g.scope)),
+            (OauthGrants::Resource, Expr::val(&g.resource)),
+            (OauthGrants::TicketHash, Expr::val(&g.ticket_hash)),
+            (OauthGrants::TicketExpiresAt, Expr::val(format_ts(g.ticket_expires_at))),
+            (OauthGrants::CreatedAt, Expr::val(format_ts(g.created_at))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
 pub async fn grant_by_ticket(conn: &mut Conn, ticket_hash: &str) -> StoreResult<Option<GrantRow>> {
-    query(&format!("SELECT {GRANT_COLUMNS} FROM oauth_grants WHERE ticket_hash = $1"))
-        .bind(ticket_hash)
-        .fetch_optional(conn)
-        .await?
-        .as_ref()
-        .map(grant)
-        .transpose()
+    let select = Sql::select()
+        .columns(GRANT_COLUMNS)
+        .from(OauthGrants::Table)
+        .and_where(Expr::col(OauthGrants::TicketHash).eq(ticket_hash))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(grant).transpose()
 }
 
 pub async fn grant_by_code(conn: &mut Conn, code_hash: &str) -> StoreResult<Option<GrantRow>> {
-    query(&format!("SELECT {GRANT_COLUMNS} FROM oauth_grants WHERE code_hash = $1"))
-        .bind(code_hash)
-        .fetch_optional(conn)
-        .await?
-        .as_ref()
-        .map(grant)
-        .transpose()
+    let select = Sql::select()
+        .columns(GRANT_COLUMNS)
+        .from(OauthGrants::Table)
+        .and_where(Expr::col(OauthGrants::CodeHash).eq(code_hash))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(grant).transpose()
 }
 
 /// Spends a sign-in ticket; answers whether this call was the one that spent it.
 pub async fn use_ticket(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreResult<bool> {
-    let done = query("UPDATE oauth_grants SET ticket_used_at = $1 WHERE id = $2 AND ticket_used_at IS NULL")
-        .bind(format_ts(at))
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(OauthGrants::Table)
+        .value(OauthGrants::TicketUsedAt, format_ts(at))
+        .and_where(Expr::col(OauthGrants::Id).eq(id))
+        .and_where(Expr::col(OauthGrants::TicketUsedAt).is_null())
+        .to_owned();
+    let done = statement(conn.engine(), &update).execute(conn).await?;
     Ok(done.rows_affected() == 1)
 }
 
 pub async fn set_code(conn: &mut Conn, id: &str, code_hash: &str, expires_at: DateTime<Utc>) -> StoreResult<()> {
-    query("UPDATE oauth_grants SET code_hash = $1, code_expires_at = $2 WHERE id = $3")
-        .bind(code_hash)
-        .bind(format_ts(expires_at))
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(OauthGrants::Table)
+        .values([
+            (OauthGrants::CodeHash, Expr::val(code_hash)),
+            (OauthGrants::CodeExpiresAt, Expr::val(format_ts(expires_at))),
+        ])
+        .and_where(Expr::col(OauthGrants::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 /// Spends an authorization code; answers whether this call was the one that spent it.
 pub async fn use_code(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreResult<bool> {
-    let done = query("UPDATE oauth_grants SET code_used_at = $1 WHERE id = $2 AND code_used_at IS NULL")
-        .bind(format_ts(at))
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(OauthGrants::Table)
+        .value(OauthGrants::CodeUsedAt, format_ts(at))
+        .and_where(Expr::col(OauthGrants::Id).eq(id))
+        .and_where(Expr::col(OauthGrants::CodeUsedAt).is_null())
+        .to_owned();
+    let done = statement(conn.engine(), &update).execute(conn).await?;
     Ok(done.rows_affected() == 1)
 }
 
@@ -187,35 +213,50 @@ pub struct TokenRow {
 }
 
 pub async fn insert_token(conn: &mut Conn, t: &TokenRow) -> StoreResult<()> {
-    query(
-        "INSERT INTO oauth_tokens (id, token_hash, kind, family_id, client_id, operator_id, organization_id, scope, \
-         resource, created_at, expires_at, granted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-    )
-    .bind(&t.id)
-    .bind(&t.token_hash)
-    .bind(&t.kind)
-    .bind(&t.family_id)
-    .bind(&t.client_id)
-    .bind(&t.operator_id)
-    .bind(&t.organization_id)
-    .bind(&t.scope)
-    .bind(&t.resource)
-    .bind(format_ts(t.created_at))
-    .bind(format_ts(t.expires_at))
-    .bind(format_ts(t.granted_at))
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        OauthTokens::Table,
+        [
+            (OauthTokens::Id, Expr::val(&t.id)),
+            (OauthTokens::TokenHash, Expr::val(&t.token_hash)),
+            (OauthTokens::Kind, Expr::val(&t.kind)),
+            (OauthTokens::FamilyId, Expr::val(&t.family_id)),
+            (OauthTokens::ClientId, Expr::val(&t.client_id)),
+            (OauthTokens::OperatorId, Expr::val(&t.operator_id)),
+            (OauthTokens::OrganizationId, Expr::val(&t.organization_id)),
+            (OauthTokens::Scope, Expr::val(&t.scope)),
+            (OauthTokens::Resource, Expr::val(&t.resource)),
+            (OauthTokens::CreatedAt, Expr::val(format_ts(t.created_at))),
+            (OauthTokens::ExpiresAt, Expr::val(format_ts(t.expires_at))),
+            (OauthTokens::GrantedAt, Expr::val(format_ts(t.granted_at))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
 pub async fn token_by_hash(conn: &mut Conn, token_hash: &str) -> StoreResult<Option<TokenRow>> {
-    let row = query(
-        "SELECT id, token_hash, kind, family_id, client_id, operator_id, organization_id, scope, resource, \
-         created_at, expires_at, used_at, revoked_at, granted_at, last_used_at FROM oauth_tokens WHERE token_hash = $1",
-    )
-    .bind(token_hash)
-    .fetch_optional(conn)
-    .await?;
+    let select = Sql::select()
+        .columns([
+            OauthTokens::Id,
+            OauthTokens::TokenHash,
+            OauthTokens::Kind,
+            OauthTokens::FamilyId,
+            OauthTokens::ClientId,
+            OauthTokens::OperatorId,
+            OauthTokens::OrganizationId,
+            OauthTokens::Scope,
+            OauthTokens::Resource,
+            OauthTokens::CreatedAt,
+            OauthTokens::ExpiresAt,
+            OauthTokens::UsedAt,
+            OauthTokens::RevokedAt,
+            OauthTokens::GrantedAt,
+            OauthTokens::LastUsedAt,
+        ])
+        .from(OauthTokens::Table)
+        .and_where(Expr::col(OauthTokens::TokenHash).eq(token_hash))
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         Ok(TokenRow {
             id: row.try_get("id")?,
@@ -240,76 +281,106 @@ pub async fn token_by_hash(conn: &mut Conn, token_hash: &str) -> StoreResult<Opt
 
 /// Spends a refresh token; answers whether this call was the one that spent it.
 pub async fn use_token(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreResult<bool> {
-    let done = query("UPDATE oauth_tokens SET used_at = $1 WHERE id = $2 AND used_at IS NULL AND revoked_at IS NULL")
-        .bind(format_ts(at))
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(OauthTokens::Table)
+        .value(OauthTokens::UsedAt, format_ts(at))
+        .and_where(Expr::col(OauthTokens::Id).eq(id))
+        .and_where(Expr::col(OauthTokens::UsedAt).is_null())
+        .and_where(Expr::col(OauthTokens::RevokedAt).is_null())
+        .to_owned();
+    let done = statement(conn.engine(), &update).execute(conn).await?;
     Ok(done.rows_affected() == 1)
 }
 
 pub async fn revoke_token(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreResult<()> {
-    query("UPDATE oauth_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
-        .bind(format_ts(at))
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(OauthTokens::Table)
+        .value(OauthTokens::RevokedAt, format_ts(at))
+        .and_where(Expr::col(OauthTokens::Id).eq(id))
+        .and_where(Expr::col(OauthTokens::RevokedAt).is_null())
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 /// Revokes every token issued from one grant.
 pub async fn revoke_family(conn: &mut Conn, family_id: &str, at: DateTime<Utc>) -> StoreResult<()> {
-    query("UPDATE oauth_tokens SET revoked_at = $1 WHERE family_id = $2 AND revoked_at IS NULL")
-        .bind(format_ts(at))
-        .bind(family_id)
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(OauthTokens::Table)
+        .value(OauthTokens::RevokedAt, format_ts(at))
+        .and_where(Expr::col(OauthTokens::FamilyId).eq(family_id))
+        .and_where(Expr::col(OauthTokens::RevokedAt).is_null())
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 /// Deletes what can no longer be used: tokens expired before `before`, and authorizations begun before it (their
 /// ticket and code lived minutes). Revocation of a family needs neither.
 pub async fn purge(conn: &mut Conn, before: DateTime<Utc>) -> StoreResult<()> {
-    query("DELETE FROM oauth_tokens WHERE expires_at < $1").bind(format_ts(before)).execute(&mut *conn).await?;
-    query("DELETE FROM oauth_grants WHERE created_at < $1").bind(format_ts(before)).execute(conn).await?;
+    let tokens = Sql::delete()
+        .from_table(OauthTokens::Table)
+        .and_where(Expr::col(OauthTokens::ExpiresAt).lt(format_ts(before)))
+        .to_owned();
+    statement(conn.engine(), &tokens).execute(&mut *conn).await?;
+    let grants = Sql::delete()
+        .from_table(OauthGrants::Table)
+        .and_where(Expr::col(OauthGrants::CreatedAt).lt(format_ts(before)))
+        .to_owned();
+    statement(conn.engine(), &grants).execute(conn).await?;
     Ok(())
 }
 
 /// Forgets every connector grant and token of an operator (their password changed): sign-ins in progress, codes not
 /// yet exchanged and tokens issued all stop working.
 pub async fn forget_operator(conn: &mut Conn, operator_id: &str) -> StoreResult<()> {
-    query("DELETE FROM oauth_tokens WHERE operator_id = $1").bind(operator_id).execute(&mut *conn).await?;
-    query("DELETE FROM oauth_grants WHERE operator_id = $1").bind(operator_id).execute(conn).await?;
+    let tokens = Sql::delete()
+        .from_table(OauthTokens::Table)
+        .and_where(Expr::col(OauthTokens::OperatorId).eq(operator_id))
+        .to_owned();
+    statement(conn.engine(), &tokens).execute(&mut *conn).await?;
+    let grants = Sql::delete()
+        .from_table(OauthGrants::Table)
+        .and_where(Expr::col(OauthGrants::OperatorId).eq(operator_id))
+        .to_owned();
+    statement(conn.engine(), &grants).execute(conn).await?;
     Ok(())
 }
 
 /// Notes that an operator signed in through a client (it is in use, and stays registered).
 pub async fn client_used(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreResult<()> {
-    query("UPDATE oauth_clients SET used_at = $1 WHERE id = $2 AND used_at IS NULL")
-        .bind(format_ts(at))
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(OauthClients::Table)
+        .value(OauthClients::UsedAt, format_ts(at))
+        .and_where(Expr::col(OauthClients::Id).eq(id))
+        .and_where(Expr::col(OauthClients::UsedAt).is_null())
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 /// Removes clients registered before `before` through which no operator ever signed in.
 pub async fn purge_unused_clients(conn: &mut Conn, before: DateTime<Utc>) -> StoreResult<u64> {
-    let done = query("DELETE FROM oauth_clients WHERE used_at IS NULL AND created_at < $1")
-        .bind(format_ts(before))
-        .execute(conn)
-        .await?;
+    let delete = Sql::delete()
+        .from_table(OauthClients::Table)
+        .and_where(Expr::col(OauthClients::UsedAt).is_null())
+        .and_where(Expr::col(OauthClients::CreatedAt).lt(format_ts(before)))
+        .to_owned();
+    let done = statement(conn.engine(), &delete).execute(conn).await?;
     Ok(done.rows_affected())
 }
 
 /// Records an access token's use at `at`, unless one since `since` is recorded already.
 pub async fn touch_token(conn: &mut Conn, id: &str, at: DateTime<Utc>, since: DateTime<Utc>) -> StoreResult<()> {
-    query("UPDATE oauth_tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)")
-        .bind(format_ts(at))
-        .bind(id)
-        .bind(format_ts(since))
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(OauthTokens::Table)
+        .value(OauthTokens::LastUsedAt, format_ts(at))
+        .and_where(Expr::col(OauthTokens::Id).eq(id))
+        .and_where(
+            Expr::col(OauthTokens::LastUsedAt).is_null().or(Expr::col(OauthTokens::LastUsedAt).lt(format_ts(since))),
+        )
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
@@ -328,16 +399,31 @@ pub struct ConnectionRow {
 /// The clients holding an unrevoked, unexpired token of the organization at `at`, by name. A refresh token that
 /// was spent (rotated) no longer connects anything, so only unspent ones count.
 pub async fn connections(conn: &mut Conn, organization_id: &str, at: DateTime<Utc>) -> StoreResult<Vec<ConnectionRow>> {
-    let rows = query(
-        "SELECT t.client_id, c.name, c.redirect_uris, t.operator_id, t.granted_at, t.created_at, t.last_used_at \
-         FROM oauth_tokens t JOIN oauth_clients c ON c.id = t.client_id \
-         WHERE t.organization_id = $1 AND t.revoked_at IS NULL AND t.used_at IS NULL AND t.expires_at > $2 \
-         ORDER BY c.name, t.client_id, t.id",
-    )
-    .bind(organization_id)
-    .bind(format_ts(at))
-    .fetch_all(&mut *conn)
-    .await?;
+    let (tokens, clients) = (OauthTokens::Table, OauthClients::Table);
+    let select = Sql::select()
+        .column((tokens, OauthTokens::ClientId))
+        .columns([(clients, OauthClients::Name), (clients, OauthClients::RedirectUris)])
+        .columns([
+            (tokens, OauthTokens::OperatorId),
+            (tokens, OauthTokens::GrantedAt),
+            (tokens, OauthTokens::CreatedAt),
+            (tokens, OauthTokens::LastUsedAt),
+        ])
+        .from(tokens)
+        .join(
+            JoinType::InnerJoin,
+            clients,
+            Expr::col((clients, OauthClients::Id)).equals((tokens, OauthTokens::ClientId)),
+        )
+        .and_where(Expr::col((tokens, OauthTokens::OrganizationId)).eq(organization_id))
+        .and_where(Expr::col((tokens, OauthTokens::RevokedAt)).is_null())
+        .and_where(Expr::col((tokens, OauthTokens::UsedAt)).is_null())
+        .and_where(Expr::col((tokens, OauthTokens::ExpiresAt)).gt(format_ts(at)))
+        .order_by((clients, OauthClients::Name), Order::Asc)
+        .order_by((tokens, OauthTokens::ClientId), Order::Asc)
+        .order_by((tokens, OauthTokens::Id), Order::Asc)
+        .to_owned();
+    let rows = statement(conn.engine(), &select).fetch_all(&mut *conn).await?;
     let mut out: Vec<ConnectionRow> = Vec::new();
     for row in rows {
         let client_id: String = row.try_get("client_id")?;
@@ -368,13 +454,13 @@ pub async fn connections(conn: &mut Conn, organization_id: &str, at: DateTime<Ut
     // The last use of any of its tokens in the organization, expired ones included: a refresh hands out a fresh
     // access token that has not been used yet, and "last used" must not go back to "not yet" because of it.
     for c in &mut out {
-        let row = query(
-            "SELECT MAX(last_used_at) AS last_used_at FROM oauth_tokens WHERE organization_id = $1 AND client_id = $2",
-        )
-        .bind(organization_id)
-        .bind(&c.client_id)
-        .fetch_one(&mut *conn)
-        .await?;
+        let select = Sql::select()
+            .expr_as(Expr::col(OauthTokens::LastUsedAt).max(), "last_used_at")
+            .from(OauthTokens::Table)
+            .and_where(Expr::col(OauthTokens::OrganizationId).eq(organization_id))
+            .and_where(Expr::col(OauthTokens::ClientId).eq(&c.client_id))
+            .to_owned();
+        let row = statement(conn.engine(), &select).fetch_one(&mut *conn).await?;
         c.last_used_at = c.last_used_at.max(row.get_opt_ts("last_used_at")?);
     }
     Ok(out)
@@ -389,18 +475,19 @@ pub async fn revoke_client_in_organization(
     client_id: &str,
     at: DateTime<Utc>,
 ) -> StoreResult<u64> {
-    let done = query(
-        "UPDATE oauth_tokens SET revoked_at = $1 WHERE organization_id = $2 AND client_id = $3 AND revoked_at IS NULL",
-    )
-    .bind(format_ts(at))
-    .bind(organization_id)
-    .bind(client_id)
-    .execute(&mut *conn)
-    .await?;
-    query("DELETE FROM oauth_grants WHERE organization_id = $1 AND client_id = $2")
-        .bind(organization_id)
-        .bind(client_id)
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(OauthTokens::Table)
+        .value(OauthTokens::RevokedAt, format_ts(at))
+        .and_where(Expr::col(OauthTokens::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(OauthTokens::ClientId).eq(client_id))
+        .and_where(Expr::col(OauthTokens::RevokedAt).is_null())
+        .to_owned();
+    let done = statement(conn.engine(), &update).execute(&mut *conn).await?;
+    let delete = Sql::delete()
+        .from_table(OauthGrants::Table)
+        .and_where(Expr::col(OauthGrants::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(OauthGrants::ClientId).eq(client_id))
+        .to_owned();
+    statement(conn.engine(), &delete).execute(conn).await?;
     Ok(done.rows_affected())
 }
