@@ -32,7 +32,7 @@ const COLUMNS: [M; 17] = [
 
 /// [`COLUMNS`] as the text of a select list, for the statements still written as text.
 fn column_list() -> String {
-    COLUMNS.iter().map(|c| sea_query::Iden::unquoted(c)).collect::<Vec<_>>().join(", ")
+    COLUMNS.iter().map(sea_query::Iden::unquoted).collect::<Vec<_>>().join(", ")
 }
 
 /// The status of a message waiting to be sent.
