@@ -3,8 +3,11 @@
 
 use chrono::{DateTime, Utc};
 
+use super::sql::Conditions;
 use super::{format_ts, RowExt, StoreResult};
-use crate::store::{query, Conn};
+use crate::store::schema::AttemptCounts as A;
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, OnConflict, Sql};
+use crate::store::{query_with, Conn};
 
 /// A bucket's count as stored (stale counts are answered as none).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,18 +23,26 @@ pub struct Count {
 /// transactions would otherwise both see missing.
 pub async fn lock(conn: &mut Conn, lock_rows: &str, bucket: &str, now: DateTime<Utc>) -> StoreResult<Option<Count>> {
     let stale = format_ts(DateTime::<Utc>::UNIX_EPOCH);
-    query(
-        "INSERT INTO attempt_counts (bucket, count, last_at, expires_at) VALUES ($1, 0, $2, $2) \
-         ON CONFLICT (bucket) DO NOTHING",
-    )
-    .bind(bucket)
-    .bind(&stale)
-    .execute(&mut *conn)
-    .await?;
-    let row = query(&format!("SELECT count, last_at, expires_at FROM attempt_counts WHERE bucket = $1{lock_rows}"))
-        .bind(bucket)
-        .fetch_one(conn)
-        .await?;
+    let mut insert = insert_row(
+        A::Table,
+        [
+            (A::Bucket, Expr::val(bucket)),
+            (A::Count, Expr::val(0)),
+            (A::LastAt, Expr::val(&stale)),
+            (A::ExpiresAt, Expr::val(&stale)),
+        ],
+    );
+    insert.on_conflict(OnConflict::column(A::Bucket).do_nothing().to_owned());
+    statement(conn.engine(), &insert).execute(&mut *conn).await?;
+    let mut select = Sql::select()
+        .columns([A::Count, A::LastAt, A::ExpiresAt])
+        .from(A::Table)
+        .and_where(Expr::col(A::Bucket).eq(bucket))
+        .to_owned();
+    if !lock_rows.is_empty() {
+        select.lock(sea_query::LockType::NoKeyUpdate);
+    }
+    let row = statement(conn.engine(), &select).fetch_one(conn).await?;
     let count =
         Count { count: row.try_get("count")?, last_at: row.get_ts("last_at")?, expires_at: row.get_ts("expires_at")? };
     Ok((count.expires_at > now && count.count > 0).then_some(count))
@@ -39,44 +50,48 @@ pub async fn lock(conn: &mut Conn, lock_rows: &str, bucket: &str, now: DateTime<
 
 /// Writes a bucket's count.
 pub async fn put(conn: &mut Conn, bucket: &str, count: &Count) -> StoreResult<()> {
-    query(
-        "INSERT INTO attempt_counts (bucket, count, last_at, expires_at) VALUES ($1, $2, $3, $4) \
-         ON CONFLICT (bucket) DO UPDATE SET count = excluded.count, last_at = excluded.last_at, \
-         expires_at = excluded.expires_at",
-    )
-    .bind(bucket)
-    .bind(count.count)
-    .bind(format_ts(count.last_at))
-    .bind(format_ts(count.expires_at))
-    .execute(conn)
-    .await?;
+    let mut upsert = insert_row(
+        A::Table,
+        [
+            (A::Bucket, Expr::val(bucket)),
+            (A::Count, Expr::val(count.count)),
+            (A::LastAt, Expr::val(format_ts(count.last_at))),
+            (A::ExpiresAt, Expr::val(format_ts(count.expires_at))),
+        ],
+    );
+    upsert.on_conflict(OnConflict::column(A::Bucket).update_columns([A::Count, A::LastAt, A::ExpiresAt]).to_owned());
+    statement(conn.engine(), &upsert).execute(conn).await?;
     Ok(())
 }
 
 /// Moves a live count's last attempt (and its end) to `at`.
 pub async fn touch(conn: &mut Conn, bucket: &str, at: DateTime<Utc>, expires_at: DateTime<Utc>) -> StoreResult<()> {
-    query("UPDATE attempt_counts SET last_at = $1, expires_at = $2 WHERE bucket = $3 AND expires_at > $1")
-        .bind(format_ts(at))
-        .bind(format_ts(expires_at))
-        .bind(bucket)
-        .execute(conn)
-        .await?;
+    let at = format_ts(at);
+    let update = Sql::update()
+        .table(A::Table)
+        .values([(A::LastAt, Expr::val(&at)), (A::ExpiresAt, Expr::val(format_ts(expires_at)))])
+        .and_where(Expr::col(A::Bucket).eq(bucket))
+        .and_where(Expr::col(A::ExpiresAt).gt(&at))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 pub async fn delete(conn: &mut Conn, bucket: &str) -> StoreResult<()> {
-    query("DELETE FROM attempt_counts WHERE bucket = $1").bind(bucket).execute(conn).await?;
+    let delete = Sql::delete().from_table(A::Table).and_where(Expr::col(A::Bucket).eq(bucket)).to_owned();
+    statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
 
 /// Forgets stale counts (a few at a time, so that no write carries a large delete).
 pub async fn purge(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<()> {
-    query(
+    // Text: sea-query binds a LIMIT as a u64, which the store's `statement` does not bind.
+    let mut c = Conditions::new(conn.engine());
+    let now = c.bind(format_ts(now));
+    let sql = format!(
         "DELETE FROM attempt_counts WHERE bucket IN \
-         (SELECT bucket FROM attempt_counts WHERE expires_at <= $1 ORDER BY expires_at LIMIT 100)",
-    )
-    .bind(format_ts(now))
-    .execute(conn)
-    .await?;
+         (SELECT bucket FROM attempt_counts WHERE expires_at <= {now} ORDER BY expires_at LIMIT 100)"
+    );
+    query_with(&sql, c).execute(conn).await?;
     Ok(())
 }

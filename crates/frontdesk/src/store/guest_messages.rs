@@ -3,12 +3,40 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{format_ts, Engine, RowExt, StoreResult};
-use crate::store::{query, Conn, Row};
+use super::sql::Conditions;
+use super::{format_ts, RowExt, StoreResult};
+use crate::store::schema::{GuestMessages as M, HotelMessageSettings as Hs, MessageTemplates as T};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Func, OnConflict, Order, Sql};
+use crate::store::{query_with, Conn, Row};
 
-const COLUMNS: &str =
-    "id, organization_id, hotel_id, guest_id, reservation_id, for_check_in, kind, recipient, language, status, \
-                       due_at, attempts, first_tried_at, last_error, subject, sent_at, created_at";
+/// The columns [`message`] reads.
+const COLUMNS: [M; 17] = [
+    M::Id,
+    M::OrganizationId,
+    M::HotelId,
+    M::GuestId,
+    M::ReservationId,
+    M::ForCheckIn,
+    M::Kind,
+    M::Recipient,
+    M::Language,
+    M::Status,
+    M::DueAt,
+    M::Attempts,
+    M::FirstTriedAt,
+    M::LastError,
+    M::Subject,
+    M::SentAt,
+    M::CreatedAt,
+];
+
+/// [`COLUMNS`] as the text of a select list, for the statements still written as text.
+fn column_list() -> String {
+    COLUMNS.iter().map(sea_query::Iden::unquoted).collect::<Vec<_>>().join(", ")
+}
+
+/// The status of a message waiting to be sent.
+const PENDING: &str = "pending";
 
 /// A message as stored.
 #[derive(Debug, Clone)]
@@ -56,37 +84,38 @@ fn message(row: &Row) -> StoreResult<MessageRow> {
 }
 
 pub async fn insert(conn: &mut Conn, m: &MessageRow) -> StoreResult<()> {
-    query(
-        "INSERT INTO guest_messages (id, organization_id, hotel_id, guest_id, reservation_id, for_check_in, kind, \
-         recipient, language, status, due_at, attempts, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 0, $12, $12)",
-    )
-    .bind(&m.id)
-    .bind(&m.organization_id)
-    .bind(&m.hotel_id)
-    .bind(&m.guest_id)
-    .bind(&m.reservation_id)
-    .bind(&m.for_check_in)
-    .bind(&m.kind)
-    .bind(&m.recipient)
-    .bind(&m.language)
-    .bind(&m.status)
-    .bind(format_ts(m.due_at))
-    .bind(format_ts(m.created_at))
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        M::Table,
+        [
+            (M::Id, Expr::val(&m.id)),
+            (M::OrganizationId, Expr::val(&m.organization_id)),
+            (M::HotelId, Expr::val(&m.hotel_id)),
+            (M::GuestId, Expr::val(m.guest_id.clone())),
+            (M::ReservationId, Expr::val(m.reservation_id.clone())),
+            (M::ForCheckIn, Expr::val(m.for_check_in.clone())),
+            (M::Kind, Expr::val(&m.kind)),
+            (M::Recipient, Expr::val(&m.recipient)),
+            (M::Language, Expr::val(&m.language)),
+            (M::Status, Expr::val(&m.status)),
+            (M::DueAt, Expr::val(format_ts(m.due_at))),
+            (M::Attempts, Expr::val(0)),
+            (M::CreatedAt, Expr::val(format_ts(m.created_at))),
+            (M::UpdatedAt, Expr::val(format_ts(m.created_at))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
 /// The messages of a reservation, oldest first.
 pub async fn of_reservation(conn: &mut Conn, reservation_id: &str) -> StoreResult<Vec<MessageRow>> {
-    query(&format!("SELECT {COLUMNS} FROM guest_messages WHERE reservation_id = $1 ORDER BY id"))
-        .bind(reservation_id)
-        .fetch_all(conn)
-        .await?
-        .iter()
-        .map(message)
-        .collect()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(M::Table)
+        .and_where(Expr::col(M::ReservationId).eq(reservation_id))
+        .order_by(M::Id, Order::Asc)
+        .to_owned();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(message).collect()
 }
 
 /// The messages to a guest of the organization, newest first.
@@ -96,28 +125,23 @@ pub async fn of_guest(
     guest_id: &str,
     limit: i64,
 ) -> StoreResult<Vec<MessageRow>> {
-    query(&format!(
-        "SELECT {COLUMNS} FROM guest_messages WHERE organization_id = $1 AND guest_id = $2 ORDER BY id DESC LIMIT $3"
-    ))
-    .bind(organization_id)
-    .bind(guest_id)
-    .bind(limit)
-    .fetch_all(conn)
-    .await?
-    .iter()
-    .map(message)
-    .collect()
+    // Text: sea-query binds a LIMIT as a u64, which the store's `statement` does not bind.
+    let mut c = Conditions::new(conn.engine());
+    c.push("organization_id = ?", organization_id).push("guest_id = ?", guest_id);
+    let limit = c.bind(limit);
+    let sql =
+        format!("SELECT {} FROM guest_messages{} ORDER BY id DESC LIMIT {limit}", column_list(), c.where_clause());
+    query_with(&sql, c).fetch_all(conn).await?.iter().map(message).collect()
 }
 
 pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<MessageRow>> {
-    query(&format!("SELECT {COLUMNS} FROM guest_messages WHERE organization_id = $1 AND id = $2"))
-        .bind(organization_id)
-        .bind(id)
-        .fetch_optional(conn)
-        .await?
-        .as_ref()
-        .map(message)
-        .transpose()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(M::Table)
+        .and_where(Expr::col(M::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(M::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(message).transpose()
 }
 
 /// Moves a reminder waiting to be sent to another arrival date and time.
@@ -128,28 +152,33 @@ pub async fn reschedule(
     due_at: DateTime<Utc>,
     at: DateTime<Utc>,
 ) -> StoreResult<()> {
-    query(
-        "UPDATE guest_messages SET for_check_in = $1, due_at = $2, updated_at = $3 WHERE id = $4 AND status = 'pending'",
-    )
-    .bind(for_check_in)
-    .bind(format_ts(due_at))
-        .bind(format_ts(at))
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(M::Table)
+        .values([
+            (M::ForCheckIn, Expr::val(for_check_in)),
+            (M::DueAt, Expr::val(format_ts(due_at))),
+            (M::UpdatedAt, Expr::val(format_ts(at))),
+        ])
+        .and_where(Expr::col(M::Id).eq(id))
+        .and_where(Expr::col(M::Status).eq(PENDING))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 /// Sets the status of a message that has not been sent (nor given up on) yet.
 pub async fn end_pending(conn: &mut Conn, id: &str, status: &str, at: DateTime<Utc>) -> StoreResult<()> {
-    query(
-        "UPDATE guest_messages SET status = $1, claimed_until = NULL, updated_at = $2 WHERE id = $3 AND status = 'pending'",
-    )
-    .bind(status)
-    .bind(format_ts(at))
-    .bind(id)
-    .execute(conn)
-    .await?;
+    let update = Sql::update()
+        .table(M::Table)
+        .values([
+            (M::Status, Expr::val(status)),
+            (M::ClaimedUntil, Expr::null()),
+            (M::UpdatedAt, Expr::val(format_ts(at))),
+        ])
+        .and_where(Expr::col(M::Id).eq(id))
+        .and_where(Expr::col(M::Status).eq(PENDING))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
@@ -162,23 +191,24 @@ pub async fn claim_due(
     until: DateTime<Utc>,
     limit: i64,
 ) -> StoreResult<Vec<MessageRow>> {
-    let lock = Engine::of(conn).lock_rows_skip_locked();
+    // Text: sea-query binds a LIMIT as a u64, which the store's `statement` does not bind.
+    let lock = conn.engine().lock_rows_skip_locked();
     let now = format_ts(now);
+    let mut c = Conditions::new(conn.engine());
+    let until = c.bind(format_ts(until));
+    let first_tried_at = c.bind(&now);
+    let due_by = c.bind(&now);
+    let claim_ran_out = c.bind(&now);
+    let limit = c.bind(limit);
     let sql = format!(
-        "UPDATE guest_messages SET claimed_until = $1, attempts = attempts + 1, \
-         first_tried_at = COALESCE(first_tried_at, $2) WHERE id IN \
-         (SELECT id FROM guest_messages WHERE status = 'pending' AND due_at <= $2 \
-         AND (claimed_until IS NULL OR claimed_until < $2) ORDER BY due_at LIMIT $3{lock}) RETURNING {COLUMNS}"
+        "UPDATE guest_messages SET claimed_until = {until}, attempts = attempts + 1, \
+         first_tried_at = COALESCE(first_tried_at, {first_tried_at}) WHERE id IN \
+         (SELECT id FROM guest_messages WHERE status = 'pending' AND due_at <= {due_by} \
+         AND (claimed_until IS NULL OR claimed_until < {claim_ran_out}) ORDER BY due_at LIMIT {limit}{lock}) \
+         RETURNING {}",
+        column_list()
     );
-    let mut rows = query(&sql)
-        .bind(format_ts(until))
-        .bind(&now)
-        .bind(limit)
-        .fetch_all(conn)
-        .await?
-        .iter()
-        .map(message)
-        .collect::<StoreResult<Vec<_>>>()?;
+    let mut rows = query_with(&sql, c).fetch_all(conn).await?.iter().map(message).collect::<StoreResult<Vec<_>>>()?;
     rows.sort_by_key(|m| m.due_at);
     Ok(rows)
 }
@@ -200,20 +230,21 @@ pub async fn record_attempt(
     result: &AttemptResult<'_>,
     at: DateTime<Utc>,
 ) -> StoreResult<bool> {
-    let done = query(
-        "UPDATE guest_messages SET status = $1, due_at = $2, last_error = $3, subject = COALESCE($4, subject), \
-         sent_at = $5, claimed_until = NULL, updated_at = $6 WHERE id = $7 AND claimed_until = $8",
-    )
-    .bind(result.status)
-    .bind(format_ts(result.due_at))
-    .bind(result.last_error)
-    .bind(result.subject)
-    .bind(result.sent_at.map(format_ts))
-    .bind(format_ts(at))
-    .bind(id)
-    .bind(format_ts(claimed_until))
-    .execute(conn)
-    .await?;
+    let update = Sql::update()
+        .table(M::Table)
+        .values([
+            (M::Status, Expr::val(result.status)),
+            (M::DueAt, Expr::val(format_ts(result.due_at))),
+            (M::LastError, Expr::val(result.last_error)),
+            (M::Subject, Func::coalesce([Expr::val(result.subject), Expr::col(M::Subject)]).into()),
+            (M::SentAt, Expr::val(result.sent_at.map(format_ts))),
+            (M::ClaimedUntil, Expr::null()),
+            (M::UpdatedAt, Expr::val(format_ts(at))),
+        ])
+        .and_where(Expr::col(M::Id).eq(id))
+        .and_where(Expr::col(M::ClaimedUntil).eq(format_ts(claimed_until)))
+        .to_owned();
+    let done = statement(conn.engine(), &update).execute(conn).await?;
     Ok(done.rows_affected() == 1)
 }
 
@@ -226,13 +257,12 @@ pub struct SettingsRow {
 }
 
 pub async fn settings(conn: &mut Conn, hotel_id: &str) -> StoreResult<Option<SettingsRow>> {
-    let row = query(
-        "SELECT contact_email, contact_phone, reminder_days_before, reminder_hour FROM hotel_message_settings \
-         WHERE hotel_id = $1",
-    )
-    .bind(hotel_id)
-    .fetch_optional(conn)
-    .await?;
+    let select = Sql::select()
+        .columns([Hs::ContactEmail, Hs::ContactPhone, Hs::ReminderDaysBefore, Hs::ReminderHour])
+        .from(Hs::Table)
+        .and_where(Expr::col(Hs::HotelId).eq(hotel_id))
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         Ok(SettingsRow {
             contact_email: row.try_get("contact_email")?,
@@ -245,21 +275,29 @@ pub async fn settings(conn: &mut Conn, hotel_id: &str) -> StoreResult<Option<Set
 }
 
 pub async fn save_settings(conn: &mut Conn, hotel_id: &str, s: &SettingsRow, at: DateTime<Utc>) -> StoreResult<()> {
-    query(
-        "INSERT INTO hotel_message_settings (hotel_id, contact_email, contact_phone, reminder_days_before, \
-         reminder_hour, updated_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (hotel_id) DO UPDATE SET \
-         contact_email = excluded.contact_email, contact_phone = excluded.contact_phone, \
-         reminder_days_before = excluded.reminder_days_before, reminder_hour = excluded.reminder_hour, \
-         updated_at = excluded.updated_at",
-    )
-    .bind(hotel_id)
-    .bind(&s.contact_email)
-    .bind(&s.contact_phone)
-    .bind(s.reminder_days_before)
-    .bind(s.reminder_hour)
-    .bind(format_ts(at))
-    .execute(conn)
-    .await?;
+    let mut upsert = insert_row(
+        Hs::Table,
+        [
+            (Hs::HotelId, Expr::val(hotel_id)),
+            (Hs::ContactEmail, Expr::val(s.contact_email.clone())),
+            (Hs::ContactPhone, Expr::val(s.contact_phone.clone())),
+            (Hs::ReminderDaysBefore, Expr::val(s.reminder_days_before)),
+            (Hs::ReminderHour, Expr::val(s.reminder_hour)),
+            (Hs::UpdatedAt, Expr::val(format_ts(at))),
+        ],
+    );
+    upsert.on_conflict(
+        OnConflict::column(Hs::HotelId)
+            .update_columns([
+                Hs::ContactEmail,
+                Hs::ContactPhone,
+                Hs::ReminderDaysBefore,
+                Hs::ReminderHour,
+                Hs::UpdatedAt,
+            ])
+            .to_owned(),
+    );
+    statement(conn.engine(), &upsert).execute(conn).await?;
     Ok(())
 }
 
@@ -270,12 +308,14 @@ pub async fn template(
     kind: &str,
     language: &str,
 ) -> StoreResult<Option<(String, String)>> {
-    let row = query("SELECT subject, body FROM message_templates WHERE hotel_id = $1 AND kind = $2 AND language = $3")
-        .bind(hotel_id)
-        .bind(kind)
-        .bind(language)
-        .fetch_optional(conn)
-        .await?;
+    let select = Sql::select()
+        .columns([T::Subject, T::Body])
+        .from(T::Table)
+        .and_where(Expr::col(T::HotelId).eq(hotel_id))
+        .and_where(Expr::col(T::Kind).eq(kind))
+        .and_where(Expr::col(T::Language).eq(language))
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| Ok((row.try_get("subject")?, row.try_get("body")?))).transpose()
 }
 
@@ -288,28 +328,33 @@ pub async fn save_template(
     body: &str,
     at: DateTime<Utc>,
 ) -> StoreResult<()> {
-    query(
-        "INSERT INTO message_templates (hotel_id, kind, language, subject, body, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (hotel_id, kind, language) DO UPDATE SET \
-         subject = excluded.subject, body = excluded.body, updated_at = excluded.updated_at",
-    )
-    .bind(hotel_id)
-    .bind(kind)
-    .bind(language)
-    .bind(subject)
-    .bind(body)
-    .bind(format_ts(at))
-    .execute(conn)
-    .await?;
+    let mut upsert = insert_row(
+        T::Table,
+        [
+            (T::HotelId, Expr::val(hotel_id)),
+            (T::Kind, Expr::val(kind)),
+            (T::Language, Expr::val(language)),
+            (T::Subject, Expr::val(subject)),
+            (T::Body, Expr::val(body)),
+            (T::UpdatedAt, Expr::val(format_ts(at))),
+        ],
+    );
+    upsert.on_conflict(
+        OnConflict::columns([T::HotelId, T::Kind, T::Language])
+            .update_columns([T::Subject, T::Body, T::UpdatedAt])
+            .to_owned(),
+    );
+    statement(conn.engine(), &upsert).execute(conn).await?;
     Ok(())
 }
 
 pub async fn remove_template(conn: &mut Conn, hotel_id: &str, kind: &str, language: &str) -> StoreResult<()> {
-    query("DELETE FROM message_templates WHERE hotel_id = $1 AND kind = $2 AND language = $3")
-        .bind(hotel_id)
-        .bind(kind)
-        .bind(language)
-        .execute(conn)
-        .await?;
+    let delete = Sql::delete()
+        .from_table(T::Table)
+        .and_where(Expr::col(T::HotelId).eq(hotel_id))
+        .and_where(Expr::col(T::Kind).eq(kind))
+        .and_where(Expr::col(T::Language).eq(language))
+        .to_owned();
+    statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }

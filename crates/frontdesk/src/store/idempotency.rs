@@ -4,7 +4,9 @@
 use chrono::{DateTime, Utc};
 
 use super::{format_ts, StoreResult};
-use crate::store::{query, Conn};
+use crate::store::schema::IdempotencyKeys as K;
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Sql};
+use crate::store::Conn;
 
 /// Where a key is remembered: its namespace, the scope within it (a hotel, an organization) and the key itself.
 #[derive(Debug, Clone, Copy)]
@@ -16,13 +18,14 @@ pub struct KeyRef<'a> {
 
 /// What a key was first used for: (request digest, id of what the request made).
 pub async fn find(conn: &mut Conn, key: KeyRef<'_>) -> StoreResult<Option<(String, String)>> {
-    let row =
-        query("SELECT request_hash, result_id FROM idempotency_keys WHERE namespace = $1 AND scope = $2 AND key = $3")
-            .bind(key.namespace)
-            .bind(key.scope)
-            .bind(key.key)
-            .fetch_optional(conn)
-            .await?;
+    let select = Sql::select()
+        .columns([K::RequestHash, K::ResultId])
+        .from(K::Table)
+        .and_where(Expr::col(K::Namespace).eq(key.namespace))
+        .and_where(Expr::col(K::Scope).eq(key.scope))
+        .and_where(Expr::col(K::Key).eq(key.key))
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| Ok((row.try_get("request_hash")?, row.try_get("result_id")?))).transpose()
 }
 
@@ -35,18 +38,18 @@ pub async fn insert(
     result_id: &str,
     at: DateTime<Utc>,
 ) -> StoreResult<()> {
-    query(
-        "INSERT INTO idempotency_keys (namespace, scope, key, organization_id, request_hash, result_id, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(key.namespace)
-    .bind(key.scope)
-    .bind(key.key)
-    .bind(organization_id)
-    .bind(request_hash)
-    .bind(result_id)
-    .bind(format_ts(at))
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        K::Table,
+        [
+            (K::Namespace, Expr::val(key.namespace)),
+            (K::Scope, Expr::val(key.scope)),
+            (K::Key, Expr::val(key.key)),
+            (K::OrganizationId, Expr::val(organization_id)),
+            (K::RequestHash, Expr::val(request_hash)),
+            (K::ResultId, Expr::val(result_id)),
+            (K::CreatedAt, Expr::val(format_ts(at))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }

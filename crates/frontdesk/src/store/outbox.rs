@@ -1,7 +1,10 @@
 //! The webhook outbox: events recorded atomically with the writes that caused them.
 
+use super::sql::Conditions;
 use super::{format_ts, StoreResult};
-use crate::store::{query, query_with, Conn, Row};
+use crate::store::schema::{OutboxEvents as E, WebhookQueue as Q, WebhookSubscriptions};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Sql};
+use crate::store::{query_with, Conn, Row};
 
 /// An event about to be recorded. `payload` is the JSON body's `data`, already serialized.
 pub struct NewEvent<'a> {
@@ -13,20 +16,23 @@ pub struct NewEvent<'a> {
 }
 
 pub async fn insert(conn: &mut Conn, event: &NewEvent<'_>) -> StoreResult<()> {
-    query(
-        "INSERT INTO outbox_events (id, organization_id, hotel_id, kind, payload, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(super::new_id())
-    .bind(event.organization_id)
-    .bind(event.hotel_id)
-    .bind(event.kind)
-    .bind(&event.payload)
-    .bind(format_ts(chrono::Utc::now()))
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        E::Table,
+        [
+            (E::Id, Expr::val(super::new_id())),
+            (E::OrganizationId, Expr::val(event.organization_id)),
+            (E::HotelId, Expr::val(event.hotel_id)),
+            (E::Kind, Expr::val(event.kind)),
+            (E::Payload, Expr::val(&event.payload)),
+            (E::CreatedAt, Expr::val(format_ts(chrono::Utc::now()))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
+
+/// The columns [`pending`] reads.
+const PENDING_COLUMNS: [E; 6] = [E::Id, E::OrganizationId, E::HotelId, E::Kind, E::Payload, E::CreatedAt];
 
 /// A recorded event, as the dispatcher reads it.
 #[derive(Debug, Clone)]
@@ -55,13 +61,16 @@ fn pending(row: &Row) -> StoreResult<PendingEvent> {
 /// queue rows ([`enqueue`]) in the same transaction. On PostgreSQL rows another process is taking right now are
 /// skipped, so concurrent dispatchers never hand out the same event twice.
 pub async fn take_new(conn: &mut Conn, limit: i64) -> StoreResult<Vec<PendingEvent>> {
-    let lock = super::Engine::of(conn).lock_rows_skip_locked();
+    // Text: sea-query binds a LIMIT as a u64, which the store's `statement` does not bind.
+    let lock = conn.engine().lock_rows_skip_locked();
+    let mut c = Conditions::new(conn.engine());
+    let limit = c.bind(limit);
     let sql = format!(
         "UPDATE outbox_events SET handed_out = TRUE WHERE id IN (SELECT id FROM outbox_events \
-         WHERE handed_out = FALSE ORDER BY id LIMIT $1{lock}) \
+         WHERE handed_out = FALSE ORDER BY id LIMIT {limit}{lock}) \
          RETURNING id, organization_id, hotel_id, kind, payload, created_at"
     );
-    let rows = query(&sql).bind(limit).fetch_all(conn).await?;
+    let rows = query_with(&sql, c).fetch_all(conn).await?;
     let mut events = rows.iter().map(pending).collect::<StoreResult<Vec<_>>>()?;
     events.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(events)
@@ -71,21 +80,13 @@ pub async fn take_new(conn: &mut Conn, limit: i64) -> StoreResult<Vec<PendingEve
 /// (who sends them now) or unclaimed.
 pub async fn enqueue(conn: &mut Conn, rows: &[(&str, &str)], claimed_until: Option<&str>) -> StoreResult<()> {
     for chunk in rows.chunks(300) {
-        let mut values = super::sql::Conditions::new(super::Engine::of(conn));
-        let tuples: Vec<String> = chunk
-            .iter()
-            .map(|(subscription, event)| {
-                let s = values.bind(subscription.to_string());
-                let e = values.bind(event.to_string());
-                let c = values.bind(claimed_until.map(str::to_string));
-                format!("({s}, {e}, {c})")
-            })
-            .collect();
-        let sql = format!(
-            "INSERT INTO webhook_queue (subscription_id, event_id, claimed_until) VALUES {}",
-            tuples.join(", ")
-        );
-        query_with(&sql, values).execute(&mut *conn).await?;
+        let mut insert = Sql::insert();
+        insert.into_table(Q::Table).columns([Q::SubscriptionId, Q::EventId, Q::ClaimedUntil]);
+        for (subscription, event) in chunk {
+            // Cannot panic: three columns, three values.
+            insert.values_panic([Expr::val(*subscription), Expr::val(*event), Expr::val(claimed_until)]);
+        }
+        statement(conn.engine(), &insert).execute(&mut *conn).await?;
     }
     Ok(())
 }
@@ -101,26 +102,33 @@ pub async fn claim_queued(
     until: &str,
     limit: i64,
 ) -> StoreResult<Vec<PendingEvent>> {
-    let engine = super::Engine::of(conn);
+    let engine = conn.engine();
+    // Text: sea-query binds a LIMIT as a u64, which the store's `statement` does not bind.
     let lock = engine.lock_rows_skip_locked();
+    let mut c = Conditions::new(engine);
+    let until = c.bind(until);
+    let subscription = c.bind(subscription_id);
+    let queued_for = c.bind(subscription_id);
+    let now = c.bind(now);
+    let active = c.bind(subscription_id);
+    let limit = c.bind(limit);
     let sql = format!(
-        "UPDATE webhook_queue SET claimed_until = $1 WHERE subscription_id = $2 AND event_id IN \
-         (SELECT event_id FROM webhook_queue WHERE subscription_id = $2 \
-         AND (claimed_until IS NULL OR claimed_until < $3) \
-         AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = $2 AND s.active = TRUE) \
-         ORDER BY event_id LIMIT $4{lock}) RETURNING event_id"
+        "UPDATE webhook_queue SET claimed_until = {until} WHERE subscription_id = {subscription} AND event_id IN \
+         (SELECT event_id FROM webhook_queue WHERE subscription_id = {queued_for} \
+         AND (claimed_until IS NULL OR claimed_until < {now}) \
+         AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = {active} AND s.active = TRUE) \
+         ORDER BY event_id LIMIT {limit}{lock}) RETURNING event_id"
     );
-    let rows = query(&sql).bind(until).bind(subscription_id).bind(now).bind(limit).fetch_all(&mut *conn).await?;
+    let rows = query_with(&sql, c).fetch_all(&mut *conn).await?;
     let ids = rows.iter().map(|row| row.try_get("event_id")).collect::<Result<Vec<String>, _>>()?;
     let mut events = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(500) {
-        let mut query = super::sql::Conditions::new(engine);
-        query.push_in("id", chunk);
-        let sql = format!(
-            "SELECT id, organization_id, hotel_id, kind, payload, created_at FROM outbox_events{}",
-            query.where_clause()
-        );
-        for row in query_with(&sql, query).fetch_all(&mut *conn).await? {
+        let select = Sql::select()
+            .columns(PENDING_COLUMNS)
+            .from(E::Table)
+            .and_where(Expr::col(E::Id).is_in(chunk.iter().map(String::as_str)))
+            .to_owned();
+        for row in statement(engine, &select).fetch_all(&mut *conn).await? {
             events.push(pending(&row)?);
         }
     }
@@ -136,12 +144,13 @@ async fn update_queued(
     until: Option<&str>,
 ) -> StoreResult<()> {
     for chunk in event_ids.chunks(500) {
-        let mut query = super::sql::Conditions::new(super::Engine::of(conn));
-        let set = query.bind(until.map(str::to_string));
-        query.push("subscription_id = ?", subscription_id.to_string());
-        query.push_in("event_id", chunk);
-        let sql = format!("UPDATE webhook_queue SET claimed_until = {set}{}", query.where_clause());
-        query_with(&sql, query).execute(&mut *conn).await?;
+        let update = Sql::update()
+            .table(Q::Table)
+            .value(Q::ClaimedUntil, until)
+            .and_where(Expr::col(Q::SubscriptionId).eq(subscription_id))
+            .and_where(Expr::col(Q::EventId).is_in(chunk.iter().map(String::as_str)))
+            .to_owned();
+        statement(conn.engine(), &update).execute(&mut *conn).await?;
     }
     Ok(())
 }
@@ -164,11 +173,12 @@ pub async fn release_queued(conn: &mut Conn, subscription_id: &str, event_ids: &
 /// A subscription is done with these events (sent, or dropped).
 pub async fn finish_queued(conn: &mut Conn, subscription_id: &str, event_ids: &[String]) -> StoreResult<()> {
     for chunk in event_ids.chunks(500) {
-        let mut query = super::sql::Conditions::new(super::Engine::of(conn));
-        query.push("subscription_id = ?", subscription_id.to_string());
-        query.push_in("event_id", chunk);
-        let sql = format!("DELETE FROM webhook_queue{}", query.where_clause());
-        query_with(&sql, query).execute(&mut *conn).await?;
+        let delete = Sql::delete()
+            .from_table(Q::Table)
+            .and_where(Expr::col(Q::SubscriptionId).eq(subscription_id))
+            .and_where(Expr::col(Q::EventId).is_in(chunk.iter().map(String::as_str)))
+            .to_owned();
+        statement(conn.engine(), &delete).execute(&mut *conn).await?;
     }
     Ok(())
 }
@@ -176,14 +186,13 @@ pub async fn finish_queued(conn: &mut Conn, subscription_id: &str, event_ids: &[
 /// Removes those of `ids` that were handed out and that no subscription waits for any more.
 pub async fn remove_finished(conn: &mut Conn, ids: &[String]) -> StoreResult<()> {
     for chunk in ids.chunks(500) {
-        let mut query = super::sql::Conditions::new(super::Engine::of(conn));
-        query.push_in("id", chunk);
-        let sql = format!(
-            "DELETE FROM outbox_events{} AND handed_out = TRUE \
-             AND NOT EXISTS (SELECT 1 FROM webhook_queue q WHERE q.event_id = outbox_events.id)",
-            query.where_clause()
-        );
-        query_with(&sql, query).execute(&mut *conn).await?;
+        let delete = Sql::delete()
+            .from_table(E::Table)
+            .and_where(Expr::col(E::Id).is_in(chunk.iter().map(String::as_str)))
+            .and_where(Expr::col(E::HandedOut).eq(true))
+            .and_where(nothing_queued())
+            .to_owned();
+        statement(conn.engine(), &delete).execute(&mut *conn).await?;
     }
     Ok(())
 }
@@ -192,25 +201,42 @@ pub async fn remove_finished(conn: &mut Conn, ids: &[String]) -> StoreResult<()>
 /// handed-out events no subscription waits for (when two processes finish an event's last two rows at the same
 /// time, neither sees the other's deletion).
 pub async fn sweep(conn: &mut Conn) -> StoreResult<()> {
-    query("DELETE FROM webhook_queue WHERE subscription_id IN (SELECT id FROM webhook_subscriptions WHERE active = FALSE)")
-        .execute(&mut *conn)
-        .await?;
-    query(
-        "DELETE FROM outbox_events WHERE handed_out = TRUE \
-         AND NOT EXISTS (SELECT 1 FROM webhook_queue q WHERE q.event_id = outbox_events.id)",
-    )
-    .execute(&mut *conn)
-    .await?;
+    let turned_off = Sql::select()
+        .column(WebhookSubscriptions::Id)
+        .from(WebhookSubscriptions::Table)
+        .and_where(Expr::col(WebhookSubscriptions::Active).eq(false))
+        .to_owned();
+    let delete =
+        Sql::delete().from_table(Q::Table).and_where(Expr::col(Q::SubscriptionId).in_subquery(turned_off)).to_owned();
+    statement(conn.engine(), &delete).execute(&mut *conn).await?;
+    let delete = Sql::delete()
+        .from_table(E::Table)
+        .and_where(Expr::col(E::HandedOut).eq(true))
+        .and_where(nothing_queued())
+        .to_owned();
+    statement(conn.engine(), &delete).execute(&mut *conn).await?;
     Ok(())
+}
+
+/// No subscription waits for the `outbox_events` row at hand any more: it has no queue row.
+fn nothing_queued() -> Expr {
+    Expr::not_exists(
+        Sql::select()
+            .expr(Expr::cust("1"))
+            .from(Q::Table)
+            .and_where(Expr::col((Q::Table, Q::EventId)).equals((E::Table, E::Id)))
+            .to_owned(),
+    )
 }
 
 /// Removes events outright (nobody wants them, or they cannot be read).
 pub async fn remove(conn: &mut Conn, ids: &[String]) -> StoreResult<()> {
     for chunk in ids.chunks(500) {
-        let mut query = super::sql::Conditions::new(super::Engine::of(conn));
-        query.push_in("id", chunk);
-        let sql = format!("DELETE FROM outbox_events{}", query.where_clause());
-        query_with(&sql, query).execute(&mut *conn).await?;
+        let delete = Sql::delete()
+            .from_table(E::Table)
+            .and_where(Expr::col(E::Id).is_in(chunk.iter().map(String::as_str)))
+            .to_owned();
+        statement(conn.engine(), &delete).execute(&mut *conn).await?;
     }
     Ok(())
 }

@@ -4,10 +4,21 @@ use super::sql::{Conditions, StoredAs};
 use super::{bool_int, format_ts, Engine, RowExt, StoreResult};
 use crate::domain::events::EventKind;
 use crate::domain::webhooks::{Target, WebhookDelivery, WebhookSubscription};
-use crate::store::{query, query_with, Conn, Row};
+use crate::store::schema::{WebhookQueue, WebhookSubscriptions as S};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, SelectStatement, Sql};
+use crate::store::{query_with, Conn, Row};
 
-const COLUMNS: &str =
-    "id, organization_id, hotel_id, url, events, active, consecutive_failures, created_at, updated_at";
+const COLUMNS: [S; 9] = [
+    S::Id,
+    S::OrganizationId,
+    S::HotelId,
+    S::Url,
+    S::Events,
+    S::Active,
+    S::ConsecutiveFailures,
+    S::CreatedAt,
+    S::UpdatedAt,
+];
 
 fn events_to_text(events: &[EventKind]) -> String {
     events.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(" ")
@@ -36,74 +47,79 @@ pub async fn insert(
     s: &WebhookSubscription,
     secret_sealed: &str,
 ) -> StoreResult<()> {
-    query(
-        "INSERT INTO webhook_subscriptions (id, organization_id, hotel_id, url, events, active, secret_sealed, \
-         consecutive_failures, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    )
-    .bind(&s.id)
-    .bind(organization_id)
-    .bind(&s.hotel_id)
-    .bind(&s.url)
-    .bind(events_to_text(&s.events))
-    .bind(bool_int(s.active))
-    .bind(secret_sealed)
-    .bind(s.consecutive_failures)
-    .bind(format_ts(s.created_at))
-    .bind(format_ts(s.updated_at))
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        S::Table,
+        [
+            (S::Id, Expr::val(&s.id)),
+            (S::OrganizationId, Expr::val(organization_id)),
+            (S::HotelId, Expr::val(&s.hotel_id)),
+            (S::Url, Expr::val(&s.url)),
+            (S::Events, Expr::val(events_to_text(&s.events))),
+            (S::Active, Expr::val(s.active)),
+            (S::SecretSealed, Expr::val(secret_sealed)),
+            (S::ConsecutiveFailures, Expr::val(s.consecutive_failures)),
+            (S::CreatedAt, Expr::val(format_ts(s.created_at))),
+            (S::UpdatedAt, Expr::val(format_ts(s.updated_at))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
 pub async fn list(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<WebhookSubscription>> {
-    query(&format!("SELECT {COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 ORDER BY id"))
-        .bind(organization_id)
-        .fetch_all(conn)
-        .await?
-        .iter()
-        .map(subscription)
-        .collect()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(S::Table)
+        .and_where(Expr::col(S::OrganizationId).eq(organization_id))
+        .order_by(S::Id, Order::Asc)
+        .to_owned();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(subscription).collect()
 }
 
 pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<WebhookSubscription>> {
-    query(&format!("SELECT {COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2"))
-        .bind(organization_id)
-        .bind(id)
-        .fetch_optional(conn)
-        .await?
-        .as_ref()
-        .map(subscription)
-        .transpose()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(S::Table)
+        .and_where(Expr::col(S::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(S::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(subscription).transpose()
 }
 
 pub async fn update(conn: &mut Conn, organization_id: &str, s: &WebhookSubscription) -> StoreResult<()> {
-    query(
-        "UPDATE webhook_subscriptions SET url = $1, events = $2, active = $3, consecutive_failures = $4, \
-         updated_at = $5 WHERE organization_id = $6 AND id = $7",
-    )
-    .bind(&s.url)
-    .bind(events_to_text(&s.events))
-    .bind(bool_int(s.active))
-    .bind(s.consecutive_failures)
-    .bind(format_ts(s.updated_at))
-    .bind(organization_id)
-    .bind(&s.id)
-    .execute(conn)
-    .await?;
+    let update = Sql::update()
+        .table(S::Table)
+        .values([
+            (S::Url, Expr::val(&s.url)),
+            (S::Events, Expr::val(events_to_text(&s.events))),
+            (S::Active, Expr::val(s.active)),
+            (S::ConsecutiveFailures, Expr::val(s.consecutive_failures)),
+            (S::UpdatedAt, Expr::val(format_ts(s.updated_at))),
+        ])
+        .and_where(Expr::col(S::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(S::Id).eq(&s.id))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
-    query("DELETE FROM webhook_subscriptions WHERE organization_id = $1 AND id = $2")
-        .bind(organization_id)
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let delete = Sql::delete()
+        .from_table(S::Table)
+        .and_where(Expr::col(S::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(S::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
 
-const TARGET_COLUMNS: &str =
-    "id, organization_id, hotel_id, url, events, secret_sealed, consecutive_failures, created_at";
+const TARGET_COLUMNS: [S; 8] =
+    [S::Id, S::OrganizationId, S::HotelId, S::Url, S::Events, S::SecretSealed, S::ConsecutiveFailures, S::CreatedAt];
+
+/// The active subscriptions' [`TARGET_COLUMNS`], to narrow down.
+fn active_targets_select() -> SelectStatement {
+    Sql::select().columns(TARGET_COLUMNS).from(S::Table).and_where(Expr::col(S::Active).eq(true)).to_owned()
+}
 
 fn target(row: &Row) -> StoreResult<Target> {
     Ok(Target {
@@ -120,32 +136,20 @@ fn target(row: &Row) -> StoreResult<Target> {
 
 /// The active subscriptions of an organization (which of them want an event is [`Target::wants`]).
 pub async fn active_targets(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<Target>> {
-    query(&format!("SELECT {TARGET_COLUMNS} FROM webhook_subscriptions WHERE organization_id = $1 AND active = TRUE"))
-        .bind(organization_id)
-        .fetch_all(conn)
-        .await?
-        .iter()
-        .map(target)
-        .collect()
+    let select = active_targets_select().and_where(Expr::col(S::OrganizationId).eq(organization_id)).to_owned();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(target).collect()
 }
 
 /// The active subscriptions among `ids`, or every active subscription when `ids` is `None`.
 pub async fn active_targets_among(conn: &mut Conn, ids: Option<&[String]>) -> StoreResult<Vec<Target>> {
     let Some(ids) = ids else {
-        return query(&format!("SELECT {TARGET_COLUMNS} FROM webhook_subscriptions WHERE active = TRUE"))
-            .fetch_all(conn)
-            .await?
-            .iter()
-            .map(target)
-            .collect();
+        return statement(conn.engine(), &active_targets_select()).fetch_all(conn).await?.iter().map(target).collect();
     };
     let mut targets = Vec::new();
     for chunk in ids.chunks(500) {
-        let mut query = Conditions::new(Engine::of(conn));
-        query.push_in("id", chunk);
-        let sql =
-            format!("SELECT {TARGET_COLUMNS} FROM webhook_subscriptions{} AND active = TRUE", query.where_clause());
-        for row in query_with(&sql, query).fetch_all(&mut *conn).await? {
+        let select =
+            active_targets_select().and_where(Expr::col(S::Id).is_in(chunk.iter().map(String::as_str))).to_owned();
+        for row in statement(conn.engine(), &select).fetch_all(&mut *conn).await? {
             targets.push(target(&row)?);
         }
     }
@@ -161,14 +165,13 @@ pub struct FailureCount {
 /// Counts a failed delivery (whether that turns the subscription off is the domain's rule,
 /// [`crate::domain::webhooks::failures_turn_off`]). `None` if the subscription was deleted meanwhile.
 pub async fn count_failure(conn: &mut Conn, id: &str, at: &str) -> StoreResult<Option<FailureCount>> {
-    let row = query(
-        "UPDATE webhook_subscriptions SET consecutive_failures = consecutive_failures + 1, updated_at = $1 \
-         WHERE id = $2 RETURNING consecutive_failures, active",
-    )
-    .bind(at)
-    .bind(id)
-    .fetch_optional(conn)
-    .await?;
+    let update = Sql::update()
+        .table(S::Table)
+        .values([(S::ConsecutiveFailures, Expr::col(S::ConsecutiveFailures).add(1)), (S::UpdatedAt, Expr::val(at))])
+        .and_where(Expr::col(S::Id).eq(id))
+        .returning(Sql::returning().columns([S::ConsecutiveFailures, S::Active]))
+        .to_owned();
+    let row = statement(conn.engine(), &update).fetch_optional(conn).await?;
     row.map(|row| {
         Ok(FailureCount { consecutive_failures: row.try_get("consecutive_failures")?, active: row.get_bool("active")? })
     })
@@ -177,7 +180,8 @@ pub async fn count_failure(conn: &mut Conn, id: &str, at: &str) -> StoreResult<O
 
 /// Turns a subscription off and drops what it had queued.
 pub async fn turn_off(conn: &mut Conn, id: &str) -> StoreResult<()> {
-    query("UPDATE webhook_subscriptions SET active = FALSE WHERE id = $1").bind(id).execute(&mut *conn).await?;
+    let update = Sql::update().table(S::Table).value(S::Active, false).and_where(Expr::col(S::Id).eq(id)).to_owned();
+    statement(conn.engine(), &update).execute(&mut *conn).await?;
     drop_queue(conn, id).await
 }
 
@@ -187,8 +191,12 @@ pub async fn turn_off(conn: &mut Conn, id: &str) -> StoreResult<()> {
 /// `outbox::remove_finished`): deleting an event first cascades to its queue rows, and two writers taking an event
 /// and its queue row in opposite orders can deadlock, which PostgreSQL ends by giving one of them up.
 pub async fn drop_queue(conn: &mut Conn, id: &str) -> StoreResult<()> {
-    let dropped = query("DELETE FROM webhook_queue WHERE subscription_id = $1 RETURNING event_id")
-        .bind(id)
+    let delete = Sql::delete()
+        .from_table(WebhookQueue::Table)
+        .and_where(Expr::col(WebhookQueue::SubscriptionId).eq(id))
+        .returning_col(WebhookQueue::EventId)
+        .to_owned();
+    let dropped = statement(conn.engine(), &delete)
         .fetch_all(&mut *conn)
         .await?
         .iter()
@@ -199,10 +207,13 @@ pub async fn drop_queue(conn: &mut Conn, id: &str) -> StoreResult<()> {
 
 /// A success clears the failure count.
 pub async fn record_success(conn: &mut Conn, id: &str) -> StoreResult<()> {
-    query("UPDATE webhook_subscriptions SET consecutive_failures = 0 WHERE id = $1 AND consecutive_failures > 0")
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let update = Sql::update()
+        .table(S::Table)
+        .value(S::ConsecutiveFailures, 0)
+        .and_where(Expr::col(S::Id).eq(id))
+        .and_where(Expr::col(S::ConsecutiveFailures).gt(0))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
@@ -250,26 +261,29 @@ pub async fn insert_deliveries(conn: &mut Conn, deliveries: &[&NewDelivery]) -> 
 /// Keeps the newest `keep` attempts of a subscription (ids are time-ordered UUIDv7): deletes those older than the
 /// oldest attempt kept (none while there are `keep` or fewer).
 pub async fn prune_deliveries(conn: &mut Conn, subscription_id: &str, keep: i64) -> StoreResult<()> {
-    query(
-        "DELETE FROM webhook_deliveries WHERE subscription_id = $1 AND id < (SELECT id FROM webhook_deliveries \
-         WHERE subscription_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)",
-    )
-    .bind(subscription_id)
-    .bind(keep.max(1) - 1)
-    .execute(conn)
-    .await?;
+    // Text: sea-query binds a LIMIT or OFFSET as a u64, which the store's `statement` does not bind.
+    let mut c = Conditions::new(conn.engine());
+    let subscription = c.bind(subscription_id);
+    let same_subscription = c.bind(subscription_id);
+    let offset = c.bind(std::cmp::max(keep, 1) - 1);
+    let sql = format!(
+        "DELETE FROM webhook_deliveries WHERE subscription_id = {subscription} AND id < (SELECT id FROM \
+         webhook_deliveries WHERE subscription_id = {same_subscription} ORDER BY id DESC LIMIT 1 OFFSET {offset})"
+    );
+    query_with(&sql, c).execute(conn).await?;
     Ok(())
 }
 
 pub async fn deliveries(conn: &mut Conn, subscription_id: &str, limit: i64) -> StoreResult<Vec<WebhookDelivery>> {
-    let rows = query(
+    // Text: sea-query binds a LIMIT as a u64, which the store's `statement` does not bind.
+    let mut c = Conditions::new(conn.engine());
+    let subscription = c.bind(subscription_id);
+    let limit = c.bind(limit);
+    let sql = format!(
         "SELECT id, event_id, event, attempted_at, success, status_code, error, duration_ms FROM webhook_deliveries \
-         WHERE subscription_id = $1 ORDER BY id DESC LIMIT $2",
-    )
-    .bind(subscription_id)
-    .bind(limit)
-    .fetch_all(conn)
-    .await?;
+         WHERE subscription_id = {subscription} ORDER BY id DESC LIMIT {limit}"
+    );
+    let rows = query_with(&sql, c).fetch_all(conn).await?;
     rows.iter()
         .map(|row| {
             let event: String = row.try_get("event")?;

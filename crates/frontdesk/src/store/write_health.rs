@@ -9,7 +9,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::{format_ts, Db, StoreResult};
-use crate::store::query;
+use crate::store::schema::WriteProbes;
+use crate::store::statement::{insert_row, statement, Expr, OnConflict};
 
 #[derive(Debug, Default)]
 pub(crate) struct WriteHealth {
@@ -60,12 +61,11 @@ pub fn is_storage_failure_cause(err: &anyhow::Error) -> bool {
 /// Commits one small write (the single row of `write_probes`), through the same writer as every other write.
 pub(crate) async fn probe(db: &Db) -> StoreResult<()> {
     let mut tx = db.begin_write().await?;
-    query(
-        "INSERT INTO write_probes (id, written_at) VALUES (1, $1) \
-         ON CONFLICT (id) DO UPDATE SET written_at = excluded.written_at",
-    )
-    .bind(format_ts(chrono::Utc::now()))
-    .execute(tx.conn())
-    .await?;
+    let mut upsert = insert_row(
+        WriteProbes::Table,
+        [(WriteProbes::Id, Expr::val(1)), (WriteProbes::WrittenAt, Expr::val(format_ts(chrono::Utc::now())))],
+    );
+    upsert.on_conflict(OnConflict::column(WriteProbes::Id).update_column(WriteProbes::WrittenAt).to_owned());
+    statement(db.engine(), &upsert).execute(tx.conn()).await?;
     tx.commit().await
 }
