@@ -25,7 +25,7 @@ const COLUMNS: [D; 10] = [
 
 /// [`COLUMNS`] as the text of a column list, for [`upsert`]'s statement, still written as text.
 fn column_list() -> String {
-    COLUMNS.iter().map(|c| sea_query::Iden::unquoted(c)).collect::<Vec<_>>().join(", ")
+    COLUMNS.iter().map(sea_query::Iden::unquoted).collect::<Vec<_>>().join(", ")
 }
 
 /// Rows per INSERT statement: 10 parameters each keeps a statement far below either engine's parameter limit.

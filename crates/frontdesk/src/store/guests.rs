@@ -26,7 +26,7 @@ const COLUMNS: [G; 11] = [
 /// [`COLUMNS`] as the text of a select list, for the statements still written as text: a streamed list, and those
 /// with a LIMIT (the builder binds a LIMIT as an unsigned integer, which the store does not bind).
 fn column_list() -> String {
-    COLUMNS.iter().map(|c| sea_query::Iden::unquoted(c)).collect::<Vec<_>>().join(", ")
+    COLUMNS.iter().map(sea_query::Iden::unquoted).collect::<Vec<_>>().join(", ")
 }
 
 fn guest(row: &Row) -> StoreResult<Guest> {
@@ -242,11 +242,8 @@ pub async fn search(
             for column in ["lower(last_name)", "lower(first_name)"] {
                 let mut c = Conditions::new(conn.engine());
                 c.push("organization_id = ?", organization_id);
-                let range = format!(
-                    "{column} >= {} AND {column} < {}",
-                    c.bind(prefix.as_str()),
-                    c.bind(upper.as_str())
-                );
+                let range =
+                    format!("{column} >= {} AND {column} < {}", c.bind(prefix.as_str()), c.bind(upper.as_str()));
                 let sql = format!(
                     "SELECT {} FROM guests{} AND {range} ORDER BY {column}, id LIMIT {}",
                     column_list(),

@@ -24,8 +24,8 @@ pub async fn rooms_by_status(
         .fetch_all(conn)
         .await?
         .iter()
-    .map(|row| Ok((row.try_get("housekeeping_status")?, row.try_get("n")?)))
-    .collect()
+        .map(|row| Ok((row.try_get("housekeeping_status")?, row.try_get("n")?)))
+        .collect()
 }
 
 /// Stays of a hotel that touch `[from, to]` (check-in on or before `to`, check-out on or after `from`), counted
@@ -59,13 +59,13 @@ pub async fn stay_counts(
         .fetch_all(conn)
         .await?
         .iter()
-    .map(|row| {
-        Ok(StayCount {
-            check_in_date: row.try_get("check_in_date")?,
-            check_out_date: row.try_get("check_out_date")?,
-            status: row.try_get("status")?,
-            count: row.try_get("n")?,
+        .map(|row| {
+            Ok(StayCount {
+                check_in_date: row.try_get("check_in_date")?,
+                check_out_date: row.try_get("check_out_date")?,
+                status: row.try_get("status")?,
+                count: row.try_get("n")?,
+            })
         })
-    })
-    .collect()
+        .collect()
 }
