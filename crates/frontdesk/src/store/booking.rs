@@ -3,19 +3,23 @@
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::reservations::HeldBy;
+use super::sql::Conditions;
 use super::{format_ts, StoreResult};
-use crate::store::{query, Conn};
+use crate::store::schema::ServiceSecrets as S;
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, OnConflict, Sql};
+use crate::store::{query_with, Conn};
 
 /// The secret named `name`, created from `fresh` by whichever process asks first; every process then reads the
 /// same value.
 pub async fn service_secret(conn: &mut Conn, name: &str, fresh: &str, at: DateTime<Utc>) -> StoreResult<String> {
-    query("INSERT INTO service_secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING")
-        .bind(name)
-        .bind(fresh)
-        .bind(format_ts(at))
-        .execute(&mut *conn)
-        .await?;
-    query("SELECT value FROM service_secrets WHERE name = $1").bind(name).fetch_one(conn).await?.try_get("value")
+    let mut insert = insert_row(
+        S::Table,
+        [(S::Name, Expr::val(name)), (S::Value, Expr::val(fresh)), (S::CreatedAt, Expr::val(format_ts(at)))],
+    );
+    insert.on_conflict(OnConflict::column(S::Name).do_nothing().to_owned());
+    statement(conn.engine(), &insert).execute(&mut *conn).await?;
+    let select = Sql::select().column(S::Value).from(S::Table).and_where(Expr::col(S::Name).eq(name)).to_owned();
+    statement(conn.engine(), &select).fetch_one(conn).await?.try_get("value")
 }
 
 /// What an exact repeat of a public booking request is compared on.
@@ -32,23 +36,23 @@ pub struct PublicRequest<'a> {
 /// The oldest booking request of the hotel still waiting for staff (REQUESTED, from the public) for the same guest
 /// e-mail, dates and room type, if any.
 pub async fn open_public_request(conn: &mut Conn, request: &PublicRequest<'_>) -> StoreResult<Option<String>> {
-    let row = query(
+    // Text, not built: the builder binds a LIMIT as an unsigned integer, which the store does not bind.
+    let mut c = Conditions::new(conn.engine());
+    c.push("r.organization_id = ?", request.organization_id);
+    c.push("r.hotel_id = ?", request.hotel_id);
+    c.push("r.check_in_date = ?", request.check_in.to_string());
+    c.push("r.check_out_date = ?", request.check_out.to_string());
+    c.push("g.email_normalized = ?", request.email.trim().to_lowercase());
+    c.push("rr.room_type_id = ?", request.room_type_id);
+    let sql = format!(
         "SELECT r.id FROM reservations r \
          JOIN guests g ON g.id = r.guest_id \
-         JOIN reservation_rooms rr ON rr.reservation_id = r.id \
-         WHERE r.organization_id = $1 AND r.hotel_id = $2 AND r.check_in_date = $3 AND r.check_out_date = $4 \
-         AND r.status = 'REQUESTED' AND r.source = 'BOOKING_PAGE' AND g.email_normalized = $5 \
-         AND rr.room_type_id = $6 \
+         JOIN reservation_rooms rr ON rr.reservation_id = r.id{} \
+         AND r.status = 'REQUESTED' AND r.source = 'BOOKING_PAGE' \
          ORDER BY r.created_at, r.id LIMIT 1",
-    )
-    .bind(request.organization_id)
-    .bind(request.hotel_id)
-    .bind(request.check_in.to_string())
-    .bind(request.check_out.to_string())
-    .bind(request.email.trim().to_lowercase())
-    .bind(request.room_type_id)
-    .fetch_optional(conn)
-    .await?;
+        c.where_clause()
+    );
+    let row = query_with(&sql, c).fetch_optional(conn).await?;
     row.map(|row| row.try_get("id")).transpose()
 }
 

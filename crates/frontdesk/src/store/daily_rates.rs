@@ -5,10 +5,28 @@ use chrono::{DateTime, NaiveDate, Utc};
 use super::sql::Conditions;
 use super::{bool_int, format_date, format_ts, Engine, RowExt, StoreResult};
 use crate::domain::daily_rates::{DailyRate, NightRate, StayRates};
-use crate::store::{query, query_with, Conn, Row};
+use crate::store::schema::DailyRates as D;
+use crate::store::statement::{statement, Expr, ExprTrait, Order, Sql};
+use crate::store::{query_with, Conn, Row};
 
-const COLUMNS: &str = "rate_plan_id, date, price, availability, stop_sell, closed_to_arrival, closed_to_departure, \
-     min_stay, max_stay, updated_at";
+/// The columns [`daily_rate`] reads (by name), in the order [`upsert`] writes them.
+const COLUMNS: [D; 10] = [
+    D::RatePlanId,
+    D::Date,
+    D::Price,
+    D::Availability,
+    D::StopSell,
+    D::ClosedToArrival,
+    D::ClosedToDeparture,
+    D::MinStay,
+    D::MaxStay,
+    D::UpdatedAt,
+];
+
+/// [`COLUMNS`] as the text of a column list, for [`upsert`]'s statement, still written as text.
+fn column_list() -> String {
+    COLUMNS.iter().map(sea_query::Iden::unquoted).collect::<Vec<_>>().join(", ")
+}
 
 /// Rows per INSERT statement: 10 parameters each keeps a statement far below either engine's parameter limit.
 const ROWS_PER_STATEMENT: usize = 500;
@@ -37,17 +55,15 @@ pub async fn range(
     from: NaiveDate,
     to: NaiveDate,
 ) -> StoreResult<Vec<DailyRate>> {
-    query(&format!(
-        "SELECT {COLUMNS} FROM daily_rates WHERE rate_plan_id = $1 AND date >= $2 AND date <= $3 ORDER BY date"
-    ))
-    .bind(rate_plan_id)
-    .bind(format_date(from))
-    .bind(format_date(to))
-    .fetch_all(conn)
-    .await?
-    .iter()
-    .map(|row| daily_rate(row, currency))
-    .collect()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(D::Table)
+        .and_where(Expr::col(D::RatePlanId).eq(rate_plan_id))
+        .and_where(Expr::col(D::Date).gte(format_date(from)))
+        .and_where(Expr::col(D::Date).lte(format_date(to)))
+        .order_by(D::Date, Order::Asc)
+        .to_owned();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(|row| daily_rate(row, currency)).collect()
 }
 
 /// Inserts or replaces whole records, a few hundred per statement.
@@ -72,10 +88,11 @@ pub async fn upsert(conn: &mut Conn, rates: &[DailyRate], at: DateTime<Utc>) -> 
             tuples.push(format!("({})", placeholders.join(", ")));
         }
         let sql = format!(
-            "INSERT INTO daily_rates ({COLUMNS}) VALUES {} ON CONFLICT (rate_plan_id, date) DO UPDATE SET \
+            "INSERT INTO daily_rates ({}) VALUES {} ON CONFLICT (rate_plan_id, date) DO UPDATE SET \
              price = excluded.price, availability = excluded.availability, stop_sell = excluded.stop_sell, \
              closed_to_arrival = excluded.closed_to_arrival, closed_to_departure = excluded.closed_to_departure, \
              min_stay = excluded.min_stay, max_stay = excluded.max_stay, updated_at = excluded.updated_at",
+            column_list(),
             tuples.join(", ")
         );
         query_with(&sql, values).execute(&mut *conn).await?;
@@ -91,13 +108,13 @@ pub async fn for_plans(
     to: NaiveDate,
 ) -> StoreResult<Vec<DailyRate>> {
     // The currency is the plan's; the caller, who holds the plans, fills it in where it matters.
-    in_range(conn, COLUMNS, rate_plan_ids, from, to).await?.iter().map(|row| daily_rate(row, "")).collect()
+    in_range(conn, &COLUMNS, rate_plan_ids, from, to).await?.iter().map(|row| daily_rate(row, "")).collect()
 }
 
 /// `columns` of the records of several rate plans between two nights (inclusive).
 async fn in_range(
     conn: &mut Conn,
-    columns: &str,
+    columns: &[D],
     rate_plan_ids: &[&str],
     from: NaiveDate,
     to: NaiveDate,
@@ -105,16 +122,14 @@ async fn in_range(
     if rate_plan_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut filter = Conditions::new(Engine::of(conn));
-    filter.push("date >= ?", format_date(from));
-    filter.push("date <= ?", format_date(to));
-    let placeholders: Vec<String> = rate_plan_ids.iter().map(|id| filter.bind(id.to_string())).collect();
-    let sql = format!(
-        "SELECT {columns} FROM daily_rates{} AND rate_plan_id IN ({})",
-        filter.where_clause(),
-        placeholders.join(", ")
-    );
-    query_with(&sql, filter).fetch_all(conn).await
+    let select = Sql::select()
+        .columns(columns.iter().copied())
+        .from(D::Table)
+        .and_where(Expr::col(D::Date).gte(format_date(from)))
+        .and_where(Expr::col(D::Date).lte(format_date(to)))
+        .and_where(Expr::col(D::RatePlanId).is_in(rate_plan_ids.iter().copied()))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_all(conn).await
 }
 
 /// What a stay of `[check_in, check_out)` needs from the daily rates of several rate plans, one row per plan that has
@@ -214,9 +229,18 @@ pub async fn nights_for_plans(
     from: NaiveDate,
     to: NaiveDate,
 ) -> StoreResult<Vec<RateNight>> {
-    const NIGHT_COLUMNS: &str = "rate_plan_id, date, price, availability, stop_sell, closed_to_arrival, \
-         closed_to_departure, min_stay, max_stay";
-    in_range(conn, NIGHT_COLUMNS, rate_plan_ids, from, to)
+    const NIGHT_COLUMNS: [D; 9] = [
+        D::RatePlanId,
+        D::Date,
+        D::Price,
+        D::Availability,
+        D::StopSell,
+        D::ClosedToArrival,
+        D::ClosedToDeparture,
+        D::MinStay,
+        D::MaxStay,
+    ];
+    in_range(conn, &NIGHT_COLUMNS, rate_plan_ids, from, to)
         .await?
         .iter()
         .map(|row| {

@@ -4,10 +4,30 @@ use super::sql::Conditions;
 use super::{format_ts, Db, Engine, RowExt, StoreResult};
 use crate::domain::guests::{Guest, GuestFilter};
 use crate::domain::listing::Page;
-use crate::store::{query, query_with, Conn, Row};
+use crate::store::schema::Guests as G;
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Sql};
+use crate::store::{query_with, Conn, Row};
 
-const COLUMNS: &str = "id, hotel_id, first_name, last_name, email, phone, country, language, notes, created_at, \
-     updated_at";
+/// The columns [`guest`] reads (by name).
+const COLUMNS: [G; 11] = [
+    G::Id,
+    G::HotelId,
+    G::FirstName,
+    G::LastName,
+    G::Email,
+    G::Phone,
+    G::Country,
+    G::Language,
+    G::Notes,
+    G::CreatedAt,
+    G::UpdatedAt,
+];
+
+/// [`COLUMNS`] as the text of a select list, for the statements still written as text: a streamed list, and those
+/// with a LIMIT (the builder binds a LIMIT as an unsigned integer, which the store does not bind).
+fn column_list() -> String {
+    COLUMNS.iter().map(sea_query::Iden::unquoted).collect::<Vec<_>>().join(", ")
+}
 
 fn guest(row: &Row) -> StoreResult<Guest> {
     Ok(Guest {
@@ -26,63 +46,60 @@ fn guest(row: &Row) -> StoreResult<Guest> {
 }
 
 pub async fn insert(conn: &mut Conn, organization_id: &str, g: &Guest) -> StoreResult<()> {
-    query(
-        "INSERT INTO guests (id, organization_id, hotel_id, first_name, last_name, email, email_normalized, phone, \
-         country, language, notes, created_at, updated_at, phone_digits_reversed) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-    )
-    .bind(&g.id)
-    .bind(organization_id)
-    .bind(&g.hotel_id)
-    .bind(&g.first_name)
-    .bind(&g.last_name)
-    .bind(&g.email)
-    .bind(g.email.as_deref().map(str::to_lowercase))
-    .bind(&g.phone)
-    .bind(&g.country)
-    .bind(&g.language)
-    .bind(&g.notes)
-    .bind(format_ts(g.created_at))
-    .bind(format_ts(g.updated_at))
-    .bind(phone_key(g.phone.as_deref()))
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        G::Table,
+        [
+            (G::Id, Expr::val(&g.id)),
+            (G::OrganizationId, Expr::val(organization_id)),
+            (G::HotelId, Expr::val(g.hotel_id.clone())),
+            (G::FirstName, Expr::val(&g.first_name)),
+            (G::LastName, Expr::val(&g.last_name)),
+            (G::Email, Expr::val(g.email.clone())),
+            (G::EmailNormalized, Expr::val(g.email.as_deref().map(str::to_lowercase))),
+            (G::Phone, Expr::val(g.phone.clone())),
+            (G::Country, Expr::val(g.country.clone())),
+            (G::Language, Expr::val(g.language.clone())),
+            (G::Notes, Expr::val(g.notes.clone())),
+            (G::CreatedAt, Expr::val(format_ts(g.created_at))),
+            (G::UpdatedAt, Expr::val(format_ts(g.updated_at))),
+            (G::PhoneDigitsReversed, Expr::val(phone_key(g.phone.as_deref()))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
 pub async fn update(conn: &mut Conn, organization_id: &str, g: &Guest) -> StoreResult<()> {
-    query(
-        "UPDATE guests SET hotel_id = $1, first_name = $2, last_name = $3, email = $4, email_normalized = $5, \
-         phone = $6, country = $7, language = $8, notes = $9, updated_at = $10, phone_digits_reversed = $11 \
-         WHERE organization_id = $12 AND id = $13",
-    )
-    .bind(&g.hotel_id)
-    .bind(&g.first_name)
-    .bind(&g.last_name)
-    .bind(&g.email)
-    .bind(g.email.as_deref().map(str::to_lowercase))
-    .bind(&g.phone)
-    .bind(&g.country)
-    .bind(&g.language)
-    .bind(&g.notes)
-    .bind(format_ts(g.updated_at))
-    .bind(phone_key(g.phone.as_deref()))
-    .bind(organization_id)
-    .bind(&g.id)
-    .execute(conn)
-    .await?;
+    let update = Sql::update()
+        .table(G::Table)
+        .values([
+            (G::HotelId, Expr::val(g.hotel_id.clone())),
+            (G::FirstName, Expr::val(&g.first_name)),
+            (G::LastName, Expr::val(&g.last_name)),
+            (G::Email, Expr::val(g.email.clone())),
+            (G::EmailNormalized, Expr::val(g.email.as_deref().map(str::to_lowercase))),
+            (G::Phone, Expr::val(g.phone.clone())),
+            (G::Country, Expr::val(g.country.clone())),
+            (G::Language, Expr::val(g.language.clone())),
+            (G::Notes, Expr::val(g.notes.clone())),
+            (G::UpdatedAt, Expr::val(format_ts(g.updated_at))),
+            (G::PhoneDigitsReversed, Expr::val(phone_key(g.phone.as_deref()))),
+        ])
+        .and_where(Expr::col(G::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(G::Id).eq(&g.id))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<Guest>> {
-    query(&format!("SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND id = $2"))
-        .bind(organization_id)
-        .bind(id)
-        .fetch_optional(conn)
-        .await?
-        .as_ref()
-        .map(guest)
-        .transpose()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(G::Table)
+        .and_where(Expr::col(G::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(G::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(guest).transpose()
 }
 
 /// Up to `limit` guests of the hotel with this e-mail (case-insensitive) other than `except_id`, oldest first.
@@ -94,28 +111,22 @@ pub async fn with_email_in_hotel(
     except_id: &str,
     limit: i64,
 ) -> StoreResult<Vec<Guest>> {
-    query(&format!(
-        "SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND email_normalized = $2 AND hotel_id = $3 \
-         AND id <> $4 ORDER BY id LIMIT $5"
-    ))
-    .bind(organization_id)
-    .bind(email.to_lowercase())
-    .bind(hotel_id)
-    .bind(except_id)
-    .bind(limit)
-    .fetch_all(conn)
-    .await?
-    .iter()
-    .map(guest)
-    .collect()
+    let mut c = Conditions::new(conn.engine());
+    c.push("organization_id = ?", organization_id);
+    c.push("email_normalized = ?", email.to_lowercase());
+    c.push("hotel_id = ?", hotel_id);
+    c.push("id <> ?", except_id);
+    let sql = format!("SELECT {} FROM guests{} ORDER BY id LIMIT {}", column_list(), c.where_clause(), c.bind(limit));
+    query_with(&sql, c).fetch_all(conn).await?.iter().map(guest).collect()
 }
 
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
-    query("DELETE FROM guests WHERE organization_id = $1 AND id = $2")
-        .bind(organization_id)
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let delete = Sql::delete()
+        .from_table(G::Table)
+        .and_where(Expr::col(G::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(G::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
 
@@ -148,7 +159,7 @@ pub async fn list(
 ) -> StoreResult<futures::stream::BoxStream<'static, StoreResult<Guest>>> {
     let mut c = conditions(db.engine(), organization_id, filter, page);
     let order = c.order_and_page(page);
-    let sql = format!("SELECT {COLUMNS} FROM guests{}{order}", c.where_clause());
+    let sql = format!("SELECT {} FROM guests{}{order}", column_list(), c.where_clause());
     super::stream(db, sql, c, guest).await
 }
 
@@ -157,11 +168,13 @@ pub async fn by_ids(conn: &mut Conn, organization_id: &str, ids: &[String]) -> S
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut c = Conditions::new(Engine::of(conn));
-    c.push("organization_id = ?", organization_id.to_string());
-    c.push_in("id", ids);
-    let sql = format!("SELECT {COLUMNS} FROM guests{}", c.where_clause());
-    query_with(&sql, c).fetch_all(conn).await?.iter().map(guest).collect()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(G::Table)
+        .and_where(Expr::col(G::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(G::Id).is_in(ids.iter().map(String::as_str)))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(guest).collect()
 }
 
 /// The search key of a phone number: its digits in reverse order, so that the end of a number (what people type,
@@ -193,22 +206,33 @@ pub async fn search(
     match search {
         GuestSearch::PhoneEnd(typed) => {
             let key = phone_key(Some(typed)).unwrap_or_default();
-            let sql = format!(
-                "SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND phone_digits_reversed >= $2 \
-                 AND phone_digits_reversed < $3 ORDER BY phone_digits_reversed, id LIMIT $4"
-            );
             let upper = prefix_upper_bound(&key);
-            let rows = query(&sql).bind(organization_id).bind(key.as_str()).bind(upper.as_str()).bind(limit);
+            let mut c = Conditions::new(conn.engine());
+            c.push("organization_id = ?", organization_id);
+            c.push("phone_digits_reversed >= ?", key);
+            c.push("phone_digits_reversed < ?", upper);
+            let sql = format!(
+                "SELECT {} FROM guests{} ORDER BY phone_digits_reversed, id LIMIT {}",
+                column_list(),
+                c.where_clause(),
+                c.bind(limit)
+            );
+            let rows = query_with(&sql, c);
             let mut found: Vec<Guest> = rows.fetch_all(conn).await?.iter().map(guest).collect::<StoreResult<_>>()?;
             found.sort_by(|a, b| (&a.last_name, &a.first_name, &a.id).cmp(&(&b.last_name, &b.first_name, &b.id)));
             Ok(found)
         }
         GuestSearch::Email(email) => {
+            let mut c = Conditions::new(conn.engine());
+            c.push("organization_id = ?", organization_id);
+            c.push("email_normalized = ?", email.to_lowercase());
             let sql = format!(
-                "SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND email_normalized = $2 \
-                 ORDER BY last_name, first_name, id LIMIT $3"
+                "SELECT {} FROM guests{} ORDER BY last_name, first_name, id LIMIT {}",
+                column_list(),
+                c.where_clause(),
+                c.bind(limit)
             );
-            let rows = query(&sql).bind(organization_id).bind(email.to_lowercase()).bind(limit);
+            let rows = query_with(&sql, c);
             rows.fetch_all(conn).await?.iter().map(guest).collect()
         }
         GuestSearch::NamePrefix(prefix) => {
@@ -216,11 +240,17 @@ pub async fn search(
             let upper = prefix_upper_bound(prefix);
             let mut found: Vec<Guest> = Vec::new();
             for column in ["lower(last_name)", "lower(first_name)"] {
+                let mut c = Conditions::new(conn.engine());
+                c.push("organization_id = ?", organization_id);
+                let range =
+                    format!("{column} >= {} AND {column} < {}", c.bind(prefix.as_str()), c.bind(upper.as_str()));
                 let sql = format!(
-                    "SELECT {COLUMNS} FROM guests WHERE organization_id = $1 AND {column} >= $2 AND {column} < $3 \
-                     ORDER BY {column}, id LIMIT $4"
+                    "SELECT {} FROM guests{} AND {range} ORDER BY {column}, id LIMIT {}",
+                    column_list(),
+                    c.where_clause(),
+                    c.bind(limit)
                 );
-                let query = query(&sql).bind(organization_id).bind(prefix.as_str()).bind(upper.as_str()).bind(limit);
+                let query = query_with(&sql, c);
                 for row in query.fetch_all(&mut *conn).await? {
                     let g = guest(&row)?;
                     if !found.iter().any(|f| f.id == g.id) {

@@ -1,12 +1,31 @@
 //! Hotels.
 
-use super::{bool_int, format_ts, RowExt, StoreResult};
+use super::{format_ts, RowExt, StoreResult};
 use crate::domain::hotels::{Address, Hotel};
-use crate::store::{query, Conn, Row};
+use crate::store::schema::Hotels;
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
+use crate::store::{Conn, Row};
 
-const COLUMNS: &str = "id, organization_id, name, timezone, currency, check_in_time, check_out_time, \
-     address_line1, address_line2, city, postal_code, region, country, public_booking, booking_embed_origins, \
-     created_at, updated_at";
+/// The columns [`hotel`] reads (by name), and the organization's.
+const COLUMNS: [Hotels; 17] = [
+    Hotels::Id,
+    Hotels::OrganizationId,
+    Hotels::Name,
+    Hotels::Timezone,
+    Hotels::Currency,
+    Hotels::CheckInTime,
+    Hotels::CheckOutTime,
+    Hotels::AddressLine1,
+    Hotels::AddressLine2,
+    Hotels::City,
+    Hotels::PostalCode,
+    Hotels::Region,
+    Hotels::Country,
+    Hotels::PublicBooking,
+    Hotels::BookingEmbedOrigins,
+    Hotels::CreatedAt,
+    Hotels::UpdatedAt,
+];
 
 fn hotel(row: &Row) -> StoreResult<Hotel> {
     Ok(Hotel {
@@ -36,77 +55,76 @@ fn hotel(row: &Row) -> StoreResult<Hotel> {
 }
 
 pub async fn insert(conn: &mut Conn, organization_id: &str, h: &Hotel) -> StoreResult<()> {
-    query(&format!(
-        "INSERT INTO hotels ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)"
-    ))
-    .bind(&h.id)
-    .bind(organization_id)
-    .bind(&h.name)
-    .bind(&h.timezone)
-    .bind(&h.currency)
-    .bind(&h.check_in_time)
-    .bind(&h.check_out_time)
-    .bind(&h.address.address_line1)
-    .bind(&h.address.address_line2)
-    .bind(&h.address.city)
-    .bind(&h.address.postal_code)
-    .bind(&h.address.region)
-    .bind(&h.address.country)
-    .bind(bool_int(h.public_booking))
-    .bind(h.booking_embed_origins.join(" "))
-    .bind(format_ts(h.created_at))
-    .bind(format_ts(h.updated_at))
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        Hotels::Table,
+        [
+            (Hotels::Id, Expr::val(&h.id)),
+            (Hotels::OrganizationId, Expr::val(organization_id)),
+            (Hotels::Name, Expr::val(&h.name)),
+            (Hotels::Timezone, Expr::val(&h.timezone)),
+            (Hotels::Currency, Expr::val(&h.currency)),
+            (Hotels::CheckInTime, Expr::val(&h.check_in_time)),
+            (Hotels::CheckOutTime, Expr::val(&h.check_out_time)),
+            (Hotels::AddressLine1, Expr::val(h.address.address_line1.clone())),
+            (Hotels::AddressLine2, Expr::val(h.address.address_line2.clone())),
+            (Hotels::City, Expr::val(h.address.city.clone())),
+            (Hotels::PostalCode, Expr::val(h.address.postal_code.clone())),
+            (Hotels::Region, Expr::val(h.address.region.clone())),
+            (Hotels::Country, Expr::val(h.address.country.clone())),
+            (Hotels::PublicBooking, Expr::val(h.public_booking)),
+            (Hotels::BookingEmbedOrigins, Expr::val(h.booking_embed_origins.join(" "))),
+            (Hotels::CreatedAt, Expr::val(format_ts(h.created_at))),
+            (Hotels::UpdatedAt, Expr::val(format_ts(h.updated_at))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
 pub async fn update(conn: &mut Conn, organization_id: &str, h: &Hotel) -> StoreResult<()> {
-    query(
-        "UPDATE hotels SET name = $1, timezone = $2, currency = $3, check_in_time = $4, check_out_time = $5, \
-         address_line1 = $6, address_line2 = $7, city = $8, postal_code = $9, region = $10, country = $11, \
-         public_booking = $12, booking_embed_origins = $13, updated_at = $14 WHERE organization_id = $15 AND id = $16",
-    )
-    .bind(&h.name)
-    .bind(&h.timezone)
-    .bind(&h.currency)
-    .bind(&h.check_in_time)
-    .bind(&h.check_out_time)
-    .bind(&h.address.address_line1)
-    .bind(&h.address.address_line2)
-    .bind(&h.address.city)
-    .bind(&h.address.postal_code)
-    .bind(&h.address.region)
-    .bind(&h.address.country)
-    .bind(bool_int(h.public_booking))
-    .bind(h.booking_embed_origins.join(" "))
-    .bind(format_ts(h.updated_at))
-    .bind(organization_id)
-    .bind(&h.id)
-    .execute(conn)
-    .await?;
+    let update = Sql::update()
+        .table(Hotels::Table)
+        .values([
+            (Hotels::Name, Expr::val(&h.name)),
+            (Hotels::Timezone, Expr::val(&h.timezone)),
+            (Hotels::Currency, Expr::val(&h.currency)),
+            (Hotels::CheckInTime, Expr::val(&h.check_in_time)),
+            (Hotels::CheckOutTime, Expr::val(&h.check_out_time)),
+            (Hotels::AddressLine1, Expr::val(h.address.address_line1.clone())),
+            (Hotels::AddressLine2, Expr::val(h.address.address_line2.clone())),
+            (Hotels::City, Expr::val(h.address.city.clone())),
+            (Hotels::PostalCode, Expr::val(h.address.postal_code.clone())),
+            (Hotels::Region, Expr::val(h.address.region.clone())),
+            (Hotels::Country, Expr::val(h.address.country.clone())),
+            (Hotels::PublicBooking, Expr::val(h.public_booking)),
+            (Hotels::BookingEmbedOrigins, Expr::val(h.booking_embed_origins.join(" "))),
+            (Hotels::UpdatedAt, Expr::val(format_ts(h.updated_at))),
+        ])
+        .and_where(Expr::col(Hotels::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(Hotels::Id).eq(&h.id))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<Hotel>> {
-    query(&format!("SELECT {COLUMNS} FROM hotels WHERE organization_id = $1 AND id = $2"))
-        .bind(organization_id)
-        .bind(id)
-        .fetch_optional(conn)
-        .await?
-        .as_ref()
-        .map(hotel)
-        .transpose()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(Hotels::Table)
+        .and_where(Expr::col(Hotels::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(Hotels::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(hotel).transpose()
 }
 
 pub async fn list(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<Hotel>> {
-    query(&format!("SELECT {COLUMNS} FROM hotels WHERE organization_id = $1 ORDER BY id"))
-        .bind(organization_id)
-        .fetch_all(conn)
-        .await?
-        .iter()
-        .map(hotel)
-        .collect()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(Hotels::Table)
+        .and_where(Expr::col(Hotels::OrganizationId).eq(organization_id))
+        .order_by(Hotels::Id, Order::Asc)
+        .to_owned();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(hotel).collect()
 }
 
 /// [`get_public`] as read at most [`super::recent::MAX_AGE`] ago and not before a write of this process.
@@ -121,9 +139,12 @@ pub async fn get_public_recent(db: &super::Db, id: &str) -> StoreResult<Option<(
 /// hotel, and its availability version (bumped by the database with every change a search depends on; see
 /// migration 0008).
 pub async fn get_public(conn: &mut Conn, id: &str) -> StoreResult<Option<(String, Hotel, i64)>> {
-    let row = query(&format!("SELECT {COLUMNS}, availability_version FROM hotels WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(conn)
-        .await?;
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .column(Hotels::AvailabilityVersion)
+        .from(Hotels::Table)
+        .and_where(Expr::col(Hotels::Id).eq(id))
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| Ok((row.try_get("organization_id")?, hotel(&row)?, row.try_get("availability_version")?))).transpose()
 }

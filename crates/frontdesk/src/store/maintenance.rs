@@ -8,8 +8,11 @@ use std::path::Path;
 use anyhow::Context;
 use sqlx::{Connection, Row};
 
+use super::sql::Conditions;
 use super::{Db, Engine, StoreResult};
-use crate::store::{query, Conn};
+use crate::store::schema::{Guests, Reservations};
+use crate::store::statement::{statement, Expr, ExprTrait, Sql};
+use crate::store::{query, query_with, Conn};
 
 /// Marks a SQLite file as in use by this process (a shared advisory lock, released by the kernel when the process
 /// ends, however it ends). Any number of processes may hold it; [`lock_for_restore`] needs it free.
@@ -49,7 +52,9 @@ pub async fn vacuum_into(db: &Db, target: &Path) -> anyhow::Result<()> {
     anyhow::ensure!(db.engine() == Engine::Sqlite, "VACUUM INTO is SQLite's");
     let target = target.to_str().context("the backup path must be valid UTF-8")?;
     let mut conn = db.read().await?;
-    query("VACUUM INTO $1").bind(target).execute(&mut conn).await.context("writing the backup")?;
+    let mut c = Conditions::new(Engine::Sqlite);
+    let sql = format!("VACUUM INTO {}", c.bind(target));
+    query_with(&sql, c).execute(&mut conn).await.context("writing the backup")?;
     Ok(())
 }
 
@@ -103,15 +108,20 @@ pub async fn verify_sqlite_file(path: &Path) -> anyhow::Result<FileSummary> {
 /// The reservations written before references existed (migration 0014) that have none yet, at most `limit`:
 /// (id, organization id). The domain draws their references ([`set_reference`]).
 pub async fn without_reference(conn: &mut Conn, limit: i64) -> StoreResult<Vec<(String, String)>> {
-    let rows = query("SELECT id, organization_id FROM reservations WHERE reference IS NULL LIMIT $1")
-        .bind(limit)
-        .fetch_all(conn)
-        .await?;
+    // Text, not built: the builder binds a LIMIT as an unsigned integer, which the store does not bind.
+    let mut c = Conditions::new(conn.engine());
+    let sql = format!("SELECT id, organization_id FROM reservations WHERE reference IS NULL LIMIT {}", c.bind(limit));
+    let rows = query_with(&sql, c).fetch_all(conn).await?;
     rows.iter().map(|row| Ok((row.try_get("id")?, row.try_get("organization_id")?))).collect::<StoreResult<_>>()
 }
 
 pub async fn set_reference(conn: &mut Conn, id: &str, reference: &str) -> StoreResult<()> {
-    query("UPDATE reservations SET reference = $1 WHERE id = $2").bind(reference).bind(id).execute(conn).await?;
+    let update = Sql::update()
+        .table(Reservations::Table)
+        .value(Reservations::Reference, reference)
+        .and_where(Expr::col(Reservations::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
@@ -122,11 +132,13 @@ pub async fn backfill(db: &Db) -> anyhow::Result<()> {
     const BATCH: i64 = 500;
     loop {
         let mut tx = db.begin_write().await?;
-        let rows =
-            query("SELECT id, phone FROM guests WHERE phone IS NOT NULL AND phone_digits_reversed IS NULL LIMIT $1")
-                .bind(BATCH)
-                .fetch_all(tx.conn())
-                .await?;
+        // Text, not built: the builder binds a LIMIT as an unsigned integer, which the store does not bind.
+        let mut c = Conditions::new(db.engine());
+        let sql = format!(
+            "SELECT id, phone FROM guests WHERE phone IS NOT NULL AND phone_digits_reversed IS NULL LIMIT {}",
+            c.bind(BATCH)
+        );
+        let rows = query_with(&sql, c).fetch_all(tx.conn()).await?;
         if rows.is_empty() {
             break;
         }
@@ -134,11 +146,12 @@ pub async fn backfill(db: &Db) -> anyhow::Result<()> {
             let (id, phone): (String, String) = (row.try_get("id")?, row.try_get("phone")?);
             // A number without digits gets an empty key, so that it is not read again.
             let key = super::guests::phone_key(Some(&phone)).unwrap_or_default();
-            query("UPDATE guests SET phone_digits_reversed = $1 WHERE id = $2")
-                .bind(key)
-                .bind(id)
-                .execute(tx.conn())
-                .await?;
+            let update = Sql::update()
+                .table(Guests::Table)
+                .value(Guests::PhoneDigitsReversed, key)
+                .and_where(Expr::col(Guests::Id).eq(id))
+                .to_owned();
+            statement(db.engine(), &update).execute(tx.conn()).await?;
         }
         tx.commit().await?;
     }

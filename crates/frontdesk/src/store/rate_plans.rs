@@ -1,11 +1,14 @@
 //! Rate plans.
 
-use super::sql::Conditions;
-use super::{bool_int, format_ts, Engine, RowExt, StoreResult};
+use super::{format_ts, Engine, RowExt, StoreResult};
 use crate::domain::rate_plans::RatePlan;
-use crate::store::{query, query_with, Conn, Row};
+use crate::store::schema::RatePlans as P;
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
+use crate::store::{Conn, Row};
 
-const COLUMNS: &str = "id, hotel_id, room_type_id, name, code, currency, active, created_at, updated_at";
+/// The columns [`rate_plan`] reads (by name).
+const COLUMNS: [P; 9] =
+    [P::Id, P::HotelId, P::RoomTypeId, P::Name, P::Code, P::Currency, P::Active, P::CreatedAt, P::UpdatedAt];
 
 fn rate_plan(row: &Row) -> StoreResult<RatePlan> {
     Ok(RatePlan {
@@ -22,52 +25,51 @@ fn rate_plan(row: &Row) -> StoreResult<RatePlan> {
 }
 
 pub async fn insert(conn: &mut Conn, organization_id: &str, p: &RatePlan) -> StoreResult<()> {
-    query(
-        "INSERT INTO rate_plans (id, organization_id, hotel_id, room_type_id, name, code, currency, active, \
-         created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    )
-    .bind(&p.id)
-    .bind(organization_id)
-    .bind(&p.hotel_id)
-    .bind(&p.room_type_id)
-    .bind(&p.name)
-    .bind(&p.code)
-    .bind(&p.currency)
-    .bind(bool_int(p.active))
-    .bind(format_ts(p.created_at))
-    .bind(format_ts(p.updated_at))
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        P::Table,
+        [
+            (P::Id, Expr::val(&p.id)),
+            (P::OrganizationId, Expr::val(organization_id)),
+            (P::HotelId, Expr::val(&p.hotel_id)),
+            (P::RoomTypeId, Expr::val(p.room_type_id.clone())),
+            (P::Name, Expr::val(&p.name)),
+            (P::Code, Expr::val(p.code.clone())),
+            (P::Currency, Expr::val(&p.currency)),
+            (P::Active, Expr::val(p.active)),
+            (P::CreatedAt, Expr::val(format_ts(p.created_at))),
+            (P::UpdatedAt, Expr::val(format_ts(p.updated_at))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
 pub async fn update(conn: &mut Conn, organization_id: &str, p: &RatePlan) -> StoreResult<()> {
-    query(
-        "UPDATE rate_plans SET room_type_id = $1, name = $2, code = $3, currency = $4, active = $5, updated_at = $6 \
-         WHERE organization_id = $7 AND id = $8",
-    )
-    .bind(&p.room_type_id)
-    .bind(&p.name)
-    .bind(&p.code)
-    .bind(&p.currency)
-    .bind(bool_int(p.active))
-    .bind(format_ts(p.updated_at))
-    .bind(organization_id)
-    .bind(&p.id)
-    .execute(conn)
-    .await?;
+    let update = Sql::update()
+        .table(P::Table)
+        .values([
+            (P::RoomTypeId, Expr::val(p.room_type_id.clone())),
+            (P::Name, Expr::val(&p.name)),
+            (P::Code, Expr::val(p.code.clone())),
+            (P::Currency, Expr::val(&p.currency)),
+            (P::Active, Expr::val(p.active)),
+            (P::UpdatedAt, Expr::val(format_ts(p.updated_at))),
+        ])
+        .and_where(Expr::col(P::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(P::Id).eq(&p.id))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<RatePlan>> {
-    query(&format!("SELECT {COLUMNS} FROM rate_plans WHERE organization_id = $1 AND id = $2"))
-        .bind(organization_id)
-        .bind(id)
-        .fetch_optional(conn)
-        .await?
-        .as_ref()
-        .map(rate_plan)
-        .transpose()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(P::Table)
+        .and_where(Expr::col(P::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(P::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(rate_plan).transpose()
 }
 
 pub async fn list(
@@ -76,14 +78,17 @@ pub async fn list(
     hotel_id: &str,
     room_type_id: Option<&str>,
 ) -> StoreResult<Vec<RatePlan>> {
-    let mut filter = Conditions::new(Engine::of(conn));
-    filter.push("organization_id = ?", organization_id.to_string());
-    filter.push("hotel_id = ?", hotel_id.to_string());
+    let mut select = Sql::select();
+    select
+        .columns(COLUMNS)
+        .from(P::Table)
+        .and_where(Expr::col(P::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(P::HotelId).eq(hotel_id));
     if let Some(room_type_id) = room_type_id {
-        filter.push("room_type_id = ?", room_type_id.to_string());
+        select.and_where(Expr::col(P::RoomTypeId).eq(room_type_id));
     }
-    let sql = format!("SELECT {COLUMNS} FROM rate_plans{} ORDER BY name, id", filter.where_clause());
-    query_with(&sql, filter).fetch_all(conn).await?.iter().map(rate_plan).collect()
+    select.order_by(P::Name, Order::Asc).order_by(P::Id, Order::Asc);
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(rate_plan).collect()
 }
 
 /// The organization's rate plans among `ids`, locked until the transaction ends on engines that need it, so that
@@ -97,23 +102,24 @@ pub async fn lock_many(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut filter = Conditions::new(Engine::of(conn));
-    filter.push("organization_id = ?", organization_id.to_string());
-    let placeholders: Vec<String> = ids.iter().map(|id| filter.bind(id.to_string())).collect();
-    let sql = format!(
-        "SELECT {COLUMNS} FROM rate_plans{} AND id IN ({}) ORDER BY id{}",
-        filter.where_clause(),
-        placeholders.join(", "),
-        engine.lock_rows()
-    );
-    query_with(&sql, filter).fetch_all(conn).await?.iter().map(rate_plan).collect()
+    // `FOR NO KEY UPDATE` on PostgreSQL (see `Engine::lock_rows`); SQLite's builder writes no lock.
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(P::Table)
+        .and_where(Expr::col(P::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(P::Id).is_in(ids.iter().copied()))
+        .order_by(P::Id, Order::Asc)
+        .lock(sea_query::LockType::NoKeyUpdate)
+        .to_owned();
+    statement(engine, &select).fetch_all(conn).await?.iter().map(rate_plan).collect()
 }
 
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
-    query("DELETE FROM rate_plans WHERE organization_id = $1 AND id = $2")
-        .bind(organization_id)
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let delete = Sql::delete()
+        .from_table(P::Table)
+        .and_where(Expr::col(P::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(P::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }

@@ -1,12 +1,23 @@
 //! Room types.
 
-use super::sql::Conditions;
-use super::{format_ts, Engine, RowExt, StoreResult};
+use super::{format_ts, RowExt, StoreResult};
 use crate::domain::room_types::RoomType;
-use crate::store::{query, query_with, Conn, Row};
+use crate::store::schema::RoomTypes as T;
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
+use crate::store::{Conn, Row};
 
-const COLUMNS: &str =
-    "id, hotel_id, name, description, max_occupancy, max_adults, max_children, created_at, updated_at";
+/// The columns [`room_type`] reads (by name).
+const COLUMNS: [T; 9] = [
+    T::Id,
+    T::HotelId,
+    T::Name,
+    T::Description,
+    T::MaxOccupancy,
+    T::MaxAdults,
+    T::MaxChildren,
+    T::CreatedAt,
+    T::UpdatedAt,
+];
 
 fn room_type(row: &Row) -> StoreResult<RoomType> {
     Ok(RoomType {
@@ -23,69 +34,69 @@ fn room_type(row: &Row) -> StoreResult<RoomType> {
 }
 
 pub async fn insert(conn: &mut Conn, organization_id: &str, t: &RoomType) -> StoreResult<()> {
-    query(
-        "INSERT INTO room_types (id, organization_id, hotel_id, name, description, max_occupancy, max_adults, \
-         max_children, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-    )
-    .bind(&t.id)
-    .bind(organization_id)
-    .bind(&t.hotel_id)
-    .bind(&t.name)
-    .bind(&t.description)
-    .bind(t.max_occupancy)
-    .bind(t.max_adults)
-    .bind(t.max_children)
-    .bind(format_ts(t.created_at))
-    .bind(format_ts(t.updated_at))
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        T::Table,
+        [
+            (T::Id, Expr::val(&t.id)),
+            (T::OrganizationId, Expr::val(organization_id)),
+            (T::HotelId, Expr::val(&t.hotel_id)),
+            (T::Name, Expr::val(&t.name)),
+            (T::Description, Expr::val(t.description.clone())),
+            (T::MaxOccupancy, Expr::val(t.max_occupancy)),
+            (T::MaxAdults, Expr::val(t.max_adults)),
+            (T::MaxChildren, Expr::val(t.max_children)),
+            (T::CreatedAt, Expr::val(format_ts(t.created_at))),
+            (T::UpdatedAt, Expr::val(format_ts(t.updated_at))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
 pub async fn update(conn: &mut Conn, organization_id: &str, t: &RoomType) -> StoreResult<()> {
-    query(
-        "UPDATE room_types SET name = $1, description = $2, max_occupancy = $3, max_adults = $4, max_children = $5, \
-         updated_at = $6 WHERE organization_id = $7 AND id = $8",
-    )
-    .bind(&t.name)
-    .bind(&t.description)
-    .bind(t.max_occupancy)
-    .bind(t.max_adults)
-    .bind(t.max_children)
-    .bind(format_ts(t.updated_at))
-    .bind(organization_id)
-    .bind(&t.id)
-    .execute(conn)
-    .await?;
+    let update = Sql::update()
+        .table(T::Table)
+        .values([
+            (T::Name, Expr::val(&t.name)),
+            (T::Description, Expr::val(t.description.clone())),
+            (T::MaxOccupancy, Expr::val(t.max_occupancy)),
+            (T::MaxAdults, Expr::val(t.max_adults)),
+            (T::MaxChildren, Expr::val(t.max_children)),
+            (T::UpdatedAt, Expr::val(format_ts(t.updated_at))),
+        ])
+        .and_where(Expr::col(T::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(T::Id).eq(&t.id))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<RoomType>> {
-    query(&format!("SELECT {COLUMNS} FROM room_types WHERE organization_id = $1 AND id = $2"))
-        .bind(organization_id)
-        .bind(id)
-        .fetch_optional(conn)
-        .await?
-        .as_ref()
-        .map(room_type)
-        .transpose()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(T::Table)
+        .and_where(Expr::col(T::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(T::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(room_type).transpose()
 }
 
 pub async fn list(conn: &mut Conn, organization_id: &str, hotel_id: Option<&str>) -> StoreResult<Vec<RoomType>> {
-    let mut filter = Conditions::new(Engine::of(conn));
-    filter.push("organization_id = ?", organization_id.to_string());
+    let mut select = Sql::select();
+    select.columns(COLUMNS).from(T::Table).and_where(Expr::col(T::OrganizationId).eq(organization_id));
     if let Some(hotel_id) = hotel_id {
-        filter.push("hotel_id = ?", hotel_id.to_string());
+        select.and_where(Expr::col(T::HotelId).eq(hotel_id));
     }
-    let sql = format!("SELECT {COLUMNS} FROM room_types{} ORDER BY hotel_id, name, id", filter.where_clause());
-    query_with(&sql, filter).fetch_all(conn).await?.iter().map(room_type).collect()
+    select.order_by(T::HotelId, Order::Asc).order_by(T::Name, Order::Asc).order_by(T::Id, Order::Asc);
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(room_type).collect()
 }
 
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
-    query("DELETE FROM room_types WHERE organization_id = $1 AND id = $2")
-        .bind(organization_id)
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let delete = Sql::delete()
+        .from_table(T::Table)
+        .and_where(Expr::col(T::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(T::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }

@@ -1,12 +1,25 @@
 //! Physical rooms.
 
 use super::sql::Conditions;
-use super::{format_ts, Engine, RowExt, StoreResult};
+use super::{format_ts, RowExt, StoreResult};
 use crate::domain::rooms::{HousekeepingStatus, Room};
-use crate::store::{query, query_with, Conn, Row};
+use crate::store::schema::{RoomStatusChanges, Rooms};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
+use crate::store::{query_with, Conn, Row};
 
-const COLUMNS: &str = "id, hotel_id, room_type_id, name, floor, housekeeping_status, housekeeping_changed_at, \
-     housekeeping_changed_by, created_at, updated_at";
+/// The columns [`room`] reads (by name).
+const COLUMNS: [Rooms; 10] = [
+    Rooms::Id,
+    Rooms::HotelId,
+    Rooms::RoomTypeId,
+    Rooms::Name,
+    Rooms::Floor,
+    Rooms::HousekeepingStatus,
+    Rooms::HousekeepingChangedAt,
+    Rooms::HousekeepingChangedBy,
+    Rooms::CreatedAt,
+    Rooms::UpdatedAt,
+];
 
 fn room(row: &Row) -> StoreResult<Room> {
     let status: String = row.try_get("housekeeping_status")?;
@@ -26,56 +39,53 @@ fn room(row: &Row) -> StoreResult<Room> {
 }
 
 pub async fn insert(conn: &mut Conn, organization_id: &str, r: &Room) -> StoreResult<()> {
-    query(
-        "INSERT INTO rooms (id, organization_id, hotel_id, room_type_id, name, floor, housekeeping_status, \
-         housekeeping_changed_at, housekeeping_changed_by, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-    )
-    .bind(&r.id)
-    .bind(organization_id)
-    .bind(&r.hotel_id)
-    .bind(&r.room_type_id)
-    .bind(&r.name)
-    .bind(r.floor)
-    .bind(r.housekeeping_status.as_str())
-    .bind(r.housekeeping_changed_at.map(format_ts))
-    .bind(&r.housekeeping_changed_by)
-    .bind(format_ts(r.created_at))
-    .bind(format_ts(r.updated_at))
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        Rooms::Table,
+        [
+            (Rooms::Id, Expr::val(&r.id)),
+            (Rooms::OrganizationId, Expr::val(organization_id)),
+            (Rooms::HotelId, Expr::val(&r.hotel_id)),
+            (Rooms::RoomTypeId, Expr::val(&r.room_type_id)),
+            (Rooms::Name, Expr::val(&r.name)),
+            (Rooms::Floor, Expr::val(r.floor)),
+            (Rooms::HousekeepingStatus, Expr::val(r.housekeeping_status.as_str())),
+            (Rooms::HousekeepingChangedAt, Expr::val(r.housekeeping_changed_at.map(format_ts))),
+            (Rooms::HousekeepingChangedBy, Expr::val(r.housekeeping_changed_by.clone())),
+            (Rooms::CreatedAt, Expr::val(format_ts(r.created_at))),
+            (Rooms::UpdatedAt, Expr::val(format_ts(r.updated_at))),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
 pub async fn update(conn: &mut Conn, organization_id: &str, r: &Room) -> StoreResult<()> {
-    query(
-        "UPDATE rooms SET room_type_id = $1, name = $2, floor = $3, housekeeping_status = $4, \
-         housekeeping_changed_at = $5, housekeeping_changed_by = $6, updated_at = $7 \
-         WHERE organization_id = $8 AND id = $9",
-    )
-    .bind(&r.room_type_id)
-    .bind(&r.name)
-    .bind(r.floor)
-    .bind(r.housekeeping_status.as_str())
-    .bind(r.housekeeping_changed_at.map(format_ts))
-    .bind(&r.housekeeping_changed_by)
-    .bind(format_ts(r.updated_at))
-    .bind(organization_id)
-    .bind(&r.id)
-    .execute(conn)
-    .await?;
+    let update = Sql::update()
+        .table(Rooms::Table)
+        .values([
+            (Rooms::RoomTypeId, Expr::val(&r.room_type_id)),
+            (Rooms::Name, Expr::val(&r.name)),
+            (Rooms::Floor, Expr::val(r.floor)),
+            (Rooms::HousekeepingStatus, Expr::val(r.housekeeping_status.as_str())),
+            (Rooms::HousekeepingChangedAt, Expr::val(r.housekeeping_changed_at.map(format_ts))),
+            (Rooms::HousekeepingChangedBy, Expr::val(r.housekeeping_changed_by.clone())),
+            (Rooms::UpdatedAt, Expr::val(format_ts(r.updated_at))),
+        ])
+        .and_where(Expr::col(Rooms::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(Rooms::Id).eq(&r.id))
+        .to_owned();
+    statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<Room>> {
-    query(&format!("SELECT {COLUMNS} FROM rooms WHERE organization_id = $1 AND id = $2"))
-        .bind(organization_id)
-        .bind(id)
-        .fetch_optional(conn)
-        .await?
-        .as_ref()
-        .map(room)
-        .transpose()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(Rooms::Table)
+        .and_where(Expr::col(Rooms::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(Rooms::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(room).transpose()
 }
 
 pub async fn list(
@@ -84,24 +94,25 @@ pub async fn list(
     hotel_id: Option<&str>,
     room_type_id: Option<&str>,
 ) -> StoreResult<Vec<Room>> {
-    let mut filter = Conditions::new(Engine::of(conn));
-    filter.push("organization_id = ?", organization_id.to_string());
+    let mut select = Sql::select();
+    select.columns(COLUMNS).from(Rooms::Table).and_where(Expr::col(Rooms::OrganizationId).eq(organization_id));
     if let Some(hotel_id) = hotel_id {
-        filter.push("hotel_id = ?", hotel_id.to_string());
+        select.and_where(Expr::col(Rooms::HotelId).eq(hotel_id));
     }
     if let Some(room_type_id) = room_type_id {
-        filter.push("room_type_id = ?", room_type_id.to_string());
+        select.and_where(Expr::col(Rooms::RoomTypeId).eq(room_type_id));
     }
-    let sql = format!("SELECT {COLUMNS} FROM rooms{} ORDER BY hotel_id, name, id", filter.where_clause());
-    query_with(&sql, filter).fetch_all(conn).await?.iter().map(room).collect()
+    select.order_by(Rooms::HotelId, Order::Asc).order_by(Rooms::Name, Order::Asc).order_by(Rooms::Id, Order::Asc);
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(room).collect()
 }
 
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
-    query("DELETE FROM rooms WHERE organization_id = $1 AND id = $2")
-        .bind(organization_id)
-        .bind(id)
-        .execute(conn)
-        .await?;
+    let delete = Sql::delete()
+        .from_table(Rooms::Table)
+        .and_where(Expr::col(Rooms::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(Rooms::Id).eq(id))
+        .to_owned();
+    statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
 
@@ -112,18 +123,18 @@ pub async fn record_status_change(
     room: &Room,
     change_id: &str,
 ) -> StoreResult<()> {
-    query(
-        "INSERT INTO room_status_changes (id, organization_id, room_id, status, changed_at, changed_by) \
-         VALUES ($1, $2, $3, $4, $5, $6)",
-    )
-    .bind(change_id)
-    .bind(organization_id)
-    .bind(&room.id)
-    .bind(room.housekeeping_status.as_str())
-    .bind(room.housekeeping_changed_at.map(format_ts))
-    .bind(&room.housekeeping_changed_by)
-    .execute(conn)
-    .await?;
+    let insert = insert_row(
+        RoomStatusChanges::Table,
+        [
+            (RoomStatusChanges::Id, Expr::val(change_id)),
+            (RoomStatusChanges::OrganizationId, Expr::val(organization_id)),
+            (RoomStatusChanges::RoomId, Expr::val(&room.id)),
+            (RoomStatusChanges::Status, Expr::val(room.housekeeping_status.as_str())),
+            (RoomStatusChanges::ChangedAt, Expr::val(room.housekeeping_changed_at.map(format_ts))),
+            (RoomStatusChanges::ChangedBy, Expr::val(room.housekeeping_changed_by.clone())),
+        ],
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
 }
 
@@ -133,14 +144,15 @@ pub async fn status_changes(
     room_id: &str,
     limit: i64,
 ) -> StoreResult<Vec<(HousekeepingStatus, chrono::DateTime<chrono::Utc>, String)>> {
-    let rows = query(
-        "SELECT status, changed_at, changed_by FROM room_status_changes WHERE room_id = $1 \
-         ORDER BY changed_at DESC, id DESC LIMIT $2",
-    )
-    .bind(room_id)
-    .bind(limit)
-    .fetch_all(conn)
-    .await?;
+    // Text, not built: the builder binds a LIMIT as an unsigned integer, which the store does not bind.
+    let mut c = Conditions::new(conn.engine());
+    let sql = format!(
+        "SELECT status, changed_at, changed_by FROM room_status_changes WHERE room_id = {} \
+         ORDER BY changed_at DESC, id DESC LIMIT {}",
+        c.bind(room_id),
+        c.bind(limit)
+    );
+    let rows = query_with(&sql, c).fetch_all(conn).await?;
     rows.iter()
         .map(|row| {
             let status: String = row.try_get("status")?;

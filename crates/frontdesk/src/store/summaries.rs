@@ -2,7 +2,9 @@
 //! reservation record.
 
 use super::StoreResult;
-use crate::store::{query, Conn};
+use crate::store::schema::{Reservations as R, Rooms};
+use crate::store::statement::{statement, Asterisk, Expr, ExprTrait, Func, Sql};
+use crate::store::Conn;
 
 /// Rooms of a hotel by housekeeping status: (status, count).
 pub async fn rooms_by_status(
@@ -10,17 +12,20 @@ pub async fn rooms_by_status(
     organization_id: &str,
     hotel_id: &str,
 ) -> StoreResult<Vec<(String, i64)>> {
-    query(
-        "SELECT housekeeping_status, COUNT(*) AS n FROM rooms WHERE organization_id = $1 AND hotel_id = $2 \
-         GROUP BY housekeeping_status",
-    )
-    .bind(organization_id)
-    .bind(hotel_id)
-    .fetch_all(conn)
-    .await?
-    .iter()
-    .map(|row| Ok((row.try_get("housekeeping_status")?, row.try_get("n")?)))
-    .collect()
+    let select = Sql::select()
+        .column(Rooms::HousekeepingStatus)
+        .expr_as(Func::count(Expr::col(Asterisk)), "n")
+        .from(Rooms::Table)
+        .and_where(Expr::col(Rooms::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(Rooms::HotelId).eq(hotel_id))
+        .group_by_col(Rooms::HousekeepingStatus)
+        .to_owned();
+    statement(conn.engine(), &select)
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(|row| Ok((row.try_get("housekeeping_status")?, row.try_get("n")?)))
+        .collect()
 }
 
 /// Stays of a hotel that touch `[from, to]` (check-in on or before `to`, check-out on or after `from`), counted
@@ -39,26 +44,28 @@ pub async fn stay_counts(
     from: &str,
     to: &str,
 ) -> StoreResult<Vec<StayCount>> {
-    query(
-        "SELECT check_in_date, check_out_date, status, COUNT(*) AS n FROM reservations \
-         WHERE organization_id = $1 AND hotel_id = $2 AND check_in_date <= $4 AND check_out_date >= $3 \
-         AND status IN ('REQUESTED', 'CONFIRMED', 'CHECKED_IN', 'CHECKED_OUT') \
-         GROUP BY check_in_date, check_out_date, status",
-    )
-    .bind(organization_id)
-    .bind(hotel_id)
-    .bind(from)
-    .bind(to)
-    .fetch_all(conn)
-    .await?
-    .iter()
-    .map(|row| {
-        Ok(StayCount {
-            check_in_date: row.try_get("check_in_date")?,
-            check_out_date: row.try_get("check_out_date")?,
-            status: row.try_get("status")?,
-            count: row.try_get("n")?,
+    let select = Sql::select()
+        .columns([R::CheckInDate, R::CheckOutDate, R::Status])
+        .expr_as(Func::count(Expr::col(Asterisk)), "n")
+        .from(R::Table)
+        .and_where(Expr::col(R::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(R::HotelId).eq(hotel_id))
+        .and_where(Expr::col(R::CheckInDate).lte(to))
+        .and_where(Expr::col(R::CheckOutDate).gte(from))
+        .and_where(Expr::col(R::Status).is_in(["REQUESTED", "CONFIRMED", "CHECKED_IN", "CHECKED_OUT"]))
+        .group_by_columns([R::CheckInDate, R::CheckOutDate, R::Status])
+        .to_owned();
+    statement(conn.engine(), &select)
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(StayCount {
+                check_in_date: row.try_get("check_in_date")?,
+                check_out_date: row.try_get("check_out_date")?,
+                status: row.try_get("status")?,
+                count: row.try_get("n")?,
+            })
         })
-    })
-    .collect()
+        .collect()
 }
