@@ -5,8 +5,8 @@ use super::{format_ts, Db, Engine, RowExt, StoreResult};
 use crate::domain::guests::{Guest, GuestFilter};
 use crate::domain::listing::Page;
 use crate::store::schema::Guests as G;
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Sql};
-use crate::store::{query_with, Conn, Row};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Func, Order, Sql};
+use crate::store::{Conn, Row};
 
 /// The columns [`guest`] reads (by name).
 const COLUMNS: [G; 11] = [
@@ -23,8 +23,7 @@ const COLUMNS: [G; 11] = [
     G::UpdatedAt,
 ];
 
-/// [`COLUMNS`] as the text of a select list, for the statements still written as text: a streamed list, and those
-/// with a LIMIT (the builder binds a LIMIT as an unsigned integer, which the store does not bind).
+/// [`COLUMNS`] as the text of a select list, for the streamed list (its filters and page are [`Conditions`]).
 fn column_list() -> String {
     COLUMNS.iter().map(sea_query::Iden::unquoted).collect::<Vec<_>>().join(", ")
 }
@@ -111,13 +110,17 @@ pub async fn with_email_in_hotel(
     except_id: &str,
     limit: i64,
 ) -> StoreResult<Vec<Guest>> {
-    let mut c = Conditions::new(conn.engine());
-    c.push("organization_id = ?", organization_id);
-    c.push("email_normalized = ?", email.to_lowercase());
-    c.push("hotel_id = ?", hotel_id);
-    c.push("id <> ?", except_id);
-    let sql = format!("SELECT {} FROM guests{} ORDER BY id LIMIT {}", column_list(), c.where_clause(), c.bind(limit));
-    query_with(&sql, c).fetch_all(conn).await?.iter().map(guest).collect()
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(G::Table)
+        .and_where(Expr::col(G::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(G::EmailNormalized).eq(email.to_lowercase()))
+        .and_where(Expr::col(G::HotelId).eq(hotel_id))
+        .and_where(Expr::col(G::Id).ne(except_id))
+        .order_by(G::Id, Order::Asc)
+        .limit(row_limit(limit))
+        .to_owned();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(guest).collect()
 }
 
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
@@ -207,51 +210,51 @@ pub async fn search(
         GuestSearch::PhoneEnd(typed) => {
             let key = phone_key(Some(typed)).unwrap_or_default();
             let upper = prefix_upper_bound(&key);
-            let mut c = Conditions::new(conn.engine());
-            c.push("organization_id = ?", organization_id);
-            c.push("phone_digits_reversed >= ?", key);
-            c.push("phone_digits_reversed < ?", upper);
-            let sql = format!(
-                "SELECT {} FROM guests{} ORDER BY phone_digits_reversed, id LIMIT {}",
-                column_list(),
-                c.where_clause(),
-                c.bind(limit)
-            );
-            let rows = query_with(&sql, c);
-            let mut found: Vec<Guest> = rows.fetch_all(conn).await?.iter().map(guest).collect::<StoreResult<_>>()?;
+            let select = Sql::select()
+                .columns(COLUMNS)
+                .from(G::Table)
+                .and_where(Expr::col(G::OrganizationId).eq(organization_id))
+                .and_where(Expr::col(G::PhoneDigitsReversed).gte(key))
+                .and_where(Expr::col(G::PhoneDigitsReversed).lt(upper))
+                .order_by(G::PhoneDigitsReversed, Order::Asc)
+                .order_by(G::Id, Order::Asc)
+                .limit(row_limit(limit))
+                .to_owned();
+            let rows = statement(conn.engine(), &select).fetch_all(conn).await?;
+            let mut found: Vec<Guest> = rows.iter().map(guest).collect::<StoreResult<_>>()?;
             found.sort_by(|a, b| (&a.last_name, &a.first_name, &a.id).cmp(&(&b.last_name, &b.first_name, &b.id)));
             Ok(found)
         }
         GuestSearch::Email(email) => {
-            let mut c = Conditions::new(conn.engine());
-            c.push("organization_id = ?", organization_id);
-            c.push("email_normalized = ?", email.to_lowercase());
-            let sql = format!(
-                "SELECT {} FROM guests{} ORDER BY last_name, first_name, id LIMIT {}",
-                column_list(),
-                c.where_clause(),
-                c.bind(limit)
-            );
-            let rows = query_with(&sql, c);
-            rows.fetch_all(conn).await?.iter().map(guest).collect()
+            let select = Sql::select()
+                .columns(COLUMNS)
+                .from(G::Table)
+                .and_where(Expr::col(G::OrganizationId).eq(organization_id))
+                .and_where(Expr::col(G::EmailNormalized).eq(email.to_lowercase()))
+                .order_by(G::LastName, Order::Asc)
+                .order_by(G::FirstName, Order::Asc)
+                .order_by(G::Id, Order::Asc)
+                .limit(row_limit(limit))
+                .to_owned();
+            statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(guest).collect()
         }
         GuestSearch::NamePrefix(prefix) => {
             // Each name through its own index (a range of the lower-cased name); the two lists are merged.
             let upper = prefix_upper_bound(prefix);
             let mut found: Vec<Guest> = Vec::new();
-            for column in ["lower(last_name)", "lower(first_name)"] {
-                let mut c = Conditions::new(conn.engine());
-                c.push("organization_id = ?", organization_id);
-                let range =
-                    format!("{column} >= {} AND {column} < {}", c.bind(prefix.as_str()), c.bind(upper.as_str()));
-                let sql = format!(
-                    "SELECT {} FROM guests{} AND {range} ORDER BY {column}, id LIMIT {}",
-                    column_list(),
-                    c.where_clause(),
-                    c.bind(limit)
-                );
-                let query = query_with(&sql, c);
-                for row in query.fetch_all(&mut *conn).await? {
+            for column in [G::LastName, G::FirstName] {
+                let lowered = || Expr::expr(Func::lower(Expr::col(column)));
+                let select = Sql::select()
+                    .columns(COLUMNS)
+                    .from(G::Table)
+                    .and_where(Expr::col(G::OrganizationId).eq(organization_id))
+                    .and_where(lowered().gte(prefix.as_str()))
+                    .and_where(lowered().lt(upper.as_str()))
+                    .order_by_expr(lowered(), Order::Asc)
+                    .order_by(G::Id, Order::Asc)
+                    .limit(row_limit(limit))
+                    .to_owned();
+                for row in statement(conn.engine(), &select).fetch_all(&mut *conn).await? {
                     let g = guest(&row)?;
                     if !found.iter().any(|f| f.id == g.id) {
                         found.push(g);
@@ -263,6 +266,11 @@ pub async fn search(
             Ok(found)
         }
     }
+}
+
+/// A caller's limit as the builder's LIMIT: a negative one finds nothing.
+fn row_limit(limit: i64) -> u64 {
+    u64::try_from(limit).unwrap_or(0)
 }
 
 /// The least text greater than every text starting with `prefix`: its last character, one code point higher.
