@@ -3,11 +3,11 @@
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::reservations::HeldBy;
-use super::sql::Conditions;
-use super::{format_ts, StoreResult};
-use crate::store::schema::ServiceSecrets as S;
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, OnConflict, Sql};
-use crate::store::{query_with, Conn};
+use super::{format_date, format_ts, StoreResult};
+use crate::domain::reservations::{ReservationStatus, Source};
+use crate::store::schema::{Guests, ReservationRooms as Rr, Reservations as R, ServiceSecrets as S};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, JoinType, OnConflict, Order, Sql};
+use crate::store::Conn;
 
 /// The secret named `name`, created from `fresh` by whichever process asks first; every process then reads the
 /// same value.
@@ -36,23 +36,24 @@ pub struct PublicRequest<'a> {
 /// The oldest booking request of the hotel still waiting for staff (REQUESTED, from the public) for the same guest
 /// e-mail, dates and room type, if any.
 pub async fn open_public_request(conn: &mut Conn, request: &PublicRequest<'_>) -> StoreResult<Option<String>> {
-    // Text, not built: the builder binds a LIMIT as an unsigned integer, which the store does not bind.
-    let mut c = Conditions::new(conn.engine());
-    c.push("r.organization_id = ?", request.organization_id);
-    c.push("r.hotel_id = ?", request.hotel_id);
-    c.push("r.check_in_date = ?", request.check_in.to_string());
-    c.push("r.check_out_date = ?", request.check_out.to_string());
-    c.push("g.email_normalized = ?", request.email.trim().to_lowercase());
-    c.push("rr.room_type_id = ?", request.room_type_id);
-    let sql = format!(
-        "SELECT r.id FROM reservations r \
-         JOIN guests g ON g.id = r.guest_id \
-         JOIN reservation_rooms rr ON rr.reservation_id = r.id{} \
-         AND r.status = 'REQUESTED' AND r.source = 'BOOKING_PAGE' \
-         ORDER BY r.created_at, r.id LIMIT 1",
-        c.where_clause()
-    );
-    let row = query_with(&sql, c).fetch_optional(conn).await?;
+    let select = Sql::select()
+        .column((R::Table, R::Id))
+        .from(R::Table)
+        .join(JoinType::InnerJoin, Guests::Table, Expr::col((Guests::Table, Guests::Id)).equals((R::Table, R::GuestId)))
+        .join(JoinType::InnerJoin, Rr::Table, Expr::col((Rr::Table, Rr::ReservationId)).equals((R::Table, R::Id)))
+        .and_where(Expr::col((R::Table, R::OrganizationId)).eq(request.organization_id))
+        .and_where(Expr::col((R::Table, R::HotelId)).eq(request.hotel_id))
+        .and_where(Expr::col((R::Table, R::CheckInDate)).eq(format_date(request.check_in)))
+        .and_where(Expr::col((R::Table, R::CheckOutDate)).eq(format_date(request.check_out)))
+        .and_where(Expr::col((Guests::Table, Guests::EmailNormalized)).eq(request.email.trim().to_lowercase()))
+        .and_where(Expr::col((Rr::Table, Rr::RoomTypeId)).eq(request.room_type_id))
+        .and_where(Expr::col((R::Table, R::Status)).eq(ReservationStatus::Requested.as_str()))
+        .and_where(Expr::col((R::Table, R::Source)).eq(Source::BookingPage.as_str()))
+        .order_by((R::Table, R::CreatedAt), Order::Asc)
+        .order_by((R::Table, R::Id), Order::Asc)
+        .limit(1)
+        .to_owned();
+    let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| row.try_get("id")).transpose()
 }
 

@@ -108,10 +108,13 @@ pub async fn verify_sqlite_file(path: &Path) -> anyhow::Result<FileSummary> {
 /// The reservations written before references existed (migration 0014) that have none yet, at most `limit`:
 /// (id, organization id). The domain draws their references ([`set_reference`]).
 pub async fn without_reference(conn: &mut Conn, limit: i64) -> StoreResult<Vec<(String, String)>> {
-    // Text, not built: the builder binds a LIMIT as an unsigned integer, which the store does not bind.
-    let mut c = Conditions::new(conn.engine());
-    let sql = format!("SELECT id, organization_id FROM reservations WHERE reference IS NULL LIMIT {}", c.bind(limit));
-    let rows = query_with(&sql, c).fetch_all(conn).await?;
+    let select = Sql::select()
+        .columns([Reservations::Id, Reservations::OrganizationId])
+        .from(Reservations::Table)
+        .and_where(Expr::col(Reservations::Reference).is_null())
+        .limit(u64::try_from(limit).unwrap_or(0))
+        .to_owned();
+    let rows = statement(conn.engine(), &select).fetch_all(conn).await?;
     rows.iter().map(|row| Ok((row.try_get("id")?, row.try_get("organization_id")?))).collect::<StoreResult<_>>()
 }
 
@@ -129,16 +132,17 @@ pub async fn set_reference(conn: &mut Conn, id: &str, reference: &str) -> StoreR
 /// key. Runs after the migrations, in batches of its own transactions; a database with nothing to fill costs an
 /// indexed read. (Reservations' references follow the domain's rule for drawing them: `domain::migrate`.)
 pub async fn backfill(db: &Db) -> anyhow::Result<()> {
-    const BATCH: i64 = 500;
+    const BATCH: u64 = 500;
     loop {
         let mut tx = db.begin_write().await?;
-        // Text, not built: the builder binds a LIMIT as an unsigned integer, which the store does not bind.
-        let mut c = Conditions::new(db.engine());
-        let sql = format!(
-            "SELECT id, phone FROM guests WHERE phone IS NOT NULL AND phone_digits_reversed IS NULL LIMIT {}",
-            c.bind(BATCH)
-        );
-        let rows = query_with(&sql, c).fetch_all(tx.conn()).await?;
+        let select = Sql::select()
+            .columns([Guests::Id, Guests::Phone])
+            .from(Guests::Table)
+            .and_where(Expr::col(Guests::Phone).is_not_null())
+            .and_where(Expr::col(Guests::PhoneDigitsReversed).is_null())
+            .limit(BATCH)
+            .to_owned();
+        let rows = statement(db.engine(), &select).fetch_all(tx.conn()).await?;
         if rows.is_empty() {
             break;
         }

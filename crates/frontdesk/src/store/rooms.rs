@@ -1,11 +1,10 @@
 //! Physical rooms.
 
-use super::sql::Conditions;
 use super::{format_ts, RowExt, StoreResult};
 use crate::domain::rooms::{HousekeepingStatus, Room};
 use crate::store::schema::{RoomStatusChanges, Rooms};
 use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
-use crate::store::{query_with, Conn, Row};
+use crate::store::{Conn, Row};
 
 /// The columns [`room`] reads (by name).
 const COLUMNS: [Rooms; 10] = [
@@ -144,15 +143,15 @@ pub async fn status_changes(
     room_id: &str,
     limit: i64,
 ) -> StoreResult<Vec<(HousekeepingStatus, chrono::DateTime<chrono::Utc>, String)>> {
-    // Text, not built: the builder binds a LIMIT as an unsigned integer, which the store does not bind.
-    let mut c = Conditions::new(conn.engine());
-    let sql = format!(
-        "SELECT status, changed_at, changed_by FROM room_status_changes WHERE room_id = {} \
-         ORDER BY changed_at DESC, id DESC LIMIT {}",
-        c.bind(room_id),
-        c.bind(limit)
-    );
-    let rows = query_with(&sql, c).fetch_all(conn).await?;
+    let select = Sql::select()
+        .columns([RoomStatusChanges::Status, RoomStatusChanges::ChangedAt, RoomStatusChanges::ChangedBy])
+        .from(RoomStatusChanges::Table)
+        .and_where(Expr::col(RoomStatusChanges::RoomId).eq(room_id))
+        .order_by(RoomStatusChanges::ChangedAt, Order::Desc)
+        .order_by(RoomStatusChanges::Id, Order::Desc)
+        .limit(u64::try_from(limit).unwrap_or(0))
+        .to_owned();
+    let rows = statement(conn.engine(), &select).fetch_all(conn).await?;
     rows.iter()
         .map(|row| {
             let status: String = row.try_get("status")?;
