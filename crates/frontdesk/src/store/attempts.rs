@@ -3,11 +3,10 @@
 
 use chrono::{DateTime, Utc};
 
-use super::sql::Conditions;
 use super::{format_ts, RowExt, StoreResult};
 use crate::store::schema::AttemptCounts as A;
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, OnConflict, Sql};
-use crate::store::{query_with, Conn};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, OnConflict, Order, Sql};
+use crate::store::Conn;
 
 /// A bucket's count as stored (stale counts are answered as none).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,13 +84,14 @@ pub async fn delete(conn: &mut Conn, bucket: &str) -> StoreResult<()> {
 
 /// Forgets stale counts (a few at a time, so that no write carries a large delete).
 pub async fn purge(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<()> {
-    // Text: sea-query binds a LIMIT as a u64, which the store's `statement` does not bind.
-    let mut c = Conditions::new(conn.engine());
-    let now = c.bind(format_ts(now));
-    let sql = format!(
-        "DELETE FROM attempt_counts WHERE bucket IN \
-         (SELECT bucket FROM attempt_counts WHERE expires_at <= {now} ORDER BY expires_at LIMIT 100)"
-    );
-    query_with(&sql, c).execute(conn).await?;
+    let stale = Sql::select()
+        .column(A::Bucket)
+        .from(A::Table)
+        .and_where(Expr::col(A::ExpiresAt).lte(format_ts(now)))
+        .order_by(A::ExpiresAt, Order::Asc)
+        .limit(100)
+        .to_owned();
+    let delete = Sql::delete().from_table(A::Table).and_where(Expr::col(A::Bucket).in_subquery(stale)).to_owned();
+    statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }

@@ -3,11 +3,10 @@
 
 use chrono::{DateTime, Utc};
 
-use super::sql::Conditions;
 use super::{format_ts, RowExt, StoreResult};
 use crate::store::schema::{GuestMessages as M, HotelMessageSettings as Hs, MessageTemplates as T};
 use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Func, OnConflict, Order, Sql};
-use crate::store::{query_with, Conn, Row};
+use crate::store::{Conn, Row};
 
 /// The columns [`message`] reads.
 const COLUMNS: [M; 17] = [
@@ -29,11 +28,6 @@ const COLUMNS: [M; 17] = [
     M::SentAt,
     M::CreatedAt,
 ];
-
-/// [`COLUMNS`] as the text of a select list, for the statements still written as text.
-fn column_list() -> String {
-    COLUMNS.iter().map(sea_query::Iden::unquoted).collect::<Vec<_>>().join(", ")
-}
 
 /// The status of a message waiting to be sent.
 const PENDING: &str = "pending";
@@ -125,13 +119,16 @@ pub async fn of_guest(
     guest_id: &str,
     limit: i64,
 ) -> StoreResult<Vec<MessageRow>> {
-    // Text: sea-query binds a LIMIT as a u64, which the store's `statement` does not bind.
-    let mut c = Conditions::new(conn.engine());
-    c.push("organization_id = ?", organization_id).push("guest_id = ?", guest_id);
-    let limit = c.bind(limit);
-    let sql =
-        format!("SELECT {} FROM guest_messages{} ORDER BY id DESC LIMIT {limit}", column_list(), c.where_clause());
-    query_with(&sql, c).fetch_all(conn).await?.iter().map(message).collect()
+    let limit = u64::try_from(limit).map_err(|_| super::Error::unbindable(format!("a negative limit, {limit}")))?;
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(M::Table)
+        .and_where(Expr::col(M::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(M::GuestId).eq(guest_id))
+        .order_by(M::Id, Order::Desc)
+        .limit(limit)
+        .to_owned();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(message).collect()
 }
 
 pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<Option<MessageRow>> {
@@ -191,24 +188,34 @@ pub async fn claim_due(
     until: DateTime<Utc>,
     limit: i64,
 ) -> StoreResult<Vec<MessageRow>> {
-    // Text: sea-query binds a LIMIT as a u64, which the store's `statement` does not bind.
-    let lock = conn.engine().lock_rows_skip_locked();
+    let limit = u64::try_from(limit).map_err(|_| super::Error::unbindable(format!("a negative limit, {limit}")))?;
     let now = format_ts(now);
-    let mut c = Conditions::new(conn.engine());
-    let until = c.bind(format_ts(until));
-    let first_tried_at = c.bind(&now);
-    let due_by = c.bind(&now);
-    let claim_ran_out = c.bind(&now);
-    let limit = c.bind(limit);
-    let sql = format!(
-        "UPDATE guest_messages SET claimed_until = {until}, attempts = attempts + 1, \
-         first_tried_at = COALESCE(first_tried_at, {first_tried_at}) WHERE id IN \
-         (SELECT id FROM guest_messages WHERE status = 'pending' AND due_at <= {due_by} \
-         AND (claimed_until IS NULL OR claimed_until < {claim_ran_out}) ORDER BY due_at LIMIT {limit}{lock}) \
-         RETURNING {}",
-        column_list()
-    );
-    let mut rows = query_with(&sql, c).fetch_all(conn).await?.iter().map(message).collect::<StoreResult<Vec<_>>>()?;
+    let due = Sql::select()
+        .column(M::Id)
+        .from(M::Table)
+        .and_where(Expr::col(M::Status).eq(PENDING))
+        .and_where(Expr::col(M::DueAt).lte(&now))
+        .and_where(Expr::col(M::ClaimedUntil).is_null().or(Expr::col(M::ClaimedUntil).lt(&now)))
+        .order_by(M::DueAt, Order::Asc)
+        .limit(limit)
+        .lock_with_behavior(sea_query::LockType::Update, sea_query::LockBehavior::SkipLocked)
+        .to_owned();
+    let update = Sql::update()
+        .table(M::Table)
+        .values([
+            (M::ClaimedUntil, Expr::val(format_ts(until))),
+            (M::Attempts, Expr::col(M::Attempts).add(1)),
+            (M::FirstTriedAt, Func::coalesce([Expr::col(M::FirstTriedAt), Expr::val(&now)]).into()),
+        ])
+        .and_where(Expr::col(M::Id).in_subquery(due))
+        .returning(Sql::returning().columns(COLUMNS))
+        .to_owned();
+    let mut rows = statement(conn.engine(), &update)
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(message)
+        .collect::<StoreResult<Vec<_>>>()?;
     rows.sort_by_key(|m| m.due_at);
     Ok(rows)
 }

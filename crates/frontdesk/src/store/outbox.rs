@@ -1,10 +1,9 @@
 //! The webhook outbox: events recorded atomically with the writes that caused them.
 
-use super::sql::Conditions;
 use super::{format_ts, StoreResult};
 use crate::store::schema::{OutboxEvents as E, WebhookQueue as Q, WebhookSubscriptions};
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Sql};
-use crate::store::{query_with, Conn, Row};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
+use crate::store::{Conn, Row};
 
 /// An event about to be recorded. `payload` is the JSON body's `data`, already serialized.
 pub struct NewEvent<'a> {
@@ -61,16 +60,22 @@ fn pending(row: &Row) -> StoreResult<PendingEvent> {
 /// queue rows ([`enqueue`]) in the same transaction. On PostgreSQL rows another process is taking right now are
 /// skipped, so concurrent dispatchers never hand out the same event twice.
 pub async fn take_new(conn: &mut Conn, limit: i64) -> StoreResult<Vec<PendingEvent>> {
-    // Text: sea-query binds a LIMIT as a u64, which the store's `statement` does not bind.
-    let lock = conn.engine().lock_rows_skip_locked();
-    let mut c = Conditions::new(conn.engine());
-    let limit = c.bind(limit);
-    let sql = format!(
-        "UPDATE outbox_events SET handed_out = TRUE WHERE id IN (SELECT id FROM outbox_events \
-         WHERE handed_out = FALSE ORDER BY id LIMIT {limit}{lock}) \
-         RETURNING id, organization_id, hotel_id, kind, payload, created_at"
-    );
-    let rows = query_with(&sql, c).fetch_all(conn).await?;
+    let limit = u64::try_from(limit).map_err(|_| super::Error::unbindable(format!("a negative limit, {limit}")))?;
+    let next = Sql::select()
+        .column(E::Id)
+        .from(E::Table)
+        .and_where(Expr::col(E::HandedOut).eq(false))
+        .order_by(E::Id, Order::Asc)
+        .limit(limit)
+        .lock_with_behavior(sea_query::LockType::Update, sea_query::LockBehavior::SkipLocked)
+        .to_owned();
+    let update = Sql::update()
+        .table(E::Table)
+        .value(E::HandedOut, true)
+        .and_where(Expr::col(E::Id).in_subquery(next))
+        .returning(Sql::returning().columns(PENDING_COLUMNS))
+        .to_owned();
+    let rows = statement(conn.engine(), &update).fetch_all(conn).await?;
     let mut events = rows.iter().map(pending).collect::<StoreResult<Vec<_>>>()?;
     events.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(events)
@@ -103,23 +108,31 @@ pub async fn claim_queued(
     limit: i64,
 ) -> StoreResult<Vec<PendingEvent>> {
     let engine = conn.engine();
-    // Text: sea-query binds a LIMIT as a u64, which the store's `statement` does not bind.
-    let lock = engine.lock_rows_skip_locked();
-    let mut c = Conditions::new(engine);
-    let until = c.bind(until);
-    let subscription = c.bind(subscription_id);
-    let queued_for = c.bind(subscription_id);
-    let now = c.bind(now);
-    let active = c.bind(subscription_id);
-    let limit = c.bind(limit);
-    let sql = format!(
-        "UPDATE webhook_queue SET claimed_until = {until} WHERE subscription_id = {subscription} AND event_id IN \
-         (SELECT event_id FROM webhook_queue WHERE subscription_id = {queued_for} \
-         AND (claimed_until IS NULL OR claimed_until < {now}) \
-         AND EXISTS (SELECT 1 FROM webhook_subscriptions s WHERE s.id = {active} AND s.active = TRUE) \
-         ORDER BY event_id LIMIT {limit}{lock}) RETURNING event_id"
-    );
-    let rows = query_with(&sql, c).fetch_all(&mut *conn).await?;
+    let limit = u64::try_from(limit).map_err(|_| super::Error::unbindable(format!("a negative limit, {limit}")))?;
+    let active = Sql::select()
+        .expr(Expr::cust("1"))
+        .from(WebhookSubscriptions::Table)
+        .and_where(Expr::col((WebhookSubscriptions::Table, WebhookSubscriptions::Id)).eq(subscription_id))
+        .and_where(Expr::col((WebhookSubscriptions::Table, WebhookSubscriptions::Active)).eq(true))
+        .to_owned();
+    let claimable = Sql::select()
+        .column(Q::EventId)
+        .from(Q::Table)
+        .and_where(Expr::col(Q::SubscriptionId).eq(subscription_id))
+        .and_where(Expr::col(Q::ClaimedUntil).is_null().or(Expr::col(Q::ClaimedUntil).lt(now)))
+        .and_where(Expr::exists(active))
+        .order_by(Q::EventId, Order::Asc)
+        .limit(limit)
+        .lock_with_behavior(sea_query::LockType::Update, sea_query::LockBehavior::SkipLocked)
+        .to_owned();
+    let update = Sql::update()
+        .table(Q::Table)
+        .value(Q::ClaimedUntil, until)
+        .and_where(Expr::col(Q::SubscriptionId).eq(subscription_id))
+        .and_where(Expr::col(Q::EventId).in_subquery(claimable))
+        .returning_col(Q::EventId)
+        .to_owned();
+    let rows = statement(engine, &update).fetch_all(&mut *conn).await?;
     let ids = rows.iter().map(|row| row.try_get("event_id")).collect::<Result<Vec<String>, _>>()?;
     let mut events = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(500) {

@@ -4,7 +4,7 @@ use super::sql::{Conditions, StoredAs};
 use super::{bool_int, format_ts, Engine, RowExt, StoreResult};
 use crate::domain::events::EventKind;
 use crate::domain::webhooks::{Target, WebhookDelivery, WebhookSubscription};
-use crate::store::schema::{WebhookQueue, WebhookSubscriptions as S};
+use crate::store::schema::{WebhookDeliveries as D, WebhookQueue, WebhookSubscriptions as S};
 use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, SelectStatement, Sql};
 use crate::store::{query_with, Conn, Row};
 
@@ -261,29 +261,33 @@ pub async fn insert_deliveries(conn: &mut Conn, deliveries: &[&NewDelivery]) -> 
 /// Keeps the newest `keep` attempts of a subscription (ids are time-ordered UUIDv7): deletes those older than the
 /// oldest attempt kept (none while there are `keep` or fewer).
 pub async fn prune_deliveries(conn: &mut Conn, subscription_id: &str, keep: i64) -> StoreResult<()> {
-    // Text: sea-query binds a LIMIT or OFFSET as a u64, which the store's `statement` does not bind.
-    let mut c = Conditions::new(conn.engine());
-    let subscription = c.bind(subscription_id);
-    let same_subscription = c.bind(subscription_id);
-    let offset = c.bind(std::cmp::max(keep, 1) - 1);
-    let sql = format!(
-        "DELETE FROM webhook_deliveries WHERE subscription_id = {subscription} AND id < (SELECT id FROM \
-         webhook_deliveries WHERE subscription_id = {same_subscription} ORDER BY id DESC LIMIT 1 OFFSET {offset})"
-    );
-    query_with(&sql, c).execute(conn).await?;
+    let oldest_kept = Sql::select()
+        .column(D::Id)
+        .from(D::Table)
+        .and_where(Expr::col(D::SubscriptionId).eq(subscription_id))
+        .order_by(D::Id, Order::Desc)
+        .limit(1)
+        .offset(std::cmp::max(keep, 1).unsigned_abs() - 1)
+        .to_owned();
+    let delete = Sql::delete()
+        .from_table(D::Table)
+        .and_where(Expr::col(D::SubscriptionId).eq(subscription_id))
+        .and_where(Expr::col(D::Id).lt(oldest_kept))
+        .to_owned();
+    statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
 
 pub async fn deliveries(conn: &mut Conn, subscription_id: &str, limit: i64) -> StoreResult<Vec<WebhookDelivery>> {
-    // Text: sea-query binds a LIMIT as a u64, which the store's `statement` does not bind.
-    let mut c = Conditions::new(conn.engine());
-    let subscription = c.bind(subscription_id);
-    let limit = c.bind(limit);
-    let sql = format!(
-        "SELECT id, event_id, event, attempted_at, success, status_code, error, duration_ms FROM webhook_deliveries \
-         WHERE subscription_id = {subscription} ORDER BY id DESC LIMIT {limit}"
-    );
-    let rows = query_with(&sql, c).fetch_all(conn).await?;
+    let limit = u64::try_from(limit).map_err(|_| super::Error::unbindable(format!("a negative limit, {limit}")))?;
+    let select = Sql::select()
+        .columns([D::Id, D::EventId, D::Event, D::AttemptedAt, D::Success, D::StatusCode, D::Error, D::DurationMs])
+        .from(D::Table)
+        .and_where(Expr::col(D::SubscriptionId).eq(subscription_id))
+        .order_by(D::Id, Order::Desc)
+        .limit(limit)
+        .to_owned();
+    let rows = statement(conn.engine(), &select).fetch_all(conn).await?;
     rows.iter()
         .map(|row| {
             let event: String = row.try_get("event")?;
