@@ -2,12 +2,11 @@
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use super::sql::Conditions;
-use super::{bool_int, format_date, format_ts, Engine, RowExt, StoreResult};
+use super::{format_date, format_ts, RowExt, StoreResult};
 use crate::domain::daily_rates::{DailyRate, NightRate, StayRates};
 use crate::store::schema::DailyRates as D;
-use crate::store::statement::{statement, Expr, ExprTrait, Order, Sql};
-use crate::store::{query_with, Conn, Row};
+use crate::store::statement::{statement, Expr, ExprTrait, OnConflict, Order, Sql};
+use crate::store::{Conn, Row};
 
 /// The columns [`daily_rate`] reads (by name), in the order [`upsert`] writes them.
 const COLUMNS: [D; 10] = [
@@ -22,11 +21,6 @@ const COLUMNS: [D; 10] = [
     D::MaxStay,
     D::UpdatedAt,
 ];
-
-/// [`COLUMNS`] as the text of a column list, for [`upsert`]'s statement, still written as text.
-fn column_list() -> String {
-    COLUMNS.iter().map(sea_query::Iden::unquoted).collect::<Vec<_>>().join(", ")
-}
 
 /// Rows per INSERT statement: 10 parameters each keeps a statement far below either engine's parameter limit.
 const ROWS_PER_STATEMENT: usize = 500;
@@ -70,32 +64,38 @@ pub async fn range(
 pub async fn upsert(conn: &mut Conn, rates: &[DailyRate], at: DateTime<Utc>) -> StoreResult<()> {
     let at = format_ts(at);
     for chunk in rates.chunks(ROWS_PER_STATEMENT) {
-        let mut values = Conditions::new(Engine::of(conn));
-        let mut tuples = Vec::with_capacity(chunk.len());
+        let mut insert = Sql::insert();
+        insert.into_table(D::Table).columns(COLUMNS);
         for r in chunk {
-            let placeholders = [
-                values.bind(r.rate_plan_id.clone()),
-                values.bind(format_date(r.date)),
-                values.bind(r.price),
-                values.bind(r.availability),
-                values.bind(bool_int(r.stop_sell)),
-                values.bind(bool_int(r.closed_to_arrival)),
-                values.bind(bool_int(r.closed_to_departure)),
-                values.bind(r.min_stay),
-                values.bind(r.max_stay),
-                values.bind(at.clone()),
-            ];
-            tuples.push(format!("({})", placeholders.join(", ")));
+            // Cannot panic: one value for each of the ten COLUMNS, in their order.
+            insert.values_panic([
+                Expr::val(&r.rate_plan_id),
+                Expr::val(format_date(r.date)),
+                Expr::val(r.price),
+                Expr::val(r.availability),
+                Expr::val(r.stop_sell),
+                Expr::val(r.closed_to_arrival),
+                Expr::val(r.closed_to_departure),
+                Expr::val(r.min_stay),
+                Expr::val(r.max_stay),
+                Expr::val(&at),
+            ]);
         }
-        let sql = format!(
-            "INSERT INTO daily_rates ({}) VALUES {} ON CONFLICT (rate_plan_id, date) DO UPDATE SET \
-             price = excluded.price, availability = excluded.availability, stop_sell = excluded.stop_sell, \
-             closed_to_arrival = excluded.closed_to_arrival, closed_to_departure = excluded.closed_to_departure, \
-             min_stay = excluded.min_stay, max_stay = excluded.max_stay, updated_at = excluded.updated_at",
-            column_list(),
-            tuples.join(", ")
+        insert.on_conflict(
+            OnConflict::columns([D::RatePlanId, D::Date])
+                .update_columns([
+                    D::Price,
+                    D::Availability,
+                    D::StopSell,
+                    D::ClosedToArrival,
+                    D::ClosedToDeparture,
+                    D::MinStay,
+                    D::MaxStay,
+                    D::UpdatedAt,
+                ])
+                .to_owned(),
         );
-        query_with(&sql, values).execute(&mut *conn).await?;
+        statement(conn.engine(), &insert).execute(&mut *conn).await?;
     }
     Ok(())
 }
@@ -152,37 +152,30 @@ pub async fn for_stay(
         return Ok(Vec::new());
     }
     let (arrival, departure) = (format_date(check_in), format_date(check_out));
-    let mut c = Conditions::new(Engine::of(conn));
-    // Values are bound in the order their placeholders appear: the select list first. The column positions are
-    // the ones `stay_rates` decodes.
-    let mut columns = vec![
-        format!(
-            "MAX(CASE WHEN date = {} THEN CASE WHEN closed_to_arrival THEN 1 ELSE 0 END END)",
-            c.bind(arrival.clone())
-        ),
-        format!("MAX(CASE WHEN date = {} THEN min_stay END)", c.bind(arrival.clone())),
-        format!("MAX(CASE WHEN date = {} THEN max_stay END)", c.bind(arrival.clone())),
-        format!(
-            "MAX(CASE WHEN date = {} THEN CASE WHEN closed_to_departure THEN 1 ELSE 0 END END)",
-            c.bind(departure.clone())
-        ),
-        format!("MAX(CASE WHEN date < {} THEN CASE WHEN stop_sell THEN 1 ELSE 0 END END)", c.bind(departure.clone())),
-    ];
+    // `MAX(CASE WHEN <on the night> THEN <value> END)`: the value of one night's record, or NULL.
+    let of_night = |night: Expr, value: Expr| Expr::expr(Expr::case(night, value)).max();
+    // A flag as 1 or 0, which `MAX` takes on both engines (PostgreSQL has no MAX of booleans).
+    let as_integer = |flag: D| Expr::case(Expr::col(flag), Expr::cust("1")).finally(Expr::cust("0"));
+    let on = |night: &str| Expr::col(D::Date).eq(night);
+    let mut select = Sql::select();
+    // The column positions are the ones `stay_rates` decodes.
+    select
+        .column(D::RatePlanId)
+        .expr(of_night(on(&arrival), as_integer(D::ClosedToArrival).into()))
+        .expr(of_night(on(&arrival), Expr::col(D::MinStay)))
+        .expr(of_night(on(&arrival), Expr::col(D::MaxStay)))
+        .expr(of_night(on(&departure), as_integer(D::ClosedToDeparture).into()))
+        .expr(of_night(Expr::col(D::Date).lt(departure.as_str()), as_integer(D::StopSell).into()));
     for night in &nights {
-        for value in ["price", "availability"] {
-            columns.push(format!("MAX(CASE WHEN date = {} THEN {value} END)", c.bind(night.clone())));
-        }
+        select.expr(of_night(on(night), Expr::col(D::Price))).expr(of_night(on(night), Expr::col(D::Availability)));
     }
-    c.push("date >= ?", arrival);
-    c.push("date <= ?", departure);
-    let ids: Vec<String> = rate_plan_ids.iter().map(|id| id.to_string()).collect();
-    c.push_in("rate_plan_id", &ids);
-    let sql = format!(
-        "SELECT rate_plan_id, {} FROM daily_rates{} GROUP BY rate_plan_id",
-        columns.join(", "),
-        c.where_clause()
-    );
-    query_with(&sql, c).fetch_all(conn).await?.iter().map(|row| stay_rates(row, nights.len())).collect()
+    select
+        .from(D::Table)
+        .and_where(Expr::col(D::Date).gte(arrival.as_str()))
+        .and_where(Expr::col(D::Date).lte(departure.as_str()))
+        .and_where(Expr::col(D::RatePlanId).is_in(rate_plan_ids.iter().copied()))
+        .group_by_col(D::RatePlanId);
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(|row| stay_rates(row, nights.len())).collect()
 }
 
 /// Decodes a row of [`for_stay`] by position: the plan, five restrictions, then (price, availability) per night.

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::{format_ts, RowExt, StoreResult};
 use crate::store::schema::{GuestMessages as M, HotelMessageSettings as Hs, MessageTemplates as T};
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Func, OnConflict, Order, Sql};
+use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Func, OnConflict, Order, Sql};
 use crate::store::{Conn, Row};
 
 /// The columns [`message`] reads.
@@ -119,7 +119,7 @@ pub async fn of_guest(
     guest_id: &str,
     limit: i64,
 ) -> StoreResult<Vec<MessageRow>> {
-    let limit = u64::try_from(limit).map_err(|_| super::Error::unbindable(format!("a negative limit, {limit}")))?;
+    let limit = rows(limit);
     let select = Sql::select()
         .columns(COLUMNS)
         .from(M::Table)
@@ -188,7 +188,7 @@ pub async fn claim_due(
     until: DateTime<Utc>,
     limit: i64,
 ) -> StoreResult<Vec<MessageRow>> {
-    let limit = u64::try_from(limit).map_err(|_| super::Error::unbindable(format!("a negative limit, {limit}")))?;
+    let limit = rows(limit);
     let now = format_ts(now);
     let due = Sql::select()
         .column(M::Id)

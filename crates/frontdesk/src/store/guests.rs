@@ -1,11 +1,12 @@
 //! Guests.
 
-use super::sql::Conditions;
-use super::{format_ts, Db, Engine, RowExt, StoreResult};
+use super::{format_ts, Db, RowExt, StoreResult};
 use crate::domain::guests::{Guest, GuestFilter};
 use crate::domain::listing::Page;
 use crate::store::schema::Guests as G;
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Func, Order, Sql};
+use crate::store::statement::{
+    insert_row, order_and_page, rendered, rows, statement, Asterisk, Cond, Expr, ExprTrait, Func, Order, Sql,
+};
 use crate::store::{Conn, Row};
 
 /// The columns [`guest`] reads (by name).
@@ -22,11 +23,6 @@ const COLUMNS: [G; 11] = [
     G::CreatedAt,
     G::UpdatedAt,
 ];
-
-/// [`COLUMNS`] as the text of a select list, for the streamed list (its filters and page are [`Conditions`]).
-fn column_list() -> String {
-    COLUMNS.iter().map(sea_query::Iden::unquoted).collect::<Vec<_>>().join(", ")
-}
 
 fn guest(row: &Row) -> StoreResult<Guest> {
     Ok(Guest {
@@ -118,7 +114,7 @@ pub async fn with_email_in_hotel(
         .and_where(Expr::col(G::HotelId).eq(hotel_id))
         .and_where(Expr::col(G::Id).ne(except_id))
         .order_by(G::Id, Order::Asc)
-        .limit(row_limit(limit))
+        .limit(rows(limit))
         .to_owned();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(guest).collect()
 }
@@ -133,25 +129,29 @@ pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreRe
     Ok(())
 }
 
-fn conditions(engine: Engine, organization_id: &str, filter: &GuestFilter, page: &Page) -> Conditions {
-    let mut c = Conditions::new(engine);
-    c.push("organization_id = ?", organization_id.to_string());
+/// The conditions of a list of guests.
+fn filter(organization_id: &str, filter: &GuestFilter, page: &Page) -> Cond {
+    let mut cond = Cond::all().add(Expr::col(G::OrganizationId).eq(organization_id));
     if let Some(hotel_id) = &filter.hotel_id {
-        c.push("hotel_id = ?", hotel_id.clone());
+        cond = cond.add(Expr::col(G::HotelId).eq(hotel_id));
     }
     if let Some(email) = &filter.email {
-        c.push("email_normalized = ?", email.to_lowercase());
+        cond = cond.add(Expr::col(G::EmailNormalized).eq(email.to_lowercase()));
     }
     if let Some(ids) = &page.ids {
-        c.push_in("id", ids);
+        cond = cond.add(Expr::col(G::Id).is_in(ids.iter().map(String::as_str)));
     }
-    c
+    cond
 }
 
 pub async fn count(db: &Db, organization_id: &str, filter: &GuestFilter, page: &Page) -> StoreResult<i64> {
-    let c = conditions(db.engine(), organization_id, filter, page);
-    let sql = format!("SELECT COUNT(*) AS n FROM guests{}", c.where_clause());
-    super::count(db, &sql, c).await
+    let counted = Sql::select()
+        .expr_as(Expr::col(Asterisk).count(), "n")
+        .from(G::Table)
+        .cond_where(self::filter(organization_id, filter, page))
+        .to_owned();
+    let (sql, values) = rendered(db.engine(), &counted)?;
+    super::count(db, &sql, values).await
 }
 
 pub async fn list(
@@ -160,10 +160,11 @@ pub async fn list(
     filter: &GuestFilter,
     page: &Page,
 ) -> StoreResult<futures::stream::BoxStream<'static, StoreResult<Guest>>> {
-    let mut c = conditions(db.engine(), organization_id, filter, page);
-    let order = c.order_and_page(page);
-    let sql = format!("SELECT {} FROM guests{}{order}", column_list(), c.where_clause());
-    super::stream(db, sql, c, guest).await
+    let mut select = Sql::select();
+    select.columns(COLUMNS).from(G::Table).cond_where(self::filter(organization_id, filter, page));
+    order_and_page(&mut select, page);
+    let (sql, values) = rendered(db.engine(), &select)?;
+    super::stream(db, sql, values, guest).await
 }
 
 /// The guests among `ids` (of the organization).
@@ -218,7 +219,7 @@ pub async fn search(
                 .and_where(Expr::col(G::PhoneDigitsReversed).lt(upper))
                 .order_by(G::PhoneDigitsReversed, Order::Asc)
                 .order_by(G::Id, Order::Asc)
-                .limit(row_limit(limit))
+                .limit(rows(limit))
                 .to_owned();
             let rows = statement(conn.engine(), &select).fetch_all(conn).await?;
             let mut found: Vec<Guest> = rows.iter().map(guest).collect::<StoreResult<_>>()?;
@@ -234,7 +235,7 @@ pub async fn search(
                 .order_by(G::LastName, Order::Asc)
                 .order_by(G::FirstName, Order::Asc)
                 .order_by(G::Id, Order::Asc)
-                .limit(row_limit(limit))
+                .limit(rows(limit))
                 .to_owned();
             statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(guest).collect()
         }
@@ -252,7 +253,7 @@ pub async fn search(
                     .and_where(lowered().lt(upper.as_str()))
                     .order_by_expr(lowered(), Order::Asc)
                     .order_by(G::Id, Order::Asc)
-                    .limit(row_limit(limit))
+                    .limit(rows(limit))
                     .to_owned();
                 for row in statement(conn.engine(), &select).fetch_all(&mut *conn).await? {
                     let g = guest(&row)?;
@@ -269,10 +270,6 @@ pub async fn search(
 }
 
 /// A caller's limit as the builder's LIMIT: a negative one finds nothing.
-fn row_limit(limit: i64) -> u64 {
-    u64::try_from(limit).unwrap_or(0)
-}
-
 /// The least text greater than every text starting with `prefix`: its last character, one code point higher.
 fn prefix_upper_bound(prefix: &str) -> String {
     let mut chars: Vec<char> = prefix.chars().collect();

@@ -11,7 +11,7 @@ use sqlx::{Connection, Row};
 use super::sql::Conditions;
 use super::{Db, Engine, StoreResult};
 use crate::store::schema::{Guests, Reservations};
-use crate::store::statement::{statement, Expr, ExprTrait, Sql};
+use crate::store::statement::{rows, statement, Expr, ExprTrait, Sql};
 use crate::store::{query, query_with, Conn};
 
 /// Marks a SQLite file as in use by this process (a shared advisory lock, released by the kernel when the process
@@ -112,7 +112,7 @@ pub async fn without_reference(conn: &mut Conn, limit: i64) -> StoreResult<Vec<(
         .columns([Reservations::Id, Reservations::OrganizationId])
         .from(Reservations::Table)
         .and_where(Expr::col(Reservations::Reference).is_null())
-        .limit(u64::try_from(limit).unwrap_or(0))
+        .limit(rows(limit))
         .to_owned();
     let rows = statement(conn.engine(), &select).fetch_all(conn).await?;
     rows.iter().map(|row| Ok((row.try_get("id")?, row.try_get("organization_id")?))).collect::<StoreResult<_>>()

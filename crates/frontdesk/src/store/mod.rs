@@ -10,8 +10,8 @@
 //!
 //! * Statements are built with sea-query ([`statement`], `statement.rs`), naming tables and columns through the
 //!   enums of [`schema`] (generated from the migrations), and rendered for the connection's engine, which numbers
-//!   the placeholders. The few written as text with a variable set of filters (the reservation lists, the counts)
-//!   take their placeholders from [`sql::Conditions`]; none are counted by hand.
+//!   the placeholders. The two written as text that bind values (`webhooks::insert_deliveries`, the backup's
+//!   `VACUUM INTO`) take their placeholders from [`sql::Conditions`]; none are counted by hand.
 //! * Each engine stores values in its own types. On PostgreSQL (migration 0021) ids are `uuid`, calendar dates
 //!   `date`, instants `timestamptz`, flags `boolean`; on SQLite they are `TEXT` (`YYYY-MM-DD` dates, instants in the
 //!   fixed-width UTC form of [`format_ts`], which sort as text) and `INTEGER` 0/1. Money is integer minor units on

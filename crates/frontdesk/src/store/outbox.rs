@@ -2,7 +2,7 @@
 
 use super::{format_ts, StoreResult};
 use crate::store::schema::{OutboxEvents as E, WebhookQueue as Q, WebhookSubscriptions};
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
+use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Order, Sql};
 use crate::store::{Conn, Row};
 
 /// An event about to be recorded. `payload` is the JSON body's `data`, already serialized.
@@ -60,7 +60,7 @@ fn pending(row: &Row) -> StoreResult<PendingEvent> {
 /// queue rows ([`enqueue`]) in the same transaction. On PostgreSQL rows another process is taking right now are
 /// skipped, so concurrent dispatchers never hand out the same event twice.
 pub async fn take_new(conn: &mut Conn, limit: i64) -> StoreResult<Vec<PendingEvent>> {
-    let limit = u64::try_from(limit).map_err(|_| super::Error::unbindable(format!("a negative limit, {limit}")))?;
+    let limit = rows(limit);
     let next = Sql::select()
         .column(E::Id)
         .from(E::Table)
@@ -108,7 +108,7 @@ pub async fn claim_queued(
     limit: i64,
 ) -> StoreResult<Vec<PendingEvent>> {
     let engine = conn.engine();
-    let limit = u64::try_from(limit).map_err(|_| super::Error::unbindable(format!("a negative limit, {limit}")))?;
+    let limit = rows(limit);
     let active = Sql::select()
         .expr(Expr::cust("1"))
         .from(WebhookSubscriptions::Table)

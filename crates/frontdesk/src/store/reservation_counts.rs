@@ -5,7 +5,10 @@
 //! counter plus the changes not folded yet, read in the list's own statement, so the page and its total come from
 //! one snapshot.
 
-use super::sql::Conditions;
+use sea_query::{DynIden, IntoIden, QueryStatementBuilder};
+
+use super::schema::{ReservationCountChanges as Changes, ReservationCounts as Counts};
+use super::statement::{Expr, ExprTrait, Func, Sql};
 use super::{Db, Engine, StoreResult};
 use crate::domain::listing::Page;
 use crate::domain::reservations::StayFilter;
@@ -43,24 +46,39 @@ pub fn answers(filter: &StayFilter, page: &Page) -> bool {
         && check_out_date.is_none()
 }
 
-/// The total of a filter that [`answers`], as a scalar subquery whose values are bound on `c` (in the order the
-/// subquery appears in the statement).
-pub fn total(c: &mut Conditions, organization_id: &str, filter: &StayFilter) -> String {
-    let mut part = |table: &str, column: &str| {
-        c.push("organization_id = ?", organization_id.to_string());
-        if let Some(hotel) = &filter.hotel_id {
-            c.push("hotel_id = ?", hotel.clone());
+/// The total of a filter that [`answers`], as an expression of the list's own statement: the counters plus the
+/// changes not folded yet, each summed by a scalar subquery.
+pub fn total(organization_id: &str, filter: &StayFilter) -> Expr {
+    let sum = |table: DynIden, organization: DynIden, hotel: DynIden, status: DynIden, n: DynIden| {
+        let mut select = Sql::select();
+        select
+            .expr(Func::coalesce([Expr::col(n).sum(), Expr::cust("0")]))
+            .from(table)
+            .and_where(Expr::col(organization).eq(organization_id));
+        if let Some(hotel_id) = &filter.hotel_id {
+            select.and_where(Expr::col(hotel).eq(hotel_id));
         }
         if !filter.statuses.is_empty() {
-            let statuses: Vec<String> = filter.statuses.iter().map(|s| s.as_str().to_string()).collect();
-            c.push_in("status", &statuses);
+            select.and_where(Expr::col(status).is_in(filter.statuses.iter().map(|s| s.as_str())));
         }
-        format!("SELECT {column} AS n FROM {table}{}", c.take_where_clause())
+        Expr::SubQuery(None, Box::new(select.into_sub_query_statement()))
     };
-    let counted = part("reservation_counts", "n");
-    let changes = part("reservation_count_changes", "delta");
-    // PostgreSQL's SUM of BIGINT is NUMERIC; the cast keeps the column an integer on both engines.
-    format!("(SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM ({counted} UNION ALL {changes}) AS counted)")
+    let counted = sum(
+        Counts::Table.into_iden(),
+        Counts::OrganizationId.into_iden(),
+        Counts::HotelId.into_iden(),
+        Counts::Status.into_iden(),
+        Counts::N.into_iden(),
+    );
+    let changes = sum(
+        Changes::Table.into_iden(),
+        Changes::OrganizationId.into_iden(),
+        Changes::HotelId.into_iden(),
+        Changes::Status.into_iden(),
+        Changes::Delta.into_iden(),
+    );
+    // PostgreSQL's SUM of BIGINT is NUMERIC; the cast keeps the total an integer on both engines.
+    counted.add(changes).cast_as("BIGINT")
 }
 
 /// Folds the appended changes into the counters, in one transaction: a concurrent read sees either the changes or

@@ -3,7 +3,7 @@
 use super::{format_ts, RowExt, StoreResult};
 use crate::domain::rooms::{HousekeepingStatus, Room};
 use crate::store::schema::{RoomStatusChanges, Rooms};
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
+use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Order, Sql};
 use crate::store::{Conn, Row};
 
 /// The columns [`room`] reads (by name).
@@ -149,7 +149,7 @@ pub async fn status_changes(
         .and_where(Expr::col(RoomStatusChanges::RoomId).eq(room_id))
         .order_by(RoomStatusChanges::ChangedAt, Order::Desc)
         .order_by(RoomStatusChanges::Id, Order::Desc)
-        .limit(u64::try_from(limit).unwrap_or(0))
+        .limit(rows(limit))
         .to_owned();
     let rows = statement(conn.engine(), &select).fetch_all(conn).await?;
     rows.iter()

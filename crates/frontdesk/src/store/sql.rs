@@ -35,6 +35,11 @@ impl Conditions {
         Conditions { clauses: Vec::new(), values: Vec::new(), engine }
     }
 
+    /// Values already bound by a statement rendered elsewhere ([`super::statement::rendered`]).
+    pub fn bound(engine: Engine, values: Vec<SqlValue>) -> Self {
+        Conditions { clauses: Vec::new(), values, engine }
+    }
+
     pub fn engine(&self) -> Engine {
         self.engine
     }

@@ -25,7 +25,9 @@ pub use sea_query::{
     SelectStatement, UpdateStatement,
 };
 
+use super::sql::Conditions;
 use super::{Engine, Error, Query, SqlValue};
+use crate::domain::listing::Page;
 
 /// `built` rendered for `engine`, ready to run on one of its connections.
 pub fn statement(engine: Engine, built: &impl QueryStatementWriter) -> Query<'static> {
@@ -34,6 +36,43 @@ pub fn statement(engine: Engine, built: &impl QueryStatementWriter) -> Query<'st
         Engine::Sqlite => built.build(SqliteQueryBuilder),
     };
     Query::rendered(sql, values.0.into_iter().map(sql_value).collect())
+}
+
+/// `built` rendered for `engine` as text and the values it binds, for a reader that must own both (a streamed list,
+/// [`super::stream()`], reads its rows in a task of its own).
+pub fn rendered(engine: Engine, built: &impl QueryStatementWriter) -> Result<(String, Conditions), Error> {
+    let (sql, values) = match engine {
+        Engine::Postgres => built.build(PostgresQueryBuilder),
+        Engine::Sqlite => built.build(SqliteQueryBuilder),
+    };
+    let values = values.0.into_iter().map(sql_value).collect::<Result<Vec<_>, _>>()?;
+    Ok((sql, Conditions::bound(engine, values)))
+}
+
+/// A count of rows for `LIMIT` or `OFFSET` (which sea-query takes unsigned): a negative one reads none. Every caller
+/// passes a validated or constant count, so that case is a guard, not a rule.
+pub fn rows(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+/// ` ORDER BY <column> [DESC], id [DESC] LIMIT … OFFSET …` of a validated page. The column comes from a record's
+/// whitelist, never from input; `id` breaks ties so pages never overlap.
+pub fn order_and_page(select: &mut SelectStatement, page: &Page) {
+    let order = if page.descending { Order::Desc } else { Order::Asc };
+    if page.sort_column != "id" {
+        select.order_by(Alias::new(page.sort_column), order.clone());
+    }
+    select.order_by(Alias::new("id"), order);
+    match page.limit {
+        Some(limit) => {
+            select.limit(rows(limit)).offset(rows(page.skip));
+        }
+        // SQLite wants a LIMIT before an OFFSET, and the largest integer means "no limit" on both engines.
+        None if page.skip > 0 => {
+            select.limit(rows(i64::MAX)).offset(rows(page.skip));
+        }
+        None => {}
+    }
 }
 
 /// `INSERT INTO table (…) VALUES (…)` from (column, value) pairs, so that each column and its value are one line and

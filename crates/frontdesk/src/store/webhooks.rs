@@ -5,7 +5,7 @@ use super::{bool_int, format_ts, Engine, RowExt, StoreResult};
 use crate::domain::events::EventKind;
 use crate::domain::webhooks::{Target, WebhookDelivery, WebhookSubscription};
 use crate::store::schema::{WebhookDeliveries as D, WebhookQueue, WebhookSubscriptions as S};
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, SelectStatement, Sql};
+use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Order, SelectStatement, Sql};
 use crate::store::{query_with, Conn, Row};
 
 const COLUMNS: [S; 9] = [
@@ -134,9 +134,19 @@ fn target(row: &Row) -> StoreResult<Target> {
     })
 }
 
-/// The active subscriptions of an organization (which of them want an event is [`Target::wants`]).
+/// The active subscriptions of an organization (which of them want an event is [`Target::wants`]), for queueing
+/// events to them in the caller's transaction.
+///
+/// On PostgreSQL the rows are locked `FOR SHARE` until that transaction ends: a subscription turned off meanwhile
+/// (twenty failures, or a PUT) drops its queue rows in the same transaction that turns it off, and without the lock
+/// the queue rows written here for it, by a transaction that read it active just before, would be committed after
+/// that drop and stay queued for a subscription that sends nothing. With the lock, one waits for the other: the
+/// turn-off deletes rows it can see, or this read finds the subscription off.
 pub async fn active_targets(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<Target>> {
-    let select = active_targets_select().and_where(Expr::col(S::OrganizationId).eq(organization_id)).to_owned();
+    let select = active_targets_select()
+        .and_where(Expr::col(S::OrganizationId).eq(organization_id))
+        .lock(sea_query::LockType::Share)
+        .to_owned();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(target).collect()
 }
 
@@ -279,7 +289,7 @@ pub async fn prune_deliveries(conn: &mut Conn, subscription_id: &str, keep: i64)
 }
 
 pub async fn deliveries(conn: &mut Conn, subscription_id: &str, limit: i64) -> StoreResult<Vec<WebhookDelivery>> {
-    let limit = u64::try_from(limit).map_err(|_| super::Error::unbindable(format!("a negative limit, {limit}")))?;
+    let limit = rows(limit);
     let select = Sql::select()
         .columns([D::Id, D::EventId, D::Event, D::AttemptedAt, D::Success, D::StatusCode, D::Error, D::DurationMs])
         .from(D::Table)

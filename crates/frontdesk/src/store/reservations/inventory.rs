@@ -6,9 +6,8 @@ use chrono::NaiveDate;
 use crate::domain::rooms::HousekeepingStatus;
 use crate::store::format_date;
 use crate::store::schema::{ReservationRooms as Rr, Reservations as R, RoomTypes, Rooms};
-use crate::store::sql::Conditions;
-use crate::store::statement::{statement, Asterisk, Expr, ExprTrait, JoinType, Order, Sql};
-use crate::store::{query_with, Conn};
+use crate::store::statement::{statement, Asterisk, Cond, Expr, ExprTrait, JoinType, Order, Sql};
+use crate::store::Conn;
 use crate::store::{Engine, RowExt, StoreResult};
 
 /// Locks the given room types until the transaction ends (PostgreSQL; SQLite's write transactions are exclusive),
@@ -89,10 +88,10 @@ pub(in crate::store) enum HeldBy {
 }
 
 impl HeldBy {
-    fn column(self) -> &'static str {
+    fn column(self) -> Rr {
         match self {
-            HeldBy::RoomType => "room_type_id",
-            HeldBy::RatePlan => "rate_plan_id",
+            HeldBy::RoomType => Rr::RoomTypeId,
+            HeldBy::RatePlan => Rr::RatePlanId,
         }
     }
 }
@@ -117,25 +116,25 @@ pub(in crate::store) async fn held_per_night(
         return Ok(Vec::new());
     }
     let column = by.column();
-    let mut c = Conditions::new(Engine::of(conn));
-    // The counts come first in the statement, so their values are bound first.
-    let counts: Vec<String> = nights
-        .iter()
-        .map(|night| {
-            let (starts, ends) = (c.bind(night.clone()), c.bind(night.clone()));
-            format!("COUNT(CASE WHEN check_in_date <= {starts} AND check_out_date > {ends} THEN 1 END)")
-        })
-        .collect();
-    c.push_in(column, ids);
-    c.push("holds_inventory = ?", 1_i64);
-    c.push("check_in_date < ?", format_date(to));
-    c.push("check_out_date > ?", format_date(from));
-    if let Some(id) = except_reservation {
-        c.push("reservation_id <> ?", id.to_string());
+    let mut select = Sql::select();
+    select.column(column);
+    for night in &nights {
+        let holds_night = Cond::all()
+            .add(Expr::col(Rr::CheckInDate).lte(night.as_str()))
+            .add(Expr::col(Rr::CheckOutDate).gt(night.as_str()));
+        select.expr(Expr::expr(Expr::case(holds_night, Expr::cust("1"))).count());
     }
-    let sql =
-        format!("SELECT {column}, {} FROM reservation_rooms{} GROUP BY {column}", counts.join(", "), c.where_clause());
-    query_with(&sql, c)
+    select
+        .from(Rr::Table)
+        .and_where(Expr::col(column).is_in(ids.iter().map(String::as_str)))
+        .and_where(Expr::col(Rr::HoldsInventory).eq(true))
+        .and_where(Expr::col(Rr::CheckInDate).lt(format_date(to)))
+        .and_where(Expr::col(Rr::CheckOutDate).gt(format_date(from)));
+    if let Some(id) = except_reservation {
+        select.and_where(Expr::col(Rr::ReservationId).ne(id));
+    }
+    select.group_by_col(column);
+    statement(conn.engine(), &select)
         .fetch_all(conn)
         .await?
         .iter()
@@ -196,4 +195,25 @@ pub async fn held_stays(conn: &mut Conn, room_type_id: &str) -> StoreResult<Vec<
         .iter()
         .map(|row| Ok((row.get_date("check_in_date")?, row.get_date("check_out_date")?)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use sea_query::PostgresQueryBuilder;
+
+    use super::*;
+
+    #[test]
+    fn each_night_is_counted_in_a_column_of_its_own() {
+        let holds = Cond::all()
+            .add(Expr::col(Rr::CheckInDate).lte("2026-12-01"))
+            .add(Expr::col(Rr::CheckOutDate).gt("2026-12-01"));
+        let select =
+            Sql::select().expr(Expr::expr(Expr::case(holds, Expr::cust("1"))).count()).from(Rr::Table).to_owned();
+        let (sql, _) = select.build(PostgresQueryBuilder);
+        assert_eq!(
+            sql,
+            r#"SELECT COUNT((CASE WHEN ("check_in_date" <= $1 AND "check_out_date" > $2) THEN 1 END)) FROM "reservation_rooms""#
+        );
+    }
 }

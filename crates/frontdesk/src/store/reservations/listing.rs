@@ -1,16 +1,19 @@
 //! Lists of reservations: the filters of the REST API and the dashboard as SQL, a page with its total, a streamed
 //! list, counts, and what bounds a search by stay dates (the longest stay on record).
 
-use super::{column_list, reservation, AFTER_COLUMNS};
+use sea_query::QueryStatementBuilder;
+
+use super::{reservation, AFTER_COLUMNS, COLUMNS};
 use crate::domain::listing::Page;
 use crate::domain::reservations::{Reservation, ReservationStatus, StayFilter};
 use crate::store::format_date;
 use crate::store::reservation_counts;
 use crate::store::schema::Reservations as R;
-use crate::store::sql::Conditions;
-use crate::store::statement::{statement, Asterisk, Expr, ExprTrait, Sql};
+use crate::store::statement::{
+    order_and_page, rendered, statement, Asterisk, Cond, Expr, ExprTrait, Func, SelectStatement, Sql,
+};
+use crate::store::Conn;
 use crate::store::{self, format_ts, Db, Engine, StoreResult};
-use crate::store::{query_with, Conn};
 use crate::store::{FromPortableRow, PortableRow};
 
 /// Reservations of a hotel in one status (the dashboard's badge of booking requests waiting), from the counts.
@@ -21,126 +24,118 @@ pub async fn count_in_status(
     status: ReservationStatus,
 ) -> StoreResult<i64> {
     let filter = StayFilter { hotel_id: Some(hotel_id.to_string()), statuses: vec![status], ..StayFilter::default() };
-    let mut c = Conditions::new(Engine::of(conn));
-    let sql = format!("SELECT {} AS n", reservation_counts::total(&mut c, organization_id, &filter));
-    query_with(&sql, c).fetch_one(conn).await?.try_get("n")
+    let select = Sql::select().expr_as(reservation_counts::total(organization_id, &filter), "n").to_owned();
+    statement(conn.engine(), &select).fetch_one(conn).await?.try_get("n")
 }
 
 /// The longest stay (in nights) among the organization's reservations, of one hotel when given.
 pub async fn longest_stay(conn: &mut Conn, organization_id: &str, hotel_id: Option<&str>) -> StoreResult<i64> {
-    let scope = match hotel_id {
-        Some(hotel_id) => Expr::col(R::HotelId).eq(hotel_id),
-        None => Expr::col(R::OrganizationId).eq(organization_id),
-    };
-    let select = Sql::select().expr_as(Expr::col(R::Nights).max(), "n").from(R::Table).and_where(scope).to_owned();
+    let select = Sql::select()
+        .expr_as(Expr::col(R::Nights).max(), "n")
+        .from(R::Table)
+        .and_where(scope(organization_id, hotel_id))
+        .to_owned();
     let row = statement(conn.engine(), &select).fetch_one(conn).await?;
     Ok(row.try_get::<Option<i64>, _>("n")?.unwrap_or(0))
 }
 
-/// The longest stay that can touch a window starting on a date, as SQL: the bound is read in the statement that
-/// needs it from the `(hotel_id, nights)` index (one index descent), so it is always exact and costs no statement of
-/// its own. `?` stands for the window's first date, then the hotel or organization.
-fn check_in_bound(engine: Engine, by_hotel: bool) -> &'static str {
-    match (engine, by_hotel) {
-        (Engine::Sqlite, true) => {
-            "check_in_date >= date(?, '-' || (SELECT COALESCE(MAX(nights), 0) FROM reservations \
-             WHERE hotel_id = ?) || ' days')"
-        }
-        (Engine::Sqlite, false) => {
-            "check_in_date >= date(?, '-' || (SELECT COALESCE(MAX(nights), 0) FROM reservations \
-             WHERE organization_id = ?) || ' days')"
-        }
-        (Engine::Postgres, true) => {
-            "check_in_date >= CAST(? AS DATE) - CAST((SELECT COALESCE(MAX(nights), 0) FROM reservations \
-             WHERE hotel_id = ?) AS INTEGER)"
-        }
-        (Engine::Postgres, false) => {
-            "check_in_date >= CAST(? AS DATE) - CAST((SELECT COALESCE(MAX(nights), 0) FROM reservations \
-             WHERE organization_id = ?) AS INTEGER)"
-        }
+/// The reservations of one hotel, or of the organization.
+fn scope(organization_id: &str, hotel_id: Option<&str>) -> Expr {
+    match hotel_id {
+        Some(hotel_id) => Expr::col(R::HotelId).eq(hotel_id),
+        None => Expr::col(R::OrganizationId).eq(organization_id),
     }
 }
 
-fn conditions(engine: Engine, organization_id: &str, f: &StayFilter, page: &Page) -> Conditions {
-    let mut c = Conditions::new(engine);
-    push_conditions(&mut c, organization_id, f, page);
-    c
+/// The longest stay that can touch a window starting on `from`: the bound is read in the statement that needs it
+/// from the `(hotel_id, nights)` index (one index descent), so it is always exact and costs no statement of its own.
+fn check_in_bound(engine: Engine, from: String, scope: Expr) -> Expr {
+    let longest = Sql::select()
+        .expr(Func::coalesce([Expr::col(R::Nights).max(), Expr::cust("0")]))
+        .from(R::Table)
+        .and_where(scope)
+        .to_owned();
+    let longest = Expr::SubQuery(None, Box::new(longest.into_sub_query_statement()));
+    let earliest = match engine {
+        // Date arithmetic is each engine's own: SQLite's `date()` modifiers, PostgreSQL's `date - integer`.
+        Engine::Sqlite => Expr::cust_with_exprs("date(?, '-' || ? || ' days')", [Expr::val(from), longest]),
+        Engine::Postgres => Expr::val(from).cast_as("DATE").sub(longest.cast_as("INTEGER")),
+    };
+    Expr::col(R::CheckInDate).gte(earliest)
 }
 
-fn push_conditions(c: &mut Conditions, organization_id: &str, f: &StayFilter, page: &Page) {
-    let engine = c.engine();
+/// The conditions of a list of reservations.
+fn filter(engine: Engine, organization_id: &str, f: &StayFilter, page: &Page) -> Cond {
+    let mut cond = Cond::all();
     // A few guests' stays are found through the guest index. SQLite's planner, which has no statistics, would rather
     // read the whole hotel in check-in order for the sake of the ORDER BY; `+column` keeps a term off any index.
     let (organization, hotel) = match (engine, &f.guest_ids) {
-        (Engine::Sqlite, Some(_)) => ("+organization_id = ?", "+hotel_id = ?"),
-        _ => ("organization_id = ?", "hotel_id = ?"),
+        (Engine::Sqlite, Some(_)) => (Expr::cust(r#"+"organization_id""#), Expr::cust(r#"+"hotel_id""#)),
+        _ => (Expr::col(R::OrganizationId), Expr::col(R::HotelId)),
     };
-    c.push(organization, organization_id.to_string());
+    cond = cond.add(organization.eq(organization_id));
     if let Some(v) = &f.hotel_id {
-        c.push(hotel, v.clone());
+        cond = cond.add(hotel.eq(v));
     }
     if let Some(v) = &f.guest_id {
-        c.push("guest_id = ?", v.clone());
+        cond = cond.add(Expr::col(R::GuestId).eq(v));
     }
     if let Some(v) = &f.reference {
-        c.push("reference = ?", v.clone());
+        cond = cond.add(Expr::col(R::Reference).eq(v));
     }
     if let Some(v) = f.start_time {
-        c.push("end_time > ?", format_ts(v));
+        cond = cond.add(Expr::col(R::EndTime).gt(format_ts(v)));
     }
     if let Some(v) = f.end_time {
-        c.push("start_time <= ?", format_ts(v));
+        cond = cond.add(Expr::col(R::StartTime).lte(format_ts(v)));
     }
     match (f.check_in_from, f.stay_date_from) {
-        (Some(v), _) => {
-            c.push("check_in_date >= ?", format_date(v));
-        }
+        (Some(v), _) => cond = cond.add(Expr::col(R::CheckInDate).gte(format_date(v))),
         (None, Some(from)) => {
-            let (by_hotel, scope) = match &f.hotel_id {
-                Some(hotel) => (true, hotel.clone()),
-                None => (false, organization_id.to_string()),
-            };
-            c.push_all(check_in_bound(engine, by_hotel), vec![format_date(from), scope]);
+            cond = cond.add(check_in_bound(engine, format_date(from), scope(organization_id, f.hotel_id.as_deref())))
         }
         (None, None) => {}
     }
     if let Some(v) = f.stay_date_from {
-        c.push("check_out_date > ?", format_date(v));
+        cond = cond.add(Expr::col(R::CheckOutDate).gt(format_date(v)));
     }
     if let Some(v) = f.stay_date_to {
-        c.push("check_in_date <= ?", format_date(v));
+        cond = cond.add(Expr::col(R::CheckInDate).lte(format_date(v)));
     }
     if let Some(v) = f.check_in_date {
-        c.push("check_in_date = ?", format_date(v));
+        cond = cond.add(Expr::col(R::CheckInDate).eq(format_date(v)));
     }
     if let Some(v) = f.check_out_date {
-        c.push("check_out_date = ?", format_date(v));
+        cond = cond.add(Expr::col(R::CheckOutDate).eq(format_date(v)));
     }
     if !f.statuses.is_empty() {
-        let statuses: Vec<String> = f.statuses.iter().map(|s| s.as_str().to_string()).collect();
-        c.push_in("status", &statuses);
+        cond = cond.add(Expr::col(R::Status).is_in(f.statuses.iter().map(|s| s.as_str())));
     }
     if let Some(v) = f.source {
-        c.push("source = ?", v.as_str().to_string());
+        cond = cond.add(Expr::col(R::Source).eq(v.as_str()));
     }
     if let Some(ids) = &f.guest_ids {
-        c.push_in("guest_id", ids);
+        cond = cond.add(Expr::col(R::GuestId).is_in(ids.iter().map(String::as_str)));
     }
     if let Some(ids) = &page.ids {
-        c.push_in("id", ids);
+        cond = cond.add(Expr::col(R::Id).is_in(ids.iter().map(String::as_str)));
     }
+    cond
 }
 
 /// How many reservations match: from the counts where they answer ([`reservation_counts::answers`]), else counted.
 pub async fn count(db: &Db, organization_id: &str, filter: &StayFilter, page: &Page) -> StoreResult<i64> {
-    if reservation_counts::answers(filter, page) {
-        let mut c = Conditions::new(db.engine());
-        let sql = format!("SELECT {} AS n", reservation_counts::total(&mut c, organization_id, filter));
-        return store::count(db, &sql, c).await;
-    }
-    let c = conditions(db.engine(), organization_id, filter, page);
-    let sql = format!("SELECT COUNT(*) AS n FROM reservations{}", c.where_clause());
-    store::count(db, &sql, c).await
+    let counted = if reservation_counts::answers(filter, page) {
+        Sql::select().expr_as(reservation_counts::total(organization_id, filter), "n").to_owned()
+    } else {
+        Sql::select()
+            .expr_as(Expr::col(Asterisk).count(), "n")
+            .from(R::Table)
+            .cond_where(self::filter(db.engine(), organization_id, filter, page))
+            .to_owned()
+    };
+    let (sql, values) = rendered(db.engine(), &counted)?;
+    store::count(db, &sql, values).await
 }
 
 /// Most rows of a page read in one statement with its total ([`page_with_total`]); larger pages are streamed.
@@ -154,22 +149,35 @@ pub async fn page_with_total(
     filter: &StayFilter,
     page: &Page,
 ) -> StoreResult<(Vec<Reservation>, Option<i64>)> {
-    let mut c = Conditions::new(db.engine());
-    // The total's values first: its subquery comes first in the statement.
-    let total = if reservation_counts::answers(filter, page) {
-        reservation_counts::total(&mut c, organization_id, filter)
-    } else {
-        push_conditions(&mut c, organization_id, filter, page);
-        format!("(SELECT COUNT(*) FROM reservations{})", c.take_where_clause())
-    };
-    push_conditions(&mut c, organization_id, filter, page);
-    let page_where = c.take_where_clause();
-    let order = c.order_and_page(page);
-    let sql = format!("SELECT {}, {total} AS total_count FROM reservations{page_where}{order}", column_list());
-    let rows = query_with(&sql, c).fetch_records::<PageRow>(&mut *db.read().await?).await?;
+    let engine = db.engine();
+    let select = page_statement(engine, organization_id, filter, page);
+    let rows = statement(engine, &select).fetch_records::<PageRow>(&mut *db.read().await?).await?;
     let total = rows.first().map(|row| row.total);
     let items = rows.into_iter().map(|row| row.reservation).collect();
     Ok((items, total.or((page.skip == 0).then_some(0))))
+}
+
+/// The statement of [`page_with_total`]: the page's rows, each with the total of the matches.
+fn page_statement(engine: Engine, organization_id: &str, filter: &StayFilter, page: &Page) -> SelectStatement {
+    let total = if reservation_counts::answers(filter, page) {
+        reservation_counts::total(organization_id, filter)
+    } else {
+        let counted = Sql::select()
+            .expr(Expr::col(Asterisk).count())
+            .from(R::Table)
+            .cond_where(self::filter(engine, organization_id, filter, page))
+            .to_owned();
+        Expr::SubQuery(None, Box::new(counted.into_sub_query_statement()))
+    };
+    let mut select = Sql::select();
+    select.columns(COLUMNS).expr_as(total, "total_count").from(R::Table).cond_where(self::filter(
+        engine,
+        organization_id,
+        filter,
+        page,
+    ));
+    order_and_page(&mut select, page);
+    select
 }
 
 /// One row of [`page_with_total`]: a reservation and the total of the page's matches.
@@ -190,10 +198,11 @@ pub async fn list(
     filter: &StayFilter,
     page: &Page,
 ) -> StoreResult<futures::stream::BoxStream<'static, StoreResult<Reservation>>> {
-    let mut c = conditions(db.engine(), organization_id, filter, page);
-    let order = c.order_and_page(page);
-    let sql = format!("SELECT {} FROM reservations{}{order}", column_list(), c.where_clause());
-    store::stream(db, sql, c, reservation).await
+    let mut select = Sql::select();
+    select.columns(COLUMNS).from(R::Table).cond_where(self::filter(db.engine(), organization_id, filter, page));
+    order_and_page(&mut select, page);
+    let (sql, values) = rendered(db.engine(), &select)?;
+    store::stream(db, sql, values, reservation).await
 }
 
 /// Whether the organization has a reservation with this reference.
@@ -206,4 +215,57 @@ pub async fn reference_taken(conn: &mut Conn, organization_id: &str, reference: 
         .to_owned();
     let row = statement(conn.engine(), &select).fetch_one(conn).await?;
     Ok(row.try_get::<i64, _>("n")? > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::NaiveDate;
+    use sea_query::{PostgresQueryBuilder, SqliteQueryBuilder};
+
+    use super::*;
+
+    fn page() -> Page {
+        Page { limit: Some(50), skip: 0, sort_column: "check_in_date", descending: false, projection: None, ids: None }
+    }
+
+    #[test]
+    fn a_stay_window_is_bounded_by_the_longest_stay_in_each_engines_date_arithmetic() {
+        let from = NaiveDate::from_ymd_opt(2026, 12, 1);
+        let filter = StayFilter { hotel_id: Some("h".into()), stay_date_from: from, ..StayFilter::default() };
+        let select = page_statement(Engine::Postgres, "o", &filter, &page());
+        let (sql, _) = select.build(PostgresQueryBuilder);
+        assert!(
+            sql.contains(r#""check_in_date" >= CAST($8 AS DATE) - CAST((SELECT COALESCE(MAX("nights"), 0) FROM "reservations" WHERE "hotel_id" = $9) AS INTEGER)"#),
+            "{sql}"
+        );
+        let select = page_statement(Engine::Sqlite, "o", &filter, &page());
+        let (sql, _) = select.build(SqliteQueryBuilder);
+        assert!(
+            sql.contains(r#""check_in_date" >= (date(?, '-' || (SELECT COALESCE(MAX("nights"), 0) FROM "reservations" WHERE "hotel_id" = ?) || ' days'))"#),
+            "{sql}"
+        );
+        assert!(sql.ends_with(r#"ORDER BY "check_in_date" ASC, "id" ASC LIMIT ? OFFSET ?"#), "{sql}");
+    }
+
+    #[test]
+    fn a_total_the_counts_answer_is_read_from_them_in_the_pages_statement() {
+        let filter = StayFilter { hotel_id: Some("h".into()), ..StayFilter::default() };
+        let (sql, values) = page_statement(Engine::Postgres, "o", &filter, &page()).build(PostgresQueryBuilder);
+        assert!(
+            sql.contains(r#"CAST(((SELECT COALESCE(SUM("n"), 0) FROM "reservation_counts" WHERE "organization_id" = $1 AND "hotel_id" = $2) + (SELECT COALESCE(SUM("delta"), 0) FROM "reservation_count_changes" WHERE "organization_id" = $3 AND "hotel_id" = $4)) AS BIGINT) AS "total_count""#),
+            "{sql}"
+        );
+        assert!(sql.contains(r#"FROM "reservations" WHERE "organization_id" = $5 AND "hotel_id" = $6"#), "{sql}");
+        assert_eq!(values.0.len(), 8, "{sql}");
+    }
+
+    #[test]
+    fn a_few_guests_stays_keep_sqlite_off_the_hotel_index() {
+        let filter =
+            StayFilter { hotel_id: Some("h".into()), guest_ids: Some(vec!["g".into()]), ..StayFilter::default() };
+        let (sql, _) = page_statement(Engine::Sqlite, "o", &filter, &page()).build(SqliteQueryBuilder);
+        assert!(sql.contains(r#"WHERE (+"organization_id") = ? AND (+"hotel_id") = ?"#), "{sql}");
+        let (sql, _) = page_statement(Engine::Postgres, "o", &filter, &page()).build(PostgresQueryBuilder);
+        assert!(sql.contains(r#"WHERE "organization_id" = $"#), "{sql}");
+    }
 }

@@ -51,11 +51,6 @@ const COLUMNS: [R; 19] = [
     R::Reference,
 ];
 
-/// [`COLUMNS`] as the text of a select list, for the statements still written as text (`listing.rs`).
-fn column_list() -> String {
-    COLUMNS.iter().map(sea_query::Iden::unquoted).collect::<Vec<_>>().join(", ")
-}
-
 pub use stay::{check_out, delete_check_out, occupant, save_check_out, CheckOut, Occupant};
 
 fn decode_err(what: &str, value: &str) -> super::Error {
