@@ -117,10 +117,9 @@ pub async fn begin_sign_in(db: &Db, email: &str, address: &str) -> Result<SignIn
     let buckets = SignInBuckets::of(email, address);
     let at = now();
     let mut tx = db.begin_write().await?;
-    let lock = tx.engine().lock_rows();
-    let pair = rows::lock(tx.conn(), lock, &buckets.pair, at).await?;
-    let from_address = rows::lock(tx.conn(), lock, &buckets.address, at).await?;
-    let of_account = rows::lock(tx.conn(), lock, &buckets.account, at).await?;
+    let pair = rows::lock(tx.conn(), &buckets.pair, at).await?;
+    let from_address = rows::lock(tx.conn(), &buckets.address, at).await?;
+    let of_account = rows::lock(tx.conn(), &buckets.account, at).await?;
     // The account's count is asked only of addresses that failed before (see the module's documentation).
     let account_rule = if from_address.is_some() { FREE_PER_ACCOUNT } else { i64::MAX };
     let counts =
@@ -157,10 +156,9 @@ impl SignInAttempt {
     pub async fn succeeded(self, db: &Db) -> Result<()> {
         let at = now();
         let mut tx = db.begin_write().await?;
-        let lock = tx.engine().lock_rows();
         rows::delete(tx.conn(), &self.buckets.pair).await?;
         for bucket in [&self.buckets.address, &self.buckets.account] {
-            match rows::lock(tx.conn(), lock, bucket, at).await? {
+            match rows::lock(tx.conn(), bucket, at).await? {
                 Some(count) if count.count > 1 => {
                     rows::put(tx.conn(), bucket, &rows::Count { count: count.count - 1, ..count }).await?
                 }
@@ -196,11 +194,10 @@ pub async fn lock_booking_counts(
     email: &str,
 ) -> Result<BookingCounts> {
     let at = now();
-    let lock = tx.engine().lock_rows();
     let address = bucket(&["booking", "address", hotel_id, address]);
     let email = bucket(&["booking", "email", hotel_id, &account(email)]);
-    let address_count = rows::lock(tx.conn(), lock, &address, at).await?;
-    let email_count = rows::lock(tx.conn(), lock, &email, at).await?;
+    let address_count = rows::lock(tx.conn(), &address, at).await?;
+    let email_count = rows::lock(tx.conn(), &email, at).await?;
     Ok(BookingCounts { at, address: (address, address_count), email: (email, email_count) })
 }
 

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::{format_ts, RowExt, StoreResult};
 use crate::store::schema::AttemptCounts as A;
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, OnConflict, Order, Sql};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, OnConflict, Order, RowLocks, Sql};
 use crate::store::Conn;
 
 /// A bucket's count as stored (stale counts are answered as none).
@@ -20,7 +20,7 @@ pub struct Count {
 /// bucket are counted one after the other. SQLite's write transaction is exclusive already; on PostgreSQL the row is
 /// made first (a stale placeholder) so that there is a row to lock even for a bucket's first attempt, which two
 /// transactions would otherwise both see missing.
-pub async fn lock(conn: &mut Conn, lock_rows: &str, bucket: &str, now: DateTime<Utc>) -> StoreResult<Option<Count>> {
+pub async fn lock(conn: &mut Conn, bucket: &str, now: DateTime<Utc>) -> StoreResult<Option<Count>> {
     let stale = format_ts(DateTime::<Utc>::UNIX_EPOCH);
     let mut insert = insert_row(
         A::Table,
@@ -33,14 +33,12 @@ pub async fn lock(conn: &mut Conn, lock_rows: &str, bucket: &str, now: DateTime<
     );
     insert.on_conflict(OnConflict::column(A::Bucket).do_nothing().to_owned());
     statement(conn.engine(), &insert).execute(&mut *conn).await?;
-    let mut select = Sql::select()
+    let select = Sql::select()
         .columns([A::Count, A::LastAt, A::ExpiresAt])
         .from(A::Table)
         .and_where(Expr::col(A::Bucket).eq(bucket))
+        .lock_for_writing()
         .to_owned();
-    if !lock_rows.is_empty() {
-        select.lock(sea_query::LockType::NoKeyUpdate);
-    }
     let row = statement(conn.engine(), &select).fetch_one(conn).await?;
     let count =
         Count { count: row.try_get("count")?, last_at: row.get_ts("last_at")?, expires_at: row.get_ts("expires_at")? };

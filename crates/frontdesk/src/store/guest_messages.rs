@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use super::{format_ts, RowExt, StoreResult};
 use crate::store::schema::{GuestMessages as M, HotelMessageSettings as Hs, MessageTemplates as T};
-use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Func, OnConflict, Order, Sql};
+use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Func, OnConflict, Order, RowLocks, Sql};
 use crate::store::{Conn, Row};
 
 /// The columns [`message`] reads.
@@ -198,7 +198,7 @@ pub async fn claim_due(
         .and_where(Expr::col(M::ClaimedUntil).is_null().or(Expr::col(M::ClaimedUntil).lt(&now)))
         .order_by(M::DueAt, Order::Asc)
         .limit(limit)
-        .lock_with_behavior(sea_query::LockType::Update, sea_query::LockBehavior::SkipLocked)
+        .lock_skipping_held()
         .to_owned();
     let update = Sql::update()
         .table(M::Table)

@@ -123,29 +123,6 @@ impl Engine {
     pub fn of(conn: &Conn) -> Engine {
         conn.engine()
     }
-
-    /// Suffix that locks the selected rows until the transaction ends, so that writers of the same rows take turns.
-    /// SQLite needs none: its write transactions are already exclusive (see [`WriteTx`]).
-    ///
-    /// On PostgreSQL it is `FOR NO KEY UPDATE`, not `FOR UPDATE`: the rows are locked against each other's writers
-    /// but not against writes that merely reference them (a foreign key check takes `FOR KEY SHARE`). With
-    /// `FOR UPDATE`, a room move holding room type A and pointing the room at B would wait on a booking holding B,
-    /// which waits for A: a lock cycle PostgreSQL breaks by failing one of them.
-    pub fn lock_rows(self) -> &'static str {
-        match self {
-            Engine::Sqlite => "",
-            Engine::Postgres => " FOR NO KEY UPDATE",
-        }
-    }
-
-    /// Like [`Engine::lock_rows`], skipping rows another transaction holds, so that several processes can claim
-    /// work from one table without waiting on each other.
-    pub fn lock_rows_skip_locked(self) -> &'static str {
-        match self {
-            Engine::Sqlite => "",
-            Engine::Postgres => " FOR UPDATE SKIP LOCKED",
-        }
-    }
 }
 
 /// A handle on the database: cheap to clone, shared by every request.

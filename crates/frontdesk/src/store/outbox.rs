@@ -2,7 +2,7 @@
 
 use super::{format_ts, StoreResult};
 use crate::store::schema::{OutboxEvents as E, WebhookQueue as Q, WebhookSubscriptions};
-use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Order, Sql};
+use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Order, RowLocks, Sql};
 use crate::store::{Conn, Row};
 
 /// An event about to be recorded. `payload` is the JSON body's `data`, already serialized.
@@ -67,7 +67,7 @@ pub async fn take_new(conn: &mut Conn, limit: i64) -> StoreResult<Vec<PendingEve
         .and_where(Expr::col(E::HandedOut).eq(false))
         .order_by(E::Id, Order::Asc)
         .limit(limit)
-        .lock_with_behavior(sea_query::LockType::Update, sea_query::LockBehavior::SkipLocked)
+        .lock_skipping_held()
         .to_owned();
     let update = Sql::update()
         .table(E::Table)
@@ -123,7 +123,7 @@ pub async fn claim_queued(
         .and_where(Expr::exists(active))
         .order_by(Q::EventId, Order::Asc)
         .limit(limit)
-        .lock_with_behavior(sea_query::LockType::Update, sea_query::LockBehavior::SkipLocked)
+        .lock_skipping_held()
         .to_owned();
     let update = Sql::update()
         .table(Q::Table)

@@ -3,7 +3,7 @@
 use super::{format_ts, Engine, RowExt, StoreResult};
 use crate::domain::rate_plans::RatePlan;
 use crate::store::schema::RatePlans as P;
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, RowLocks, Sql};
 use crate::store::{Conn, Row};
 
 /// The columns [`rate_plan`] reads (by name).
@@ -102,14 +102,13 @@ pub async fn lock_many(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    // `FOR NO KEY UPDATE` on PostgreSQL (see `Engine::lock_rows`); SQLite's builder writes no lock.
     let select = Sql::select()
         .columns(COLUMNS)
         .from(P::Table)
         .and_where(Expr::col(P::OrganizationId).eq(organization_id))
         .and_where(Expr::col(P::Id).is_in(ids.iter().copied()))
         .order_by(P::Id, Order::Asc)
-        .lock(sea_query::LockType::NoKeyUpdate)
+        .lock_for_writing()
         .to_owned();
     statement(engine, &select).fetch_all(conn).await?.iter().map(rate_plan).collect()
 }

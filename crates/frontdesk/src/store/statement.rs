@@ -18,7 +18,9 @@
 //! Where a dialect differs (SQLite's index hints, PostgreSQL's date arithmetic) a statement keeps a constant
 //! fragment (`Expr::cust`), chosen by [`Engine`], never text built from input.
 
-use sea_query::{IntoIden, PostgresQueryBuilder, QueryStatementWriter, SqliteQueryBuilder, Value};
+use sea_query::{
+    IntoIden, LockBehavior, LockType, PostgresQueryBuilder, QueryStatementWriter, SqliteQueryBuilder, Value,
+};
 
 pub use sea_query::{
     Alias, Asterisk, Cond, Expr, ExprTrait, Func, InsertStatement, JoinType, OnConflict, Order, Query as Sql,
@@ -47,6 +49,32 @@ pub fn rendered(engine: Engine, built: &impl QueryStatementWriter) -> Result<(St
     };
     let values = values.0.into_iter().map(sql_value).collect::<Result<Vec<_>, _>>()?;
     Ok((sql, Conditions::bound(engine, values)))
+}
+
+/// Row locks of a select. SQLite's builder writes none: its write transactions are exclusive already
+/// ([`super::WriteTx`]).
+pub trait RowLocks {
+    /// Locks the selected rows until the transaction ends, so that writers of the same rows take turns.
+    ///
+    /// On PostgreSQL it is `FOR NO KEY UPDATE`, not `FOR UPDATE`: the rows are locked against each other's writers
+    /// but not against writes that merely reference them (a foreign key check takes `FOR KEY SHARE`). With
+    /// `FOR UPDATE`, a room move holding room type A and pointing the room at B would wait on a booking holding B,
+    /// which waits for A: a lock cycle PostgreSQL breaks by failing one of them.
+    fn lock_for_writing(&mut self) -> &mut Self;
+
+    /// Locks the selected rows as a claim, skipping rows another transaction holds (`FOR UPDATE SKIP LOCKED`), so
+    /// that several processes can claim work from one table without waiting on each other.
+    fn lock_skipping_held(&mut self) -> &mut Self;
+}
+
+impl RowLocks for SelectStatement {
+    fn lock_for_writing(&mut self) -> &mut Self {
+        self.lock(LockType::NoKeyUpdate)
+    }
+
+    fn lock_skipping_held(&mut self) -> &mut Self {
+        self.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked)
+    }
 }
 
 /// A count of rows for `LIMIT` or `OFFSET` (which sea-query takes unsigned): a negative one reads none. Every caller

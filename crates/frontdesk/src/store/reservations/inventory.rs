@@ -6,14 +6,15 @@ use chrono::NaiveDate;
 use crate::domain::rooms::HousekeepingStatus;
 use crate::store::format_date;
 use crate::store::schema::{ReservationRooms as Rr, Reservations as R, RoomTypes, Rooms};
-use crate::store::statement::{statement, Asterisk, Cond, Expr, ExprTrait, JoinType, Order, Sql};
+use crate::store::statement::{statement, Asterisk, Cond, Expr, ExprTrait, JoinType, Order, RowLocks, Sql};
 use crate::store::Conn;
 use crate::store::{Engine, RowExt, StoreResult};
 
 /// Locks the given room types until the transaction ends (PostgreSQL; SQLite's write transactions are exclusive),
 /// so that writers taking inventory of the same room types take turns.
 pub async fn lock_room_types(conn: &mut Conn, engine: Engine, ids: &[String]) -> StoreResult<()> {
-    if ids.is_empty() || engine.lock_rows().is_empty() {
+    // SQLite's write transactions are exclusive: there is nothing to lock.
+    if ids.is_empty() || engine == Engine::Sqlite {
         return Ok(());
     }
     let select = Sql::select()
@@ -21,7 +22,7 @@ pub async fn lock_room_types(conn: &mut Conn, engine: Engine, ids: &[String]) ->
         .from(RoomTypes::Table)
         .and_where(Expr::col(RoomTypes::Id).is_in(ids.iter().map(String::as_str)))
         .order_by(RoomTypes::Id, Order::Asc)
-        .lock(sea_query::LockType::NoKeyUpdate)
+        .lock_for_writing()
         .to_owned();
     statement(conn.engine(), &select).fetch_all(conn).await?;
     Ok(())
@@ -29,15 +30,14 @@ pub async fn lock_room_types(conn: &mut Conn, engine: Engine, ids: &[String]) ->
 
 /// Locks one physical room until the transaction ends (PostgreSQL), for assignments.
 pub async fn lock_room(conn: &mut Conn, engine: Engine, room_id: &str) -> StoreResult<()> {
-    if engine.lock_rows().is_empty() {
+    if engine == Engine::Sqlite {
         return Ok(());
     }
-    // `FOR NO KEY UPDATE`, as [`Engine::lock_rows`] says why; SQLite's builder writes no lock.
     let select = Sql::select()
         .column(Rooms::Id)
         .from(Rooms::Table)
         .and_where(Expr::col(Rooms::Id).eq(room_id))
-        .lock(sea_query::LockType::NoKeyUpdate)
+        .lock_for_writing()
         .to_owned();
     statement(conn.engine(), &select).fetch_optional(conn).await?;
     Ok(())
