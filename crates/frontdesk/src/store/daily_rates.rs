@@ -83,16 +83,8 @@ pub async fn upsert(conn: &mut Conn, rates: &[DailyRate], at: DateTime<Utc>) -> 
         }
         insert.on_conflict(
             OnConflict::columns([D::RatePlanId, D::Date])
-                .update_columns([
-                    D::Price,
-                    D::Availability,
-                    D::StopSell,
-                    D::ClosedToArrival,
-                    D::ClosedToDeparture,
-                    D::MinStay,
-                    D::MaxStay,
-                    D::UpdatedAt,
-                ])
+                // Every column but the key, (rate plan, night), the first two.
+                .update_columns(COLUMNS.into_iter().skip(2))
                 .to_owned(),
         );
         statement(conn.engine(), &insert).execute(&mut *conn).await?;
@@ -222,18 +214,8 @@ pub async fn nights_for_plans(
     from: NaiveDate,
     to: NaiveDate,
 ) -> StoreResult<Vec<RateNight>> {
-    const NIGHT_COLUMNS: [D; 9] = [
-        D::RatePlanId,
-        D::Date,
-        D::Price,
-        D::Availability,
-        D::StopSell,
-        D::ClosedToArrival,
-        D::ClosedToDeparture,
-        D::MinStay,
-        D::MaxStay,
-    ];
-    in_range(conn, &NIGHT_COLUMNS, rate_plan_ids, from, to)
+    // Every column but the last, `updated_at`.
+    in_range(conn, &COLUMNS[..COLUMNS.len() - 1], rate_plan_ids, from, to)
         .await?
         .iter()
         .map(|row| {

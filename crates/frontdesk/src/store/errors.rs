@@ -45,12 +45,12 @@ impl Error {
         }
     }
 
-    /// A value read from the database that the service cannot understand (an unknown status, a malformed date).
     /// A value a statement was given that the store does not bind (a programming error, answered as 500).
     pub(crate) fn unbindable(what: impl std::fmt::Display) -> Error {
         Error(sqlx::Error::Encode(what.to_string().into()))
     }
 
+    /// A value read from the database that the service cannot understand (an unknown status, a malformed date).
     pub(crate) fn undecodable(what: impl std::fmt::Display) -> Error {
         Error(sqlx::Error::Decode(what.to_string().into()))
     }

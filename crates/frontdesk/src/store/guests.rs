@@ -40,25 +40,33 @@ fn guest(row: &Row) -> StoreResult<Guest> {
     })
 }
 
+/// The columns an update writes (an insert writes them too, with the ones a record is created with).
+fn written(g: &Guest) -> [(G, Expr); 11] {
+    [
+        (G::HotelId, Expr::val(g.hotel_id.clone())),
+        (G::FirstName, Expr::val(&g.first_name)),
+        (G::LastName, Expr::val(&g.last_name)),
+        (G::Email, Expr::val(g.email.clone())),
+        (G::EmailNormalized, Expr::val(g.email.as_deref().map(str::to_lowercase))),
+        (G::Phone, Expr::val(g.phone.clone())),
+        (G::Country, Expr::val(g.country.clone())),
+        (G::Language, Expr::val(g.language.clone())),
+        (G::Notes, Expr::val(g.notes.clone())),
+        (G::UpdatedAt, Expr::val(format_ts(g.updated_at))),
+        (G::PhoneDigitsReversed, Expr::val(phone_key(g.phone.as_deref()))),
+    ]
+}
+
 pub async fn insert(conn: &mut Conn, organization_id: &str, g: &Guest) -> StoreResult<()> {
     let insert = insert_row(
         G::Table,
         [
             (G::Id, Expr::val(&g.id)),
             (G::OrganizationId, Expr::val(organization_id)),
-            (G::HotelId, Expr::val(g.hotel_id.clone())),
-            (G::FirstName, Expr::val(&g.first_name)),
-            (G::LastName, Expr::val(&g.last_name)),
-            (G::Email, Expr::val(g.email.clone())),
-            (G::EmailNormalized, Expr::val(g.email.as_deref().map(str::to_lowercase))),
-            (G::Phone, Expr::val(g.phone.clone())),
-            (G::Country, Expr::val(g.country.clone())),
-            (G::Language, Expr::val(g.language.clone())),
-            (G::Notes, Expr::val(g.notes.clone())),
             (G::CreatedAt, Expr::val(format_ts(g.created_at))),
-            (G::UpdatedAt, Expr::val(format_ts(g.updated_at))),
-            (G::PhoneDigitsReversed, Expr::val(phone_key(g.phone.as_deref()))),
-        ],
+        ]
+        .into_iter()
+        .chain(written(g)),
     );
     statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
@@ -67,19 +75,7 @@ pub async fn insert(conn: &mut Conn, organization_id: &str, g: &Guest) -> StoreR
 pub async fn update(conn: &mut Conn, organization_id: &str, g: &Guest) -> StoreResult<()> {
     let update = Sql::update()
         .table(G::Table)
-        .values([
-            (G::HotelId, Expr::val(g.hotel_id.clone())),
-            (G::FirstName, Expr::val(&g.first_name)),
-            (G::LastName, Expr::val(&g.last_name)),
-            (G::Email, Expr::val(g.email.clone())),
-            (G::EmailNormalized, Expr::val(g.email.as_deref().map(str::to_lowercase))),
-            (G::Phone, Expr::val(g.phone.clone())),
-            (G::Country, Expr::val(g.country.clone())),
-            (G::Language, Expr::val(g.language.clone())),
-            (G::Notes, Expr::val(g.notes.clone())),
-            (G::UpdatedAt, Expr::val(format_ts(g.updated_at))),
-            (G::PhoneDigitsReversed, Expr::val(phone_key(g.phone.as_deref()))),
-        ])
+        .values(written(g))
         .and_where(Expr::col(G::OrganizationId).eq(organization_id))
         .and_where(Expr::col(G::Id).eq(&g.id))
         .to_owned();

@@ -54,28 +54,36 @@ fn hotel(row: &Row) -> StoreResult<Hotel> {
     })
 }
 
+/// The columns an update writes (an insert writes them too, with the ones a record is created with).
+fn written(h: &Hotel) -> [(Hotels, Expr); 14] {
+    [
+        (Hotels::Name, Expr::val(&h.name)),
+        (Hotels::Timezone, Expr::val(&h.timezone)),
+        (Hotels::Currency, Expr::val(&h.currency)),
+        (Hotels::CheckInTime, Expr::val(&h.check_in_time)),
+        (Hotels::CheckOutTime, Expr::val(&h.check_out_time)),
+        (Hotels::AddressLine1, Expr::val(h.address.address_line1.clone())),
+        (Hotels::AddressLine2, Expr::val(h.address.address_line2.clone())),
+        (Hotels::City, Expr::val(h.address.city.clone())),
+        (Hotels::PostalCode, Expr::val(h.address.postal_code.clone())),
+        (Hotels::Region, Expr::val(h.address.region.clone())),
+        (Hotels::Country, Expr::val(h.address.country.clone())),
+        (Hotels::PublicBooking, Expr::val(h.public_booking)),
+        (Hotels::BookingEmbedOrigins, Expr::val(h.booking_embed_origins.join(" "))),
+        (Hotels::UpdatedAt, Expr::val(format_ts(h.updated_at))),
+    ]
+}
+
 pub async fn insert(conn: &mut Conn, organization_id: &str, h: &Hotel) -> StoreResult<()> {
     let insert = insert_row(
         Hotels::Table,
         [
             (Hotels::Id, Expr::val(&h.id)),
             (Hotels::OrganizationId, Expr::val(organization_id)),
-            (Hotels::Name, Expr::val(&h.name)),
-            (Hotels::Timezone, Expr::val(&h.timezone)),
-            (Hotels::Currency, Expr::val(&h.currency)),
-            (Hotels::CheckInTime, Expr::val(&h.check_in_time)),
-            (Hotels::CheckOutTime, Expr::val(&h.check_out_time)),
-            (Hotels::AddressLine1, Expr::val(h.address.address_line1.clone())),
-            (Hotels::AddressLine2, Expr::val(h.address.address_line2.clone())),
-            (Hotels::City, Expr::val(h.address.city.clone())),
-            (Hotels::PostalCode, Expr::val(h.address.postal_code.clone())),
-            (Hotels::Region, Expr::val(h.address.region.clone())),
-            (Hotels::Country, Expr::val(h.address.country.clone())),
-            (Hotels::PublicBooking, Expr::val(h.public_booking)),
-            (Hotels::BookingEmbedOrigins, Expr::val(h.booking_embed_origins.join(" "))),
             (Hotels::CreatedAt, Expr::val(format_ts(h.created_at))),
-            (Hotels::UpdatedAt, Expr::val(format_ts(h.updated_at))),
-        ],
+        ]
+        .into_iter()
+        .chain(written(h)),
     );
     statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
@@ -84,22 +92,7 @@ pub async fn insert(conn: &mut Conn, organization_id: &str, h: &Hotel) -> StoreR
 pub async fn update(conn: &mut Conn, organization_id: &str, h: &Hotel) -> StoreResult<()> {
     let update = Sql::update()
         .table(Hotels::Table)
-        .values([
-            (Hotels::Name, Expr::val(&h.name)),
-            (Hotels::Timezone, Expr::val(&h.timezone)),
-            (Hotels::Currency, Expr::val(&h.currency)),
-            (Hotels::CheckInTime, Expr::val(&h.check_in_time)),
-            (Hotels::CheckOutTime, Expr::val(&h.check_out_time)),
-            (Hotels::AddressLine1, Expr::val(h.address.address_line1.clone())),
-            (Hotels::AddressLine2, Expr::val(h.address.address_line2.clone())),
-            (Hotels::City, Expr::val(h.address.city.clone())),
-            (Hotels::PostalCode, Expr::val(h.address.postal_code.clone())),
-            (Hotels::Region, Expr::val(h.address.region.clone())),
-            (Hotels::Country, Expr::val(h.address.country.clone())),
-            (Hotels::PublicBooking, Expr::val(h.public_booking)),
-            (Hotels::BookingEmbedOrigins, Expr::val(h.booking_embed_origins.join(" "))),
-            (Hotels::UpdatedAt, Expr::val(format_ts(h.updated_at))),
-        ])
+        .values(written(h))
         .and_where(Expr::col(Hotels::OrganizationId).eq(organization_id))
         .and_where(Expr::col(Hotels::Id).eq(&h.id))
         .to_owned();

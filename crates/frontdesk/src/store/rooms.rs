@@ -37,6 +37,19 @@ fn room(row: &Row) -> StoreResult<Room> {
     })
 }
 
+/// The columns an update writes (an insert writes them too, with the ones a record is created with).
+fn written(r: &Room) -> [(Rooms, Expr); 7] {
+    [
+        (Rooms::RoomTypeId, Expr::val(&r.room_type_id)),
+        (Rooms::Name, Expr::val(&r.name)),
+        (Rooms::Floor, Expr::val(r.floor)),
+        (Rooms::HousekeepingStatus, Expr::val(r.housekeeping_status.as_str())),
+        (Rooms::HousekeepingChangedAt, Expr::val(r.housekeeping_changed_at.map(format_ts))),
+        (Rooms::HousekeepingChangedBy, Expr::val(r.housekeeping_changed_by.clone())),
+        (Rooms::UpdatedAt, Expr::val(format_ts(r.updated_at))),
+    ]
+}
+
 pub async fn insert(conn: &mut Conn, organization_id: &str, r: &Room) -> StoreResult<()> {
     let insert = insert_row(
         Rooms::Table,
@@ -44,15 +57,10 @@ pub async fn insert(conn: &mut Conn, organization_id: &str, r: &Room) -> StoreRe
             (Rooms::Id, Expr::val(&r.id)),
             (Rooms::OrganizationId, Expr::val(organization_id)),
             (Rooms::HotelId, Expr::val(&r.hotel_id)),
-            (Rooms::RoomTypeId, Expr::val(&r.room_type_id)),
-            (Rooms::Name, Expr::val(&r.name)),
-            (Rooms::Floor, Expr::val(r.floor)),
-            (Rooms::HousekeepingStatus, Expr::val(r.housekeeping_status.as_str())),
-            (Rooms::HousekeepingChangedAt, Expr::val(r.housekeeping_changed_at.map(format_ts))),
-            (Rooms::HousekeepingChangedBy, Expr::val(r.housekeeping_changed_by.clone())),
             (Rooms::CreatedAt, Expr::val(format_ts(r.created_at))),
-            (Rooms::UpdatedAt, Expr::val(format_ts(r.updated_at))),
-        ],
+        ]
+        .into_iter()
+        .chain(written(r)),
     );
     statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
@@ -61,15 +69,7 @@ pub async fn insert(conn: &mut Conn, organization_id: &str, r: &Room) -> StoreRe
 pub async fn update(conn: &mut Conn, organization_id: &str, r: &Room) -> StoreResult<()> {
     let update = Sql::update()
         .table(Rooms::Table)
-        .values([
-            (Rooms::RoomTypeId, Expr::val(&r.room_type_id)),
-            (Rooms::Name, Expr::val(&r.name)),
-            (Rooms::Floor, Expr::val(r.floor)),
-            (Rooms::HousekeepingStatus, Expr::val(r.housekeeping_status.as_str())),
-            (Rooms::HousekeepingChangedAt, Expr::val(r.housekeeping_changed_at.map(format_ts))),
-            (Rooms::HousekeepingChangedBy, Expr::val(r.housekeeping_changed_by.clone())),
-            (Rooms::UpdatedAt, Expr::val(format_ts(r.updated_at))),
-        ])
+        .values(written(r))
         .and_where(Expr::col(Rooms::OrganizationId).eq(organization_id))
         .and_where(Expr::col(Rooms::Id).eq(&r.id))
         .to_owned();

@@ -2,6 +2,7 @@
 //! reservation record.
 
 use super::StoreResult;
+use crate::domain::reservations::ReservationStatus;
 use crate::store::schema::{Reservations as R, Rooms};
 use crate::store::statement::{statement, Asterisk, Expr, ExprTrait, Func, Sql};
 use crate::store::Conn;
@@ -52,7 +53,7 @@ pub async fn stay_counts(
         .and_where(Expr::col(R::HotelId).eq(hotel_id))
         .and_where(Expr::col(R::CheckInDate).lte(to))
         .and_where(Expr::col(R::CheckOutDate).gte(from))
-        .and_where(Expr::col(R::Status).is_in(["REQUESTED", "CONFIRMED", "CHECKED_IN", "CHECKED_OUT"]))
+        .and_where(Expr::col(R::Status).is_in(ReservationStatus::ON_THE_BOOKS.map(ReservationStatus::as_str)))
         .group_by_columns([R::CheckInDate, R::CheckOutDate, R::Status])
         .to_owned();
     statement(conn.engine(), &select)

@@ -32,6 +32,11 @@ impl ReservationStatus {
     pub const ALL: [ReservationStatus; 6] =
         [Self::Requested, Self::Confirmed, Self::CheckedIn, Self::CheckedOut, Self::Cancelled, Self::NoShow];
 
+    /// The stays on the books: every status but a cancellation and a no-show (what the rack and the occupancy
+    /// summaries show).
+    pub const ON_THE_BOOKS: [ReservationStatus; 4] =
+        [Self::Requested, Self::Confirmed, Self::CheckedIn, Self::CheckedOut];
+
     pub fn as_str(self) -> &'static str {
         self.into()
     }

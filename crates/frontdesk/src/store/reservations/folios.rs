@@ -26,17 +26,20 @@ pub async fn folio(conn: &mut Conn, reservation_id: &str) -> StoreResult<Option<
     folio_with_charges(conn, head).await.map(Some)
 }
 
+/// The columns of a charge, in the order [`FolioCharge::from_row`] reads them.
+const CHARGE_COLUMNS: [FolioCharges; 6] = [
+    FolioCharges::Id,
+    FolioCharges::FolioId,
+    FolioCharges::Date,
+    FolioCharges::Description,
+    FolioCharges::Amount,
+    FolioCharges::Currency,
+];
+
 /// The statement that reads a folio's charges, in the folio's order.
 pub(super) fn charges_of(folio_id: &str) -> SelectStatement {
     Sql::select()
-        .columns([
-            FolioCharges::Id,
-            FolioCharges::FolioId,
-            FolioCharges::Date,
-            FolioCharges::Description,
-            FolioCharges::Amount,
-            FolioCharges::Currency,
-        ])
+        .columns(CHARGE_COLUMNS)
         .from(FolioCharges::Table)
         .and_where(Expr::col(FolioCharges::FolioId).eq(folio_id))
         .order_by(FolioCharges::Position, Order::Asc)
@@ -96,18 +99,10 @@ pub async fn save_folio(
     const CHUNK: usize = 200;
     for (n, chunk) in folio.charges.chunks(CHUNK).enumerate() {
         let mut insert = Sql::insert();
-        insert.into_table(FolioCharges::Table).columns([
-            FolioCharges::Id,
-            FolioCharges::FolioId,
-            FolioCharges::Date,
-            FolioCharges::Description,
-            FolioCharges::Amount,
-            FolioCharges::Currency,
-            FolioCharges::Position,
-        ]);
+        insert.into_table(FolioCharges::Table).columns(CHARGE_COLUMNS.into_iter().chain([FolioCharges::Position]));
         // The position is the charge's place in the whole folio, not in its chunk.
         for (i, c) in (n * CHUNK..).zip(chunk) {
-            // Cannot panic: seven values for the seven columns above.
+            // Cannot panic: the six CHARGE_COLUMNS in their order, then the position.
             insert.values_panic([
                 Expr::val(&c.id),
                 Expr::val(&c.folio_id),

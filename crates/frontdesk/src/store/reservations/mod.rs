@@ -89,6 +89,26 @@ fn reservation<R: PortableRow>(row: &R) -> StoreResult<Reservation> {
 /// How many of [`COLUMNS`] there are: what follows them in a row starts here.
 const AFTER_COLUMNS: usize = COLUMNS.len();
 
+/// The columns an update writes (an insert writes them too, with the ones a record is created with).
+fn written(r: &Reservation) -> [(R, Expr); 14] {
+    [
+        (R::GuestId, Expr::val(r.guest_id.clone())),
+        (R::Status, Expr::val(r.status.as_str())),
+        (R::CheckInDate, Expr::val(format_date(r.check_in_date))),
+        (R::CheckOutDate, Expr::val(format_date(r.check_out_date))),
+        (R::Nights, Expr::val(r.nights())),
+        (R::StartTime, Expr::val(format_ts(r.start_time))),
+        (R::EndTime, Expr::val(format_ts(r.end_time))),
+        (R::Adults, Expr::val(r.adults)),
+        (R::Children, Expr::val(r.children)),
+        (R::Infants, Expr::val(r.infants)),
+        (R::TotalPrice, Expr::val(r.total_price)),
+        (R::ChannelReference, Expr::val(r.channel_reference.clone())),
+        (R::Notes, Expr::val(r.notes.clone())),
+        (R::UpdatedAt, Expr::val(format_ts(r.updated_at))),
+    ]
+}
+
 pub async fn insert(conn: &mut Conn, organization_id: &str, r: &Reservation) -> StoreResult<()> {
     let insert = insert_row(
         R::Table,
@@ -96,25 +116,13 @@ pub async fn insert(conn: &mut Conn, organization_id: &str, r: &Reservation) -> 
             (R::Id, Expr::val(&r.id)),
             (R::OrganizationId, Expr::val(organization_id)),
             (R::HotelId, Expr::val(&r.hotel_id)),
-            (R::GuestId, Expr::val(r.guest_id.clone())),
-            (R::Status, Expr::val(r.status.as_str())),
-            (R::CheckInDate, Expr::val(format_date(r.check_in_date))),
-            (R::CheckOutDate, Expr::val(format_date(r.check_out_date))),
-            (R::Nights, Expr::val(r.nights())),
-            (R::StartTime, Expr::val(format_ts(r.start_time))),
-            (R::EndTime, Expr::val(format_ts(r.end_time))),
-            (R::Adults, Expr::val(r.adults)),
-            (R::Children, Expr::val(r.children)),
-            (R::Infants, Expr::val(r.infants)),
-            (R::TotalPrice, Expr::val(r.total_price)),
             (R::Currency, Expr::val(&r.currency)),
             (R::Source, Expr::val(r.source.as_str())),
-            (R::ChannelReference, Expr::val(r.channel_reference.clone())),
-            (R::Notes, Expr::val(r.notes.clone())),
             (R::CreatedAt, Expr::val(format_ts(r.created_at))),
-            (R::UpdatedAt, Expr::val(format_ts(r.updated_at))),
             (R::Reference, Expr::val(&r.reference)),
-        ],
+        ]
+        .into_iter()
+        .chain(written(r)),
     );
     statement(conn.engine(), &insert).execute(conn).await?;
     Ok(())
@@ -123,22 +131,7 @@ pub async fn insert(conn: &mut Conn, organization_id: &str, r: &Reservation) -> 
 pub async fn update(conn: &mut Conn, organization_id: &str, r: &Reservation) -> StoreResult<()> {
     let update = Sql::update()
         .table(R::Table)
-        .values([
-            (R::GuestId, Expr::val(r.guest_id.clone())),
-            (R::Status, Expr::val(r.status.as_str())),
-            (R::CheckInDate, Expr::val(format_date(r.check_in_date))),
-            (R::CheckOutDate, Expr::val(format_date(r.check_out_date))),
-            (R::Nights, Expr::val(r.nights())),
-            (R::StartTime, Expr::val(format_ts(r.start_time))),
-            (R::EndTime, Expr::val(format_ts(r.end_time))),
-            (R::Adults, Expr::val(r.adults)),
-            (R::Children, Expr::val(r.children)),
-            (R::Infants, Expr::val(r.infants)),
-            (R::TotalPrice, Expr::val(r.total_price)),
-            (R::ChannelReference, Expr::val(r.channel_reference.clone())),
-            (R::Notes, Expr::val(r.notes.clone())),
-            (R::UpdatedAt, Expr::val(format_ts(r.updated_at))),
-        ])
+        .values(written(r))
         .and_where(Expr::col(R::OrganizationId).eq(organization_id))
         .and_where(Expr::col(R::Id).eq(&r.id))
         .to_owned();

@@ -93,13 +93,6 @@ pub async fn rack_rows(
     from: NaiveDate,
     to: NaiveDate,
 ) -> StoreResult<Vec<RackRow>> {
-    // The stays a rack shows: not cancelled, not no-shows.
-    let shown = [
-        ReservationStatus::Requested,
-        ReservationStatus::Confirmed,
-        ReservationStatus::CheckedIn,
-        ReservationStatus::CheckedOut,
-    ];
     let r = Reservations::Table;
     let select = Sql::select()
         .expr_as(Expr::col((r, Reservations::Id)), "reservation_id")
@@ -121,7 +114,9 @@ pub async fn rack_rows(
         .and_where(Expr::col((r, Reservations::CheckInDate)).gte(format_date(check_in_from)))
         .and_where(Expr::col((r, Reservations::CheckInDate)).lt(format_date(to)))
         .and_where(Expr::col((r, Reservations::CheckOutDate)).gt(format_date(from)))
-        .and_where(Expr::col((r, Reservations::Status)).is_in(shown.map(|s| s.as_str())))
+        .and_where(
+            Expr::col((r, Reservations::Status)).is_in(ReservationStatus::ON_THE_BOOKS.map(ReservationStatus::as_str)),
+        )
         .and_where(Expr::col((Rr::Table, Rr::Status)).ne(RoomStatus::Cancelled.as_str()))
         .order_by((r, Reservations::CheckInDate), Order::Asc)
         .order_by((r, Reservations::Id), Order::Asc)
