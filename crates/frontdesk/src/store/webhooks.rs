@@ -137,7 +137,8 @@ fn target(row: &Row) -> StoreResult<Target> {
 /// The active subscriptions of an organization (which of them want an event is [`Target::wants`]).
 ///
 /// Not locked: a subscription turned off between this read and the caller's commit keeps the queue rows written
-/// for it here until the next sweep ([`super::outbox::sweep`] drops the rows of subscriptions that are off). Locking
+/// for it here until they are dropped again a moment later ([`drop_queue_if_off`], after a turn-off by failures) or
+/// by the next sweep ([`super::outbox::sweep`] drops the rows of subscriptions that are off). Locking
 /// the subscriptions `FOR SHARE` closed that window but made webhook delivery 2.6x slower on PostgreSQL
 /// (`benches/webhooks.rs`: a write's p50 with three subscriptions 29.6 ms against 11.4 ms; stop 37).
 pub async fn active_targets(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<Target>> {
@@ -208,6 +209,21 @@ pub async fn drop_queue(conn: &mut Conn, id: &str) -> StoreResult<()> {
         .map(|row| row.try_get("event_id"))
         .collect::<StoreResult<Vec<String>>>()?;
     super::outbox::remove_finished(conn, &dropped).await
+}
+
+/// [`drop_queue`], if the subscription is (still) off: for rows a concurrent hand-out wrote after the turn-off's own
+/// drop (see [`active_targets`]); a subscription turned on again meanwhile keeps its queue.
+pub async fn drop_queue_if_off(conn: &mut Conn, id: &str) -> StoreResult<()> {
+    let off = Sql::select()
+        .expr(Expr::cust("1"))
+        .from(S::Table)
+        .and_where(Expr::col(S::Id).eq(id))
+        .and_where(Expr::col(S::Active).eq(false))
+        .to_owned();
+    if statement(conn.engine(), &off).fetch_optional(&mut *conn).await?.is_none() {
+        return Ok(());
+    }
+    drop_queue(conn, id).await
 }
 
 /// A success clears the failure count.
