@@ -3,6 +3,7 @@
 //! [`crate::router`].
 
 pub mod auth;
+pub mod declared_query;
 pub mod extract;
 pub mod head_limit;
 pub mod headers;
@@ -55,6 +56,8 @@ pub fn api() -> OpenApiRouter<AppState> {
 pub fn parts() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     let (router, mut doc) = api().split_for_parts();
     openapi::finish(&mut doc);
+    let declared = declared_query::DeclaredQueries::of(&doc);
+    let router = router.route_layer(axum::middleware::from_fn_with_state(declared, declared_query::refuse_undeclared));
     (router, doc)
 }
 

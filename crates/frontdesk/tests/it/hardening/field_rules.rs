@@ -86,6 +86,10 @@ async fn query_parameters_answer_in_one_shape(s: TestServer) {
         ("/api/reservations?skip=-".to_string(), "skip", "invalid digit"),
         ("/api/reservations?startTime=yesterday".to_string(), "startTime", "input"),
         (format!("/api/webhooksubscriptions/{}/deliveries?limit=x", f.hotel), "limit", "invalid digit"),
+        // A misspelt filter would otherwise widen the list to every hotel, silently: refused like an unknown field.
+        (format!("/api/reservations?hotelID={}", f.hotel), "hotelID", "is not a parameter of this operation"),
+        ("/api/guests?limit=1&=".to_string(), "", "is not a parameter of this operation"),
+        (format!("/api/hotels/{}?limit=1", f.hotel), "limit", "which takes none"),
     ] {
         let answer = s.get(&path, &auth).await.expect(400);
         assert_eq!(answer.body["type"], json!("urn:frontdesk:problem:validation"), "{path}: {}", answer.body);
@@ -93,6 +97,12 @@ async fn query_parameters_answer_in_one_shape(s: TestServer) {
         let said = answer.body["errors"][0]["message"].as_str().unwrap_or_default();
         assert!(said.contains(message), "{path}: {}", answer.body);
     }
+    // Refused before the handler runs: a write with an undeclared parameter writes nothing.
+    let guests = s.count("guests").await;
+    let answer = s.post("/api/guests?dryRun=true", &auth, json!({"firstName": "Ana", "lastName": "Silva"})).await;
+    let answer = answer.expect(400);
+    assert_eq!(answer.body["errors"][0]["field"], json!("dryRun"), "{}", answer.body);
+    assert_eq!(s.count("guests").await, guests);
 }
 
 /// Whether an OpenAPI property schema admits `null`.
