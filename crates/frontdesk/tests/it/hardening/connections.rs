@@ -26,11 +26,11 @@ async fn oversized_request_heads_answer_before_the_service(s: TestServer) {
     let get = |target: &str, headers: &str| {
         format!("GET {target} HTTP/1.1\r\nHost: x\r\n{headers}Connection: close\r\n\r\n").into_bytes()
     };
-    let within = raw_exchange(&s, get(&format!("/api/hotels?x={}", "a".repeat(60_000)), "")).await;
+    let within = raw_exchange(&s, get(&format!("/api/guests?email={}", "a".repeat(60_000)), "")).await;
     assert!(within.starts_with("HTTP/1.1 401"), "{within}");
     assert!(within.contains("application/problem+json"), "{within}");
 
-    let long_url = raw_exchange(&s, get(&format!("/api/hotels?x={}", "a".repeat(70_000)), "")).await;
+    let long_url = raw_exchange(&s, get(&format!("/api/guests?email={}", "a".repeat(70_000)), "")).await;
     assert!(long_url.starts_with("HTTP/1.1 414"), "{long_url}");
     assert!(long_url.ends_with("\r\n\r\n") && long_url.contains("content-length: 0"), "no body: {long_url}");
 
