@@ -210,9 +210,51 @@ pub async fn remove_finished(conn: &mut Conn, ids: &[String]) -> StoreResult<()>
     Ok(())
 }
 
-/// Tidies what concurrent processes can leave behind: rows queued for subscriptions that were turned off, and
-/// handed-out events no subscription waits for (when two processes finish an event's last two rows at the same
-/// time, neither sees the other's deletion).
+/// Takes back the queue rows just written for `events` whose subscription, one of `subscriptions`, is off: one
+/// turned off after the caller read it active, whose turn-off committed while the caller waited for its foreign
+/// key's lock on it (see [`super::webhooks::drop_queue`]). Runs in the caller's transaction after its queue rows are
+/// written, so that it reads what has committed since; answers the (subscription, event) pairs taken back. Events
+/// nobody waits for any more are removed.
+pub async fn unqueue_turned_off(
+    conn: &mut Conn,
+    subscriptions: &[&str],
+    events: &[&str],
+) -> StoreResult<Vec<(String, String)>> {
+    let mut turned_off: Vec<String> = Vec::new();
+    for chunk in subscriptions.chunks(500) {
+        let select = Sql::select()
+            .column(WebhookSubscriptions::Id)
+            .from(WebhookSubscriptions::Table)
+            .and_where(Expr::col(WebhookSubscriptions::Id).is_in(chunk.iter().copied()))
+            .and_where(Expr::col(WebhookSubscriptions::Active).eq(false))
+            .to_owned();
+        for row in statement(conn.engine(), &select).fetch_all(&mut *conn).await? {
+            turned_off.push(row.try_get("id")?);
+        }
+    }
+    let mut taken_back = Vec::new();
+    for subscription in &turned_off {
+        for chunk in events.chunks(500) {
+            let delete = Sql::delete()
+                .from_table(Q::Table)
+                .and_where(Expr::col(Q::SubscriptionId).eq(subscription.as_str()))
+                .and_where(Expr::col(Q::EventId).is_in(chunk.iter().copied()))
+                .returning_col(Q::EventId)
+                .to_owned();
+            for row in statement(conn.engine(), &delete).fetch_all(&mut *conn).await? {
+                taken_back.push((subscription.clone(), row.try_get("event_id")?));
+            }
+        }
+    }
+    let events: Vec<String> = taken_back.iter().map(|(_, event)| event.clone()).collect();
+    remove_finished(conn, &events).await?;
+    Ok(taken_back)
+}
+
+/// Tidies what concurrent processes can leave behind: handed-out events no subscription waits for (when two
+/// processes finish an event's last two rows at the same time, neither sees the other's deletion); and rows queued
+/// for subscriptions that are off, which no release since stop 38 leaves (a turn-off and a hand-out see each
+/// other's rows, [`super::webhooks::drop_queue`]) but a database written by an earlier one may hold.
 pub async fn sweep(conn: &mut Conn) -> StoreResult<()> {
     let turned_off = Sql::select()
         .column(WebhookSubscriptions::Id)

@@ -65,6 +65,12 @@ pub trait RowLocks {
     /// Locks the selected rows as a claim, skipping rows another transaction holds (`FOR UPDATE SKIP LOCKED`), so
     /// that several processes can claim work from one table without waiting on each other.
     fn lock_skipping_held(&mut self) -> &mut Self;
+
+    /// Locks the selected rows against every other lock, those of writes that merely reference them included
+    /// (`FOR UPDATE`): it waits until each transaction that has written a row pointing at them by a foreign key
+    /// (which holds `FOR KEY SHARE`) has ended, and makes later ones wait for this one. For a change that must see
+    /// every row written against the locked one, e.g. a subscription turned off and the queue rows of a hand-out.
+    fn lock_exclusively(&mut self) -> &mut Self;
 }
 
 impl RowLocks for SelectStatement {
@@ -74,6 +80,10 @@ impl RowLocks for SelectStatement {
 
     fn lock_skipping_held(&mut self) -> &mut Self {
         self.lock_with_behavior(LockType::Update, LockBehavior::SkipLocked)
+    }
+
+    fn lock_exclusively(&mut self) -> &mut Self {
+        self.lock(LockType::Update)
     }
 }
 

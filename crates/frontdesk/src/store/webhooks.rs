@@ -5,7 +5,7 @@ use super::{bool_int, format_ts, Engine, RowExt, StoreResult};
 use crate::domain::events::EventKind;
 use crate::domain::webhooks::{Target, WebhookDelivery, WebhookSubscription};
 use crate::store::schema::{WebhookDeliveries as D, WebhookQueue, WebhookSubscriptions as S};
-use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Order, SelectStatement, Sql};
+use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Order, RowLocks, SelectStatement, Sql};
 use crate::store::{query_with, Conn, Row};
 
 const COLUMNS: [S; 9] = [
@@ -136,11 +136,11 @@ fn target(row: &Row) -> StoreResult<Target> {
 
 /// The active subscriptions of an organization (which of them want an event is [`Target::wants`]).
 ///
-/// Not locked: a subscription turned off between this read and the caller's commit keeps the queue rows written
-/// for it here until they are dropped again a moment later ([`drop_queue_if_off`], after a turn-off by failures) or
-/// by the next sweep ([`super::outbox::sweep`] drops the rows of subscriptions that are off). Locking
-/// the subscriptions `FOR SHARE` closed that window but made webhook delivery 2.6x slower on PostgreSQL
-/// (`benches/webhooks.rs`: a write's p50 with three subscriptions 29.6 ms against 11.4 ms; stop 37).
+/// Not locked: a subscription turned off between this read and the caller's commit is handled by the turn-off
+/// waiting for the caller's queue rows ([`drop_queue`]) or by the caller finding it off after queuing
+/// ([`super::outbox::unqueue_turned_off`]). Locking the subscriptions `FOR SHARE` here instead made webhook
+/// delivery 2.6x slower on PostgreSQL (`benches/webhooks.rs`: a write's p50 with three subscriptions 29.6 ms
+/// against 11.4 ms; stop 37).
 pub async fn active_targets(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<Target>> {
     let select = active_targets_select().and_where(Expr::col(S::OrganizationId).eq(organization_id)).to_owned();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(target).collect()
@@ -193,10 +193,18 @@ pub async fn turn_off(conn: &mut Conn, id: &str) -> StoreResult<()> {
 
 /// Drops the events still queued for a subscription (and the events no other subscription still waits for).
 ///
+/// The subscription is locked first, exclusively: a hand-out that read it active and has queued events for it
+/// holds its foreign key's lock on it until it commits, so this waits for that hand-out and then sees its rows. A
+/// hand-out that reaches the subscription after this lock waits for the turn-off to commit, and then finds the
+/// subscription off itself ([`super::outbox::unqueue_turned_off`]). Between the two, no row queued for a
+/// subscription that is off outlives the transaction that queued it.
+///
 /// Queue rows first, then events, as the dispatcher's recorder takes them (`outbox::finish_queued`, then
 /// `outbox::remove_finished`): deleting an event first cascades to its queue rows, and two writers taking an event
 /// and its queue row in opposite orders can deadlock, which PostgreSQL ends by giving one of them up.
 pub async fn drop_queue(conn: &mut Conn, id: &str) -> StoreResult<()> {
+    let lock = Sql::select().column(S::Id).from(S::Table).and_where(Expr::col(S::Id).eq(id)).lock_exclusively().to_owned();
+    statement(conn.engine(), &lock).fetch_optional(&mut *conn).await?;
     let delete = Sql::delete()
         .from_table(WebhookQueue::Table)
         .and_where(Expr::col(WebhookQueue::SubscriptionId).eq(id))
@@ -209,21 +217,6 @@ pub async fn drop_queue(conn: &mut Conn, id: &str) -> StoreResult<()> {
         .map(|row| row.try_get("event_id"))
         .collect::<StoreResult<Vec<String>>>()?;
     super::outbox::remove_finished(conn, &dropped).await
-}
-
-/// [`drop_queue`], if the subscription is (still) off: for rows a concurrent hand-out wrote after the turn-off's own
-/// drop (see [`active_targets`]); a subscription turned on again meanwhile keeps its queue.
-pub async fn drop_queue_if_off(conn: &mut Conn, id: &str) -> StoreResult<()> {
-    let off = Sql::select()
-        .expr(Expr::cust("1"))
-        .from(S::Table)
-        .and_where(Expr::col(S::Id).eq(id))
-        .and_where(Expr::col(S::Active).eq(false))
-        .to_owned();
-    if statement(conn.engine(), &off).fetch_optional(&mut *conn).await?.is_none() {
-        return Ok(());
-    }
-    drop_queue(conn, id).await
 }
 
 /// A success clears the failure count.

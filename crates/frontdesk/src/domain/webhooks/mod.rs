@@ -133,15 +133,6 @@ pub async fn record_failed_delivery(db: &Db, id: &str) -> Result<Option<(i64, bo
     }
 }
 
-/// Drops the queue rows of subscription `id` again if it is off: a hand-out that read it active just before its
-/// turn-off may have queued events for it after the turn-off's own drop (`store::webhooks::active_targets`).
-pub async fn drop_queue_if_off(db: &Db, id: &str) -> Result<()> {
-    let mut tx = db.begin_write().await?;
-    store::webhooks::drop_queue_if_off(tx.conn(), id).await?;
-    tx.commit().await?;
-    Ok(())
-}
-
 async fn count_failed_delivery(db: &Db, id: &str) -> Result<Option<(i64, bool)>> {
     let mut tx = db.begin_write().await?;
     let Some(FailureCount { consecutive_failures, active }) =

@@ -125,14 +125,6 @@ pub(super) async fn lane(shared: Arc<Shared>, state: Arc<LaneState>, mut jobs: m
                                 "webhook subscription turned off after consecutive failed deliveries");
                             failures = Some(count);
                             turned_off_at = Some(Instant::now());
-                            // A hand-out under way may still queue events for it: drop them once it has committed.
-                            let (db, id) = (shared.db.clone(), job.target.id.clone());
-                            tokio::spawn(async move {
-                                tokio::time::sleep(REDROP_AFTER_TURN_OFF).await;
-                                if let Err(err) = webhooks::drop_queue_if_off(&db, &id).await {
-                                    tracing::warn!(error = %err, "dropping a turned-off subscription's queue failed");
-                                }
-                            });
                         }
                         // Deleted meanwhile.
                         Ok(None) => turned_off_at = Some(Instant::now()),
@@ -149,9 +141,6 @@ pub(super) async fn lane(shared: Arc<Shared>, state: Arc<LaneState>, mut jobs: m
         }
     }
 }
-
-/// How long after a turn-off by failures its queue is dropped again: longer than a hand-out's transaction.
-const REDROP_AFTER_TURN_OFF: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// This subscription is done with the event.
 pub(super) fn finish_job(shared: &Shared, job: &Job) {

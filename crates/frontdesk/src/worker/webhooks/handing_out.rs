@@ -87,8 +87,18 @@ pub(super) async fn hand_out(
     outbox::enqueue(tx.conn(), &pairs, Some(&until)).await?;
     outbox::enqueue(tx.conn(), &queued, None).await?;
     outbox::remove(tx.conn(), &unwanted).await?;
+    // A subscription turned off since `active_targets` read it: its turn-off either waited for these rows and drops
+    // them, or committed before they were written, and then they are taken back here.
+    let subscriptions: HashSet<&str> = pairs.iter().chain(&queued).map(|(subscription, _)| *subscription).collect();
+    let subscriptions: Vec<&str> = subscriptions.into_iter().collect();
+    let event_ids: Vec<&str> = events.iter().map(|event| event.id.as_str()).collect();
+    let taken_back: HashSet<(String, String)> =
+        outbox::unqueue_turned_off(tx.conn(), &subscriptions, &event_ids).await?.into_iter().collect();
     tx.commit().await?;
     for (target, event) in claimed {
+        if taken_back.contains(&(target.id.clone(), event.id.clone())) {
+            continue;
+        }
         shared.in_flight.lock().insert((target.id.clone(), event.id.clone()));
         give_event(shared, lanes, registry, target.clone(), event, loaded_at);
     }

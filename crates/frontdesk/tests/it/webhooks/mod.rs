@@ -6,6 +6,7 @@ mod deliveries;
 mod dying_processes;
 mod failing_receivers;
 mod subscriptions;
+mod turning_off;
 
 use crate::common::{Org, TestServer};
 use serde_json::{json, Value};
