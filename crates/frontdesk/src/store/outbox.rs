@@ -232,7 +232,7 @@ pub async fn unqueue_turned_off(
             turned_off.push(row.try_get("id")?);
         }
     }
-    let mut taken_back = Vec::new();
+    let mut taken_back: Vec<(String, String)> = Vec::new();
     for subscription in &turned_off {
         for chunk in events.chunks(500) {
             let delete = Sql::delete()

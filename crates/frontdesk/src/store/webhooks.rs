@@ -203,7 +203,8 @@ pub async fn turn_off(conn: &mut Conn, id: &str) -> StoreResult<()> {
 /// `outbox::remove_finished`): deleting an event first cascades to its queue rows, and two writers taking an event
 /// and its queue row in opposite orders can deadlock, which PostgreSQL ends by giving one of them up.
 pub async fn drop_queue(conn: &mut Conn, id: &str) -> StoreResult<()> {
-    let lock = Sql::select().column(S::Id).from(S::Table).and_where(Expr::col(S::Id).eq(id)).lock_exclusively().to_owned();
+    let lock =
+        Sql::select().column(S::Id).from(S::Table).and_where(Expr::col(S::Id).eq(id)).lock_exclusively().to_owned();
     statement(conn.engine(), &lock).fetch_optional(&mut *conn).await?;
     let delete = Sql::delete()
         .from_table(WebhookQueue::Table)
