@@ -152,9 +152,14 @@ impl Figures {
 /// Every endpoint of the benchmark, through `serve`, with `/healthz` first and last.
 async fn endpoints(serve: &ServeProcess, server: &BenchServer, demo_hotel: &str, scale: &data::AtScale) -> Figures {
     let auth = server.basic();
+    // On stderr as each phase starts, so that a profiler (`perf record -p <serve's pid>`) can be aimed at one.
+    let phase = |name: &str| eprintln!("  [{}] measuring {name}", chrono::Utc::now().format("%H:%M:%S"));
     let healthz: MakeCall = Arc::new(|_, _| Call::get("/healthz"));
+    phase("/healthz");
     let floor_before = measure(&serve.base, healthz.clone()).await;
+    phase("availability, demo hotel");
     let demo_search = measure(&serve.base, searches(demo_hotel, 60)).await;
+    phase("availability, benchmark hotel");
     let bench_search = measure(&serve.base, searches(&server.hotel, 300)).await;
     let list_call: MakeCall = {
         let (hotels, auth) = (Arc::new(scale.hotels.clone()), auth.clone());
@@ -164,6 +169,7 @@ async fn endpoints(serve: &ServeProcess, server: &BenchServer, demo_hotel: &str,
             Call::get(list_path(hotel, (x >> 8) % (SCALE_DAYS - 30))).header("authorization", auth.clone())
         })
     };
+    phase("reservation list");
     let list = measure(&serve.base, list_call).await;
     let single_call: MakeCall = {
         let ids = Arc::new(scale.ids.clone());
@@ -172,7 +178,9 @@ async fn endpoints(serve: &ServeProcess, server: &BenchServer, demo_hotel: &str,
             Call::get(format!("/api/reservations/{id}")).header("authorization", auth.clone())
         })
     };
+    phase("one reservation");
     let single = measure(&serve.base, single_call).await;
+    phase("/healthz again");
     let floor_after = measure(&serve.base, healthz).await;
     Figures { floor_before, floor_after, demo_search, bench_search, list, single }
 }
