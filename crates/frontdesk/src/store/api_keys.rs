@@ -56,7 +56,7 @@ pub async fn list(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<Api
         .from(ApiKeys::Table)
         .and_where(Expr::col(ApiKeys::OrganizationId).eq(organization_id))
         .order_by(ApiKeys::Id, Order::Asc)
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(api_key).collect()
 }
 
@@ -66,7 +66,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
         .from(ApiKeys::Table)
         .and_where(Expr::col(ApiKeys::OrganizationId).eq(organization_id))
         .and_where(Expr::col(ApiKeys::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(api_key).transpose()
 }
 
@@ -80,7 +80,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, key: &ApiKey) -> Sto
         ])
         .and_where(Expr::col(ApiKeys::OrganizationId).eq(organization_id))
         .and_where(Expr::col(ApiKeys::Id).eq(&key.id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -90,7 +90,7 @@ pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreRe
         .from_table(ApiKeys::Table)
         .and_where(Expr::col(ApiKeys::OrganizationId).eq(organization_id))
         .and_where(Expr::col(ApiKeys::Id).eq(id))
-        .to_owned();
+        .take();
     let done = statement(conn.engine(), &delete).execute(conn).await?;
     Ok(done.rows_affected() > 0)
 }
@@ -130,7 +130,7 @@ pub async fn find_by_digest(conn: &mut Conn, secret_hash: &str) -> StoreResult<O
         ])
         .from(ApiKeys::Table)
         .and_where(Expr::col(ApiKeys::SecretHash).eq(secret_hash))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         Ok(StoredApiKey {
@@ -155,7 +155,7 @@ pub async fn touch(conn: &mut Conn, id: &str, at: DateTime<Utc>, unless_since: D
         .and_where(
             Expr::col(ApiKeys::LastUsedAt).is_null().or(Expr::col(ApiKeys::LastUsedAt).lt(format_ts(unless_since))),
         )
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }

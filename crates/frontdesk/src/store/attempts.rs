@@ -38,7 +38,7 @@ pub async fn lock(conn: &mut Conn, bucket: &str, now: DateTime<Utc>) -> StoreRes
         .from(A::Table)
         .and_where(Expr::col(A::Bucket).eq(bucket))
         .lock_for_writing()
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_one(conn).await?;
     let count =
         Count { count: row.try_get("count")?, last_at: row.get_ts("last_at")?, expires_at: row.get_ts("expires_at")? };
@@ -69,13 +69,13 @@ pub async fn touch(conn: &mut Conn, bucket: &str, at: DateTime<Utc>, expires_at:
         .values([(A::LastAt, Expr::val(&at)), (A::ExpiresAt, Expr::val(format_ts(expires_at)))])
         .and_where(Expr::col(A::Bucket).eq(bucket))
         .and_where(Expr::col(A::ExpiresAt).gt(&at))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 pub async fn delete(conn: &mut Conn, bucket: &str) -> StoreResult<()> {
-    let delete = Sql::delete().from_table(A::Table).and_where(Expr::col(A::Bucket).eq(bucket)).to_owned();
+    let delete = Sql::delete().from_table(A::Table).and_where(Expr::col(A::Bucket).eq(bucket)).take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
@@ -88,8 +88,8 @@ pub async fn purge(conn: &mut Conn, now: DateTime<Utc>) -> StoreResult<()> {
         .and_where(Expr::col(A::ExpiresAt).lte(format_ts(now)))
         .order_by(A::ExpiresAt, Order::Asc)
         .limit(100)
-        .to_owned();
-    let delete = Sql::delete().from_table(A::Table).and_where(Expr::col(A::Bucket).in_subquery(stale)).to_owned();
+        .take();
+    let delete = Sql::delete().from_table(A::Table).and_where(Expr::col(A::Bucket).in_subquery(stale)).take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }

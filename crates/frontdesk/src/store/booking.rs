@@ -18,7 +18,7 @@ pub async fn service_secret(conn: &mut Conn, name: &str, fresh: &str, at: DateTi
     );
     insert.on_conflict(OnConflict::column(S::Name).do_nothing().to_owned());
     statement(conn.engine(), &insert).execute(&mut *conn).await?;
-    let select = Sql::select().column(S::Value).from(S::Table).and_where(Expr::col(S::Name).eq(name)).to_owned();
+    let select = Sql::select().column(S::Value).from(S::Table).and_where(Expr::col(S::Name).eq(name)).take();
     statement(conn.engine(), &select).fetch_one(conn).await?.try_get("value")
 }
 
@@ -52,7 +52,7 @@ pub async fn open_public_request(conn: &mut Conn, request: &PublicRequest<'_>) -
         .order_by((R::Table, R::CreatedAt), Order::Asc)
         .order_by((R::Table, R::Id), Order::Asc)
         .limit(1)
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| row.try_get("id")).transpose()
 }

@@ -56,7 +56,7 @@ pub async fn range(
         .and_where(Expr::col(D::Date).gte(format_date(from)))
         .and_where(Expr::col(D::Date).lte(format_date(to)))
         .order_by(D::Date, Order::Asc)
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(|row| daily_rate(row, currency)).collect()
 }
 
@@ -120,7 +120,7 @@ async fn in_range(
         .and_where(Expr::col(D::Date).gte(format_date(from)))
         .and_where(Expr::col(D::Date).lte(format_date(to)))
         .and_where(Expr::col(D::RatePlanId).is_in(rate_plan_ids.iter().copied()))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_all(conn).await
 }
 

@@ -108,7 +108,7 @@ pub async fn of_reservation(conn: &mut Conn, reservation_id: &str) -> StoreResul
         .from(M::Table)
         .and_where(Expr::col(M::ReservationId).eq(reservation_id))
         .order_by(M::Id, Order::Asc)
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(message).collect()
 }
 
@@ -127,7 +127,7 @@ pub async fn of_guest(
         .and_where(Expr::col(M::GuestId).eq(guest_id))
         .order_by(M::Id, Order::Desc)
         .limit(limit)
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(message).collect()
 }
 
@@ -137,7 +137,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
         .from(M::Table)
         .and_where(Expr::col(M::OrganizationId).eq(organization_id))
         .and_where(Expr::col(M::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(message).transpose()
 }
 
@@ -158,7 +158,7 @@ pub async fn reschedule(
         ])
         .and_where(Expr::col(M::Id).eq(id))
         .and_where(Expr::col(M::Status).eq(PENDING))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -174,7 +174,7 @@ pub async fn end_pending(conn: &mut Conn, id: &str, status: &str, at: DateTime<U
         ])
         .and_where(Expr::col(M::Id).eq(id))
         .and_where(Expr::col(M::Status).eq(PENDING))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -199,7 +199,7 @@ pub async fn claim_due(
         .order_by(M::DueAt, Order::Asc)
         .limit(limit)
         .lock_skipping_held()
-        .to_owned();
+        .take();
     let update = Sql::update()
         .table(M::Table)
         .values([
@@ -209,7 +209,7 @@ pub async fn claim_due(
         ])
         .and_where(Expr::col(M::Id).in_subquery(due))
         .returning(Sql::returning().columns(COLUMNS))
-        .to_owned();
+        .take();
     let mut rows = statement(conn.engine(), &update)
         .fetch_all(conn)
         .await?
@@ -250,7 +250,7 @@ pub async fn record_attempt(
         ])
         .and_where(Expr::col(M::Id).eq(id))
         .and_where(Expr::col(M::ClaimedUntil).eq(format_ts(claimed_until)))
-        .to_owned();
+        .take();
     let done = statement(conn.engine(), &update).execute(conn).await?;
     Ok(done.rows_affected() == 1)
 }
@@ -268,7 +268,7 @@ pub async fn settings(conn: &mut Conn, hotel_id: &str) -> StoreResult<Option<Set
         .columns([Hs::ContactEmail, Hs::ContactPhone, Hs::ReminderDaysBefore, Hs::ReminderHour])
         .from(Hs::Table)
         .and_where(Expr::col(Hs::HotelId).eq(hotel_id))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         Ok(SettingsRow {
@@ -321,7 +321,7 @@ pub async fn template(
         .and_where(Expr::col(T::HotelId).eq(hotel_id))
         .and_where(Expr::col(T::Kind).eq(kind))
         .and_where(Expr::col(T::Language).eq(language))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| Ok((row.try_get("subject")?, row.try_get("body")?))).transpose()
 }
@@ -361,7 +361,7 @@ pub async fn remove_template(conn: &mut Conn, hotel_id: &str, kind: &str, langua
         .and_where(Expr::col(T::HotelId).eq(hotel_id))
         .and_where(Expr::col(T::Kind).eq(kind))
         .and_where(Expr::col(T::Language).eq(language))
-        .to_owned();
+        .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }

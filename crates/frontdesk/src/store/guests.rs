@@ -78,7 +78,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, g: &Guest) -> StoreR
         .values(written(g))
         .and_where(Expr::col(G::OrganizationId).eq(organization_id))
         .and_where(Expr::col(G::Id).eq(&g.id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -89,7 +89,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
         .from(G::Table)
         .and_where(Expr::col(G::OrganizationId).eq(organization_id))
         .and_where(Expr::col(G::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(guest).transpose()
 }
 
@@ -111,7 +111,7 @@ pub async fn with_email_in_hotel(
         .and_where(Expr::col(G::Id).ne(except_id))
         .order_by(G::Id, Order::Asc)
         .limit(rows(limit))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(guest).collect()
 }
 
@@ -120,7 +120,7 @@ pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreRe
         .from_table(G::Table)
         .and_where(Expr::col(G::OrganizationId).eq(organization_id))
         .and_where(Expr::col(G::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
@@ -145,7 +145,7 @@ pub async fn count(db: &Db, organization_id: &str, filter: &GuestFilter, page: &
         .expr_as(Expr::col(Asterisk).count(), "n")
         .from(G::Table)
         .cond_where(self::filter(organization_id, filter, page))
-        .to_owned();
+        .take();
     let (sql, values) = rendered(db.engine(), &counted)?;
     super::count(db, &sql, values).await
 }
@@ -173,7 +173,7 @@ pub async fn by_ids(conn: &mut Conn, organization_id: &str, ids: &[String]) -> S
         .from(G::Table)
         .and_where(Expr::col(G::OrganizationId).eq(organization_id))
         .and_where(Expr::col(G::Id).is_in(ids.iter().map(String::as_str)))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(guest).collect()
 }
 
@@ -216,7 +216,7 @@ pub async fn search(
                 .order_by(G::PhoneDigitsReversed, Order::Asc)
                 .order_by(G::Id, Order::Asc)
                 .limit(rows(limit))
-                .to_owned();
+                .take();
             let rows = statement(conn.engine(), &select).fetch_all(conn).await?;
             let mut found: Vec<Guest> = rows.iter().map(guest).collect::<StoreResult<_>>()?;
             found.sort_by(|a, b| (&a.last_name, &a.first_name, &a.id).cmp(&(&b.last_name, &b.first_name, &b.id)));
@@ -232,7 +232,7 @@ pub async fn search(
                 .order_by(G::FirstName, Order::Asc)
                 .order_by(G::Id, Order::Asc)
                 .limit(rows(limit))
-                .to_owned();
+                .take();
             statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(guest).collect()
         }
         GuestSearch::NamePrefix(prefix) => {
@@ -250,7 +250,7 @@ pub async fn search(
                     .order_by_expr(lowered(), Order::Asc)
                     .order_by(G::Id, Order::Asc)
                     .limit(rows(limit))
-                    .to_owned();
+                    .take();
                 for row in statement(conn.engine(), &select).fetch_all(&mut *conn).await? {
                     let g = guest(&row)?;
                     if !found.iter().any(|f| f.id == g.id) {

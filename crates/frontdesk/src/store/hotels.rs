@@ -95,7 +95,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, h: &Hotel) -> StoreR
         .values(written(h))
         .and_where(Expr::col(Hotels::OrganizationId).eq(organization_id))
         .and_where(Expr::col(Hotels::Id).eq(&h.id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -106,7 +106,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
         .from(Hotels::Table)
         .and_where(Expr::col(Hotels::OrganizationId).eq(organization_id))
         .and_where(Expr::col(Hotels::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(hotel).transpose()
 }
 
@@ -116,7 +116,7 @@ pub async fn list(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<Hot
         .from(Hotels::Table)
         .and_where(Expr::col(Hotels::OrganizationId).eq(organization_id))
         .order_by(Hotels::Id, Order::Asc)
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(hotel).collect()
 }
 
@@ -137,7 +137,7 @@ pub async fn get_public(conn: &mut Conn, id: &str) -> StoreResult<Option<(String
         .column(Hotels::AvailabilityVersion)
         .from(Hotels::Table)
         .and_where(Expr::col(Hotels::Id).eq(id))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| Ok((row.try_get("organization_id")?, hotel(&row)?, row.try_get("availability_version")?))).transpose()
 }

@@ -24,7 +24,7 @@ pub async fn find(conn: &mut Conn, key: KeyRef<'_>) -> StoreResult<Option<(Strin
         .and_where(Expr::col(K::Namespace).eq(key.namespace))
         .and_where(Expr::col(K::Scope).eq(key.scope))
         .and_where(Expr::col(K::Key).eq(key.key))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| Ok((row.try_get("request_hash")?, row.try_get("result_id")?))).transpose()
 }

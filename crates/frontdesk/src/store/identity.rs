@@ -32,7 +32,7 @@ pub async fn get_organization(conn: &mut Conn, id: &str) -> StoreResult<Option<O
         .columns(ORGANIZATION_COLUMNS)
         .from(Organizations::Table)
         .and_where(Expr::col(Organizations::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(organization).transpose()
 }
 
@@ -41,7 +41,7 @@ pub async fn list_organizations(conn: &mut Conn) -> StoreResult<Vec<Organization
         .columns(ORGANIZATION_COLUMNS)
         .from(Organizations::Table)
         .order_by(Organizations::Id, Order::Asc)
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(organization).collect()
 }
 
@@ -83,7 +83,7 @@ pub async fn find_operator_by_email(conn: &mut Conn, email: &str) -> StoreResult
         .column(Operators::PasswordHash)
         .from(Operators::Table)
         .and_where(Expr::col(Operators::EmailNormalized).eq(email.to_lowercase()))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| Ok((operator(&row)?, row.try_get("password_hash")?))).transpose()
 }
@@ -95,7 +95,7 @@ pub async fn list_operators(conn: &mut Conn, organization_id: &str) -> StoreResu
         .from(Operators::Table)
         .and_where(Expr::col(Operators::OrganizationId).eq(organization_id))
         .order_by(Operators::Id, Order::Asc)
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(operator).collect()
 }
 
@@ -104,7 +104,7 @@ pub async fn get_operator(conn: &mut Conn, id: &str) -> StoreResult<Option<Opera
         .columns(OPERATOR_COLUMNS)
         .from(Operators::Table)
         .and_where(Expr::col(Operators::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(operator).transpose()
 }
 
@@ -118,15 +118,14 @@ pub async fn set_password_hash(
         .table(Operators::Table)
         .values([(Operators::PasswordHash, Expr::val(password_hash)), (Operators::UpdatedAt, Expr::val(format_ts(at)))])
         .and_where(Expr::col(Operators::Id).eq(operator_id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
 
 /// Deletes an operator; their access tokens and connector grants and tokens go with them (foreign keys cascade).
 pub async fn delete_operator(conn: &mut Conn, operator_id: &str) -> StoreResult<()> {
-    let delete =
-        Sql::delete().from_table(Operators::Table).and_where(Expr::col(Operators::Id).eq(operator_id)).to_owned();
+    let delete = Sql::delete().from_table(Operators::Table).and_where(Expr::col(Operators::Id).eq(operator_id)).take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
@@ -138,7 +137,7 @@ pub async fn revoke_operator_tokens(conn: &mut Conn, operator_id: &str, at: Date
         .value(AccessTokens::RevokedAt, format_ts(at))
         .and_where(Expr::col(AccessTokens::OperatorId).eq(operator_id))
         .and_where(Expr::col(AccessTokens::RevokedAt).is_null())
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -207,7 +206,7 @@ pub async fn find_access_token(conn: &mut Conn, token_hash: &str) -> StoreResult
         ])
         .from(AccessTokens::Table)
         .and_where(Expr::col(AccessTokens::TokenHash).eq(token_hash))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         Ok(StoredAccessToken {
@@ -231,7 +230,7 @@ pub async fn revoke_access_token(conn: &mut Conn, id: &str, at: DateTime<Utc>) -
         .value(AccessTokens::RevokedAt, format_ts(at))
         .and_where(Expr::col(AccessTokens::Id).eq(id))
         .and_where(Expr::col(AccessTokens::RevokedAt).is_null())
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -245,7 +244,7 @@ pub async fn touch_access_token(conn: &mut Conn, id: &str, at: DateTime<Utc>, si
         .and_where(
             Expr::col(AccessTokens::LastUsedAt).is_null().or(Expr::col(AccessTokens::LastUsedAt).lt(format_ts(since))),
         )
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -257,7 +256,7 @@ pub async fn lock_organization(conn: &mut Conn, organization_id: &str) -> StoreR
         .table(Organizations::Table)
         .value(Organizations::Name, Expr::col(Organizations::Name))
         .and_where(Expr::col(Organizations::Id).eq(organization_id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -267,7 +266,7 @@ pub async fn count_operators(conn: &mut Conn, organization_id: &str) -> StoreRes
         .expr_as(Expr::col(Asterisk).count(), "n")
         .from(Operators::Table)
         .and_where(Expr::col(Operators::OrganizationId).eq(organization_id))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_one(conn).await?;
     row.try_get("n")
 }
@@ -320,7 +319,7 @@ pub async fn find_invitation(conn: &mut Conn, token_hash: &str) -> StoreResult<O
         ])
         .from(OperatorInvitations::Table)
         .and_where(Expr::col(OperatorInvitations::TokenHash).eq(token_hash))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         Ok(StoredInvitation {
@@ -339,7 +338,7 @@ pub async fn delete_invitation(conn: &mut Conn, id: &str) -> StoreResult<bool> {
     let delete = Sql::delete()
         .from_table(OperatorInvitations::Table)
         .and_where(Expr::col(OperatorInvitations::Id).eq(id))
-        .to_owned();
+        .take();
     let done = statement(conn.engine(), &delete).execute(conn).await?;
     Ok(done.rows_affected() == 1)
 }
@@ -348,7 +347,7 @@ pub async fn delete_operator_invitations(conn: &mut Conn, operator_id: &str) -> 
     let delete = Sql::delete()
         .from_table(OperatorInvitations::Table)
         .and_where(Expr::col(OperatorInvitations::OperatorId).eq(operator_id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
@@ -361,7 +360,7 @@ pub async fn invitation_expiries(conn: &mut Conn, organization_id: &str) -> Stor
         .from(OperatorInvitations::Table)
         .and_where(Expr::col(OperatorInvitations::OrganizationId).eq(organization_id))
         .group_by_col(OperatorInvitations::OperatorId)
-        .to_owned();
+        .take();
     let rows = statement(conn.engine(), &select).fetch_all(conn).await?;
     rows.iter().map(|row| Ok((row.try_get("operator_id")?, row.get_ts("expires_at")?))).collect()
 }
@@ -418,7 +417,7 @@ pub async fn list_operator_tokens(
         .and_where(Expr::col(AccessTokens::ExpiresAt).gt(format_ts(at)))
         .order_by(AccessTokens::CreatedAt, Order::Desc)
         .order_by(AccessTokens::Id, Order::Desc)
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(listed).collect()
 }
 
@@ -434,7 +433,7 @@ pub async fn get_operator_token(
         .and_where(Expr::col(AccessTokens::OperatorId).eq(operator_id))
         .and_where(Expr::col(AccessTokens::Id).eq(id))
         .and_where(Expr::col(AccessTokens::RevokedAt).is_null())
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(listed).transpose()
 }
 
@@ -452,7 +451,7 @@ pub async fn revoke_other_sessions(
         .and_where(Expr::col(AccessTokens::Id).ne(keep_id))
         .and_where(Expr::col(AccessTokens::Kind).eq("session"))
         .and_where(Expr::col(AccessTokens::RevokedAt).is_null())
-        .to_owned();
+        .take();
     let done = statement(conn.engine(), &update).execute(conn).await?;
     Ok(done.rows_affected())
 }

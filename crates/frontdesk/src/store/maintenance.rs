@@ -113,7 +113,7 @@ pub async fn without_reference(conn: &mut Conn, limit: i64) -> StoreResult<Vec<(
         .from(Reservations::Table)
         .and_where(Expr::col(Reservations::Reference).is_null())
         .limit(rows(limit))
-        .to_owned();
+        .take();
     let rows = statement(conn.engine(), &select).fetch_all(conn).await?;
     rows.iter().map(|row| Ok((row.try_get("id")?, row.try_get("organization_id")?))).collect::<StoreResult<_>>()
 }
@@ -123,7 +123,7 @@ pub async fn set_reference(conn: &mut Conn, id: &str, reference: &str) -> StoreR
         .table(Reservations::Table)
         .value(Reservations::Reference, reference)
         .and_where(Expr::col(Reservations::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -141,7 +141,7 @@ pub async fn backfill(db: &Db) -> anyhow::Result<()> {
             .and_where(Expr::col(Guests::Phone).is_not_null())
             .and_where(Expr::col(Guests::PhoneDigitsReversed).is_null())
             .limit(BATCH)
-            .to_owned();
+            .take();
         let rows = statement(db.engine(), &select).fetch_all(tx.conn()).await?;
         if rows.is_empty() {
             break;
@@ -154,7 +154,7 @@ pub async fn backfill(db: &Db) -> anyhow::Result<()> {
                 .table(Guests::Table)
                 .value(Guests::PhoneDigitsReversed, key)
                 .and_where(Expr::col(Guests::Id).eq(id))
-                .to_owned();
+                .take();
             statement(db.engine(), &update).execute(tx.conn()).await?;
         }
         tx.commit().await?;

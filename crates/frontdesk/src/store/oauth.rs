@@ -37,7 +37,7 @@ pub async fn get_client(conn: &mut Conn, id: &str) -> StoreResult<Option<ClientR
         .columns([OauthClients::Id, OauthClients::Name, OauthClients::RedirectUris, OauthClients::CreatedAt])
         .from(OauthClients::Table)
         .and_where(Expr::col(OauthClients::Id).eq(id))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         let uris: String = row.try_get("redirect_uris")?;
@@ -139,7 +139,7 @@ pub async fn grant_by_ticket(conn: &mut Conn, ticket_hash: &str) -> StoreResult<
         .columns(GRANT_COLUMNS)
         .from(OauthGrants::Table)
         .and_where(Expr::col(OauthGrants::TicketHash).eq(ticket_hash))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(grant).transpose()
 }
 
@@ -148,7 +148,7 @@ pub async fn grant_by_code(conn: &mut Conn, code_hash: &str) -> StoreResult<Opti
         .columns(GRANT_COLUMNS)
         .from(OauthGrants::Table)
         .and_where(Expr::col(OauthGrants::CodeHash).eq(code_hash))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(grant).transpose()
 }
 
@@ -159,7 +159,7 @@ pub async fn use_ticket(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreRe
         .value(OauthGrants::TicketUsedAt, format_ts(at))
         .and_where(Expr::col(OauthGrants::Id).eq(id))
         .and_where(Expr::col(OauthGrants::TicketUsedAt).is_null())
-        .to_owned();
+        .take();
     let done = statement(conn.engine(), &update).execute(conn).await?;
     Ok(done.rows_affected() == 1)
 }
@@ -172,7 +172,7 @@ pub async fn set_code(conn: &mut Conn, id: &str, code_hash: &str, expires_at: Da
             (OauthGrants::CodeExpiresAt, Expr::val(format_ts(expires_at))),
         ])
         .and_where(Expr::col(OauthGrants::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -184,7 +184,7 @@ pub async fn use_code(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreResu
         .value(OauthGrants::CodeUsedAt, format_ts(at))
         .and_where(Expr::col(OauthGrants::Id).eq(id))
         .and_where(Expr::col(OauthGrants::CodeUsedAt).is_null())
-        .to_owned();
+        .take();
     let done = statement(conn.engine(), &update).execute(conn).await?;
     Ok(done.rows_affected() == 1)
 }
@@ -255,7 +255,7 @@ pub async fn token_by_hash(conn: &mut Conn, token_hash: &str) -> StoreResult<Opt
         ])
         .from(OauthTokens::Table)
         .and_where(Expr::col(OauthTokens::TokenHash).eq(token_hash))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         Ok(TokenRow {
@@ -287,7 +287,7 @@ pub async fn use_token(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreRes
         .and_where(Expr::col(OauthTokens::Id).eq(id))
         .and_where(Expr::col(OauthTokens::UsedAt).is_null())
         .and_where(Expr::col(OauthTokens::RevokedAt).is_null())
-        .to_owned();
+        .take();
     let done = statement(conn.engine(), &update).execute(conn).await?;
     Ok(done.rows_affected() == 1)
 }
@@ -298,7 +298,7 @@ pub async fn revoke_token(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> Store
         .value(OauthTokens::RevokedAt, format_ts(at))
         .and_where(Expr::col(OauthTokens::Id).eq(id))
         .and_where(Expr::col(OauthTokens::RevokedAt).is_null())
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -310,7 +310,7 @@ pub async fn revoke_family(conn: &mut Conn, family_id: &str, at: DateTime<Utc>) 
         .value(OauthTokens::RevokedAt, format_ts(at))
         .and_where(Expr::col(OauthTokens::FamilyId).eq(family_id))
         .and_where(Expr::col(OauthTokens::RevokedAt).is_null())
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -321,12 +321,12 @@ pub async fn purge(conn: &mut Conn, before: DateTime<Utc>) -> StoreResult<()> {
     let tokens = Sql::delete()
         .from_table(OauthTokens::Table)
         .and_where(Expr::col(OauthTokens::ExpiresAt).lt(format_ts(before)))
-        .to_owned();
+        .take();
     statement(conn.engine(), &tokens).execute(&mut *conn).await?;
     let grants = Sql::delete()
         .from_table(OauthGrants::Table)
         .and_where(Expr::col(OauthGrants::CreatedAt).lt(format_ts(before)))
-        .to_owned();
+        .take();
     statement(conn.engine(), &grants).execute(conn).await?;
     Ok(())
 }
@@ -337,12 +337,12 @@ pub async fn forget_operator(conn: &mut Conn, operator_id: &str) -> StoreResult<
     let tokens = Sql::delete()
         .from_table(OauthTokens::Table)
         .and_where(Expr::col(OauthTokens::OperatorId).eq(operator_id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &tokens).execute(&mut *conn).await?;
     let grants = Sql::delete()
         .from_table(OauthGrants::Table)
         .and_where(Expr::col(OauthGrants::OperatorId).eq(operator_id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &grants).execute(conn).await?;
     Ok(())
 }
@@ -354,7 +354,7 @@ pub async fn client_used(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreR
         .value(OauthClients::UsedAt, format_ts(at))
         .and_where(Expr::col(OauthClients::Id).eq(id))
         .and_where(Expr::col(OauthClients::UsedAt).is_null())
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -365,7 +365,7 @@ pub async fn purge_unused_clients(conn: &mut Conn, before: DateTime<Utc>) -> Sto
         .from_table(OauthClients::Table)
         .and_where(Expr::col(OauthClients::UsedAt).is_null())
         .and_where(Expr::col(OauthClients::CreatedAt).lt(format_ts(before)))
-        .to_owned();
+        .take();
     let done = statement(conn.engine(), &delete).execute(conn).await?;
     Ok(done.rows_affected())
 }
@@ -379,7 +379,7 @@ pub async fn touch_token(conn: &mut Conn, id: &str, at: DateTime<Utc>, since: Da
         .and_where(
             Expr::col(OauthTokens::LastUsedAt).is_null().or(Expr::col(OauthTokens::LastUsedAt).lt(format_ts(since))),
         )
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -422,7 +422,7 @@ pub async fn connections(conn: &mut Conn, organization_id: &str, at: DateTime<Ut
         .order_by((clients, OauthClients::Name), Order::Asc)
         .order_by((tokens, OauthTokens::ClientId), Order::Asc)
         .order_by((tokens, OauthTokens::Id), Order::Asc)
-        .to_owned();
+        .take();
     let rows = statement(conn.engine(), &select).fetch_all(&mut *conn).await?;
     let mut out: Vec<ConnectionRow> = Vec::new();
     for row in rows {
@@ -459,7 +459,7 @@ pub async fn connections(conn: &mut Conn, organization_id: &str, at: DateTime<Ut
             .from(OauthTokens::Table)
             .and_where(Expr::col(OauthTokens::OrganizationId).eq(organization_id))
             .and_where(Expr::col(OauthTokens::ClientId).eq(&c.client_id))
-            .to_owned();
+            .take();
         let row = statement(conn.engine(), &select).fetch_one(&mut *conn).await?;
         c.last_used_at = c.last_used_at.max(row.get_opt_ts("last_used_at")?);
     }
@@ -481,13 +481,13 @@ pub async fn revoke_client_in_organization(
         .and_where(Expr::col(OauthTokens::OrganizationId).eq(organization_id))
         .and_where(Expr::col(OauthTokens::ClientId).eq(client_id))
         .and_where(Expr::col(OauthTokens::RevokedAt).is_null())
-        .to_owned();
+        .take();
     let done = statement(conn.engine(), &update).execute(&mut *conn).await?;
     let delete = Sql::delete()
         .from_table(OauthGrants::Table)
         .and_where(Expr::col(OauthGrants::OrganizationId).eq(organization_id))
         .and_where(Expr::col(OauthGrants::ClientId).eq(client_id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(done.rows_affected())
 }

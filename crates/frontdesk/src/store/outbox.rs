@@ -68,13 +68,13 @@ pub async fn take_new(conn: &mut Conn, limit: i64) -> StoreResult<Vec<PendingEve
         .order_by(E::Id, Order::Asc)
         .limit(limit)
         .lock_skipping_held()
-        .to_owned();
+        .take();
     let update = Sql::update()
         .table(E::Table)
         .value(E::HandedOut, true)
         .and_where(Expr::col(E::Id).in_subquery(next))
         .returning(Sql::returning().columns(PENDING_COLUMNS))
-        .to_owned();
+        .take();
     let rows = statement(conn.engine(), &update).fetch_all(conn).await?;
     let mut events = rows.iter().map(pending).collect::<StoreResult<Vec<_>>>()?;
     events.sort_by(|a, b| a.id.cmp(&b.id));
@@ -114,7 +114,7 @@ pub async fn claim_queued(
         .from(WebhookSubscriptions::Table)
         .and_where(Expr::col((WebhookSubscriptions::Table, WebhookSubscriptions::Id)).eq(subscription_id))
         .and_where(Expr::col((WebhookSubscriptions::Table, WebhookSubscriptions::Active)).eq(true))
-        .to_owned();
+        .take();
     let claimable = Sql::select()
         .column(Q::EventId)
         .from(Q::Table)
@@ -124,14 +124,14 @@ pub async fn claim_queued(
         .order_by(Q::EventId, Order::Asc)
         .limit(limit)
         .lock_skipping_held()
-        .to_owned();
+        .take();
     let update = Sql::update()
         .table(Q::Table)
         .value(Q::ClaimedUntil, until)
         .and_where(Expr::col(Q::SubscriptionId).eq(subscription_id))
         .and_where(Expr::col(Q::EventId).in_subquery(claimable))
         .returning_col(Q::EventId)
-        .to_owned();
+        .take();
     let rows = statement(engine, &update).fetch_all(&mut *conn).await?;
     let ids = rows.iter().map(|row| row.try_get("event_id")).collect::<Result<Vec<String>, _>>()?;
     let mut events = Vec::with_capacity(ids.len());
@@ -140,7 +140,7 @@ pub async fn claim_queued(
             .columns(PENDING_COLUMNS)
             .from(E::Table)
             .and_where(Expr::col(E::Id).is_in(chunk.iter().map(String::as_str)))
-            .to_owned();
+            .take();
         for row in statement(engine, &select).fetch_all(&mut *conn).await? {
             events.push(pending(&row)?);
         }
@@ -162,7 +162,7 @@ async fn update_queued(
             .value(Q::ClaimedUntil, until)
             .and_where(Expr::col(Q::SubscriptionId).eq(subscription_id))
             .and_where(Expr::col(Q::EventId).is_in(chunk.iter().map(String::as_str)))
-            .to_owned();
+            .take();
         statement(conn.engine(), &update).execute(&mut *conn).await?;
     }
     Ok(())
@@ -190,7 +190,7 @@ pub async fn finish_queued(conn: &mut Conn, subscription_id: &str, event_ids: &[
             .from_table(Q::Table)
             .and_where(Expr::col(Q::SubscriptionId).eq(subscription_id))
             .and_where(Expr::col(Q::EventId).is_in(chunk.iter().map(String::as_str)))
-            .to_owned();
+            .take();
         statement(conn.engine(), &delete).execute(&mut *conn).await?;
     }
     Ok(())
@@ -204,7 +204,7 @@ pub async fn remove_finished(conn: &mut Conn, ids: &[String]) -> StoreResult<()>
             .and_where(Expr::col(E::Id).is_in(chunk.iter().map(String::as_str)))
             .and_where(Expr::col(E::HandedOut).eq(true))
             .and_where(nothing_queued())
-            .to_owned();
+            .take();
         statement(conn.engine(), &delete).execute(&mut *conn).await?;
     }
     Ok(())
@@ -227,7 +227,7 @@ pub async fn unqueue_turned_off(
             .from(WebhookSubscriptions::Table)
             .and_where(Expr::col(WebhookSubscriptions::Id).is_in(chunk.iter().copied()))
             .and_where(Expr::col(WebhookSubscriptions::Active).eq(false))
-            .to_owned();
+            .take();
         for row in statement(conn.engine(), &select).fetch_all(&mut *conn).await? {
             turned_off.push(row.try_get("id")?);
         }
@@ -240,7 +240,7 @@ pub async fn unqueue_turned_off(
                 .and_where(Expr::col(Q::SubscriptionId).eq(subscription.as_str()))
                 .and_where(Expr::col(Q::EventId).is_in(chunk.iter().copied()))
                 .returning_col(Q::EventId)
-                .to_owned();
+                .take();
             for row in statement(conn.engine(), &delete).fetch_all(&mut *conn).await? {
                 taken_back.push((subscription.clone(), row.try_get("event_id")?));
             }
@@ -260,15 +260,15 @@ pub async fn sweep(conn: &mut Conn) -> StoreResult<()> {
         .column(WebhookSubscriptions::Id)
         .from(WebhookSubscriptions::Table)
         .and_where(Expr::col(WebhookSubscriptions::Active).eq(false))
-        .to_owned();
+        .take();
     let delete =
-        Sql::delete().from_table(Q::Table).and_where(Expr::col(Q::SubscriptionId).in_subquery(turned_off)).to_owned();
+        Sql::delete().from_table(Q::Table).and_where(Expr::col(Q::SubscriptionId).in_subquery(turned_off)).take();
     statement(conn.engine(), &delete).execute(&mut *conn).await?;
     let delete = Sql::delete()
         .from_table(E::Table)
         .and_where(Expr::col(E::HandedOut).eq(true))
         .and_where(nothing_queued())
-        .to_owned();
+        .take();
     statement(conn.engine(), &delete).execute(&mut *conn).await?;
     Ok(())
 }
@@ -280,7 +280,7 @@ fn nothing_queued() -> Expr {
             .expr(Expr::cust("1"))
             .from(Q::Table)
             .and_where(Expr::col((Q::Table, Q::EventId)).equals((E::Table, E::Id)))
-            .to_owned(),
+            .take(),
     )
 }
 
@@ -290,7 +290,7 @@ pub async fn remove(conn: &mut Conn, ids: &[String]) -> StoreResult<()> {
         let delete = Sql::delete()
             .from_table(E::Table)
             .and_where(Expr::col(E::Id).is_in(chunk.iter().map(String::as_str)))
-            .to_owned();
+            .take();
         statement(conn.engine(), &delete).execute(&mut *conn).await?;
     }
     Ok(())

@@ -57,7 +57,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, p: &RatePlan) -> Sto
         ])
         .and_where(Expr::col(P::OrganizationId).eq(organization_id))
         .and_where(Expr::col(P::Id).eq(&p.id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -68,7 +68,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
         .from(P::Table)
         .and_where(Expr::col(P::OrganizationId).eq(organization_id))
         .and_where(Expr::col(P::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(rate_plan).transpose()
 }
 
@@ -109,7 +109,7 @@ pub async fn lock_many(
         .and_where(Expr::col(P::Id).is_in(ids.iter().copied()))
         .order_by(P::Id, Order::Asc)
         .lock_for_writing()
-        .to_owned();
+        .take();
     statement(engine, &select).fetch_all(conn).await?.iter().map(rate_plan).collect()
 }
 
@@ -118,7 +118,7 @@ pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreRe
         .from_table(P::Table)
         .and_where(Expr::col(P::OrganizationId).eq(organization_id))
         .and_where(Expr::col(P::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }

@@ -66,7 +66,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, t: &RoomType) -> Sto
         ])
         .and_where(Expr::col(T::OrganizationId).eq(organization_id))
         .and_where(Expr::col(T::Id).eq(&t.id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -77,7 +77,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
         .from(T::Table)
         .and_where(Expr::col(T::OrganizationId).eq(organization_id))
         .and_where(Expr::col(T::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(room_type).transpose()
 }
 
@@ -96,7 +96,7 @@ pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreRe
         .from_table(T::Table)
         .and_where(Expr::col(T::OrganizationId).eq(organization_id))
         .and_where(Expr::col(T::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }

@@ -72,7 +72,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, r: &Room) -> StoreRe
         .values(written(r))
         .and_where(Expr::col(Rooms::OrganizationId).eq(organization_id))
         .and_where(Expr::col(Rooms::Id).eq(&r.id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -83,7 +83,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
         .from(Rooms::Table)
         .and_where(Expr::col(Rooms::OrganizationId).eq(organization_id))
         .and_where(Expr::col(Rooms::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(room).transpose()
 }
 
@@ -110,7 +110,7 @@ pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreRe
         .from_table(Rooms::Table)
         .and_where(Expr::col(Rooms::OrganizationId).eq(organization_id))
         .and_where(Expr::col(Rooms::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
@@ -150,7 +150,7 @@ pub async fn status_changes(
         .order_by(RoomStatusChanges::ChangedAt, Order::Desc)
         .order_by(RoomStatusChanges::Id, Order::Desc)
         .limit(rows(limit))
-        .to_owned();
+        .take();
     let rows = statement(conn.engine(), &select).fetch_all(conn).await?;
     rows.iter()
         .map(|row| {

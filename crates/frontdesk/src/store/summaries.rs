@@ -20,7 +20,7 @@ pub async fn rooms_by_status(
         .and_where(Expr::col(Rooms::OrganizationId).eq(organization_id))
         .and_where(Expr::col(Rooms::HotelId).eq(hotel_id))
         .group_by_col(Rooms::HousekeepingStatus)
-        .to_owned();
+        .take();
     statement(conn.engine(), &select)
         .fetch_all(conn)
         .await?
@@ -55,7 +55,7 @@ pub async fn stay_counts(
         .and_where(Expr::col(R::CheckOutDate).gte(from))
         .and_where(Expr::col(R::Status).is_in(ReservationStatus::ON_THE_BOOKS.map(ReservationStatus::as_str)))
         .group_by_columns([R::CheckInDate, R::CheckOutDate, R::Status])
-        .to_owned();
+        .take();
     statement(conn.engine(), &select)
         .fetch_all(conn)
         .await?

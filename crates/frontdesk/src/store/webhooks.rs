@@ -72,7 +72,7 @@ pub async fn list(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<Web
         .from(S::Table)
         .and_where(Expr::col(S::OrganizationId).eq(organization_id))
         .order_by(S::Id, Order::Asc)
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(subscription).collect()
 }
 
@@ -82,7 +82,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
         .from(S::Table)
         .and_where(Expr::col(S::OrganizationId).eq(organization_id))
         .and_where(Expr::col(S::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(subscription).transpose()
 }
 
@@ -98,7 +98,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, s: &WebhookSubscript
         ])
         .and_where(Expr::col(S::OrganizationId).eq(organization_id))
         .and_where(Expr::col(S::Id).eq(&s.id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -108,7 +108,7 @@ pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreRe
         .from_table(S::Table)
         .and_where(Expr::col(S::OrganizationId).eq(organization_id))
         .and_where(Expr::col(S::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
@@ -118,7 +118,7 @@ const TARGET_COLUMNS: [S; 8] =
 
 /// The active subscriptions' [`TARGET_COLUMNS`], to narrow down.
 fn active_targets_select() -> SelectStatement {
-    Sql::select().columns(TARGET_COLUMNS).from(S::Table).and_where(Expr::col(S::Active).eq(true)).to_owned()
+    Sql::select().columns(TARGET_COLUMNS).from(S::Table).and_where(Expr::col(S::Active).eq(true)).take()
 }
 
 fn target(row: &Row) -> StoreResult<Target> {
@@ -142,7 +142,7 @@ fn target(row: &Row) -> StoreResult<Target> {
 /// delivery 2.6x slower on PostgreSQL (`benches/webhooks.rs`: a write's p50 with three subscriptions 29.6 ms
 /// against 11.4 ms; stop 37).
 pub async fn active_targets(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<Target>> {
-    let select = active_targets_select().and_where(Expr::col(S::OrganizationId).eq(organization_id)).to_owned();
+    let select = active_targets_select().and_where(Expr::col(S::OrganizationId).eq(organization_id)).take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(target).collect()
 }
 
@@ -153,8 +153,7 @@ pub async fn active_targets_among(conn: &mut Conn, ids: Option<&[String]>) -> St
     };
     let mut targets = Vec::new();
     for chunk in ids.chunks(500) {
-        let select =
-            active_targets_select().and_where(Expr::col(S::Id).is_in(chunk.iter().map(String::as_str))).to_owned();
+        let select = active_targets_select().and_where(Expr::col(S::Id).is_in(chunk.iter().map(String::as_str))).take();
         for row in statement(conn.engine(), &select).fetch_all(&mut *conn).await? {
             targets.push(target(&row)?);
         }
@@ -176,7 +175,7 @@ pub async fn count_failure(conn: &mut Conn, id: &str, at: &str) -> StoreResult<O
         .values([(S::ConsecutiveFailures, Expr::col(S::ConsecutiveFailures).add(1)), (S::UpdatedAt, Expr::val(at))])
         .and_where(Expr::col(S::Id).eq(id))
         .returning(Sql::returning().columns([S::ConsecutiveFailures, S::Active]))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &update).fetch_optional(conn).await?;
     row.map(|row| {
         Ok(FailureCount { consecutive_failures: row.try_get("consecutive_failures")?, active: row.get_bool("active")? })
@@ -186,7 +185,7 @@ pub async fn count_failure(conn: &mut Conn, id: &str, at: &str) -> StoreResult<O
 
 /// Turns a subscription off and drops what it had queued.
 pub async fn turn_off(conn: &mut Conn, id: &str) -> StoreResult<()> {
-    let update = Sql::update().table(S::Table).value(S::Active, false).and_where(Expr::col(S::Id).eq(id)).to_owned();
+    let update = Sql::update().table(S::Table).value(S::Active, false).and_where(Expr::col(S::Id).eq(id)).take();
     statement(conn.engine(), &update).execute(&mut *conn).await?;
     drop_queue(conn, id).await
 }
@@ -203,14 +202,13 @@ pub async fn turn_off(conn: &mut Conn, id: &str) -> StoreResult<()> {
 /// `outbox::remove_finished`): deleting an event first cascades to its queue rows, and two writers taking an event
 /// and its queue row in opposite orders can deadlock, which PostgreSQL ends by giving one of them up.
 pub async fn drop_queue(conn: &mut Conn, id: &str) -> StoreResult<()> {
-    let lock =
-        Sql::select().column(S::Id).from(S::Table).and_where(Expr::col(S::Id).eq(id)).lock_exclusively().to_owned();
+    let lock = Sql::select().column(S::Id).from(S::Table).and_where(Expr::col(S::Id).eq(id)).lock_exclusively().take();
     statement(conn.engine(), &lock).fetch_optional(&mut *conn).await?;
     let delete = Sql::delete()
         .from_table(WebhookQueue::Table)
         .and_where(Expr::col(WebhookQueue::SubscriptionId).eq(id))
         .returning_col(WebhookQueue::EventId)
-        .to_owned();
+        .take();
     let dropped = statement(conn.engine(), &delete)
         .fetch_all(&mut *conn)
         .await?
@@ -227,7 +225,7 @@ pub async fn record_success(conn: &mut Conn, id: &str) -> StoreResult<()> {
         .value(S::ConsecutiveFailures, 0)
         .and_where(Expr::col(S::Id).eq(id))
         .and_where(Expr::col(S::ConsecutiveFailures).gt(0))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -283,12 +281,12 @@ pub async fn prune_deliveries(conn: &mut Conn, subscription_id: &str, keep: i64)
         .order_by(D::Id, Order::Desc)
         .limit(1)
         .offset(std::cmp::max(keep, 1).unsigned_abs() - 1)
-        .to_owned();
+        .take();
     let delete = Sql::delete()
         .from_table(D::Table)
         .and_where(Expr::col(D::SubscriptionId).eq(subscription_id))
         .and_where(Expr::col(D::Id).lt(oldest_kept))
-        .to_owned();
+        .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
@@ -301,7 +299,7 @@ pub async fn deliveries(conn: &mut Conn, subscription_id: &str, limit: i64) -> S
         .and_where(Expr::col(D::SubscriptionId).eq(subscription_id))
         .order_by(D::Id, Order::Desc)
         .limit(limit)
-        .to_owned();
+        .take();
     let rows = statement(conn.engine(), &select).fetch_all(conn).await?;
     rows.iter()
         .map(|row| {

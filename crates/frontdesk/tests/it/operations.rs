@@ -129,7 +129,7 @@ fn openapi_document_matches_the_committed_snapshot() {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == generated,
-        "openapi.json is stale: run `UPDATE_OPENAPI=1 cargo test --test operations openapi` and commit it"
+        "openapi.json is stale: run `UPDATE_OPENAPI=1 cargo test -p frontdesk --test it openapi_document` and commit it"
     );
     let value: Value = serde_json::from_str(&generated).unwrap();
     assert_eq!(value["openapi"], "3.1.0");

@@ -18,7 +18,7 @@ pub async fn folio(conn: &mut Conn, reservation_id: &str) -> StoreResult<Option<
         .columns([Folios::Id, Folios::Currency])
         .from(Folios::Table)
         .and_where(Expr::col(Folios::ReservationId).eq(reservation_id))
-        .to_owned();
+        .take();
     let Some(row) = statement(conn.engine(), &select).fetch_optional(&mut *conn).await? else {
         return Ok(None);
     };
@@ -43,7 +43,7 @@ pub(super) fn charges_of(folio_id: &str) -> SelectStatement {
         .from(FolioCharges::Table)
         .and_where(Expr::col(FolioCharges::FolioId).eq(folio_id))
         .order_by(FolioCharges::Position, Order::Asc)
-        .to_owned()
+        .take()
 }
 
 impl FromPortableRow for FolioCharge {
@@ -79,10 +79,8 @@ pub async fn save_folio(
     folio: &Folio,
     at: chrono::DateTime<chrono::Utc>,
 ) -> StoreResult<()> {
-    let delete = Sql::delete()
-        .from_table(Folios::Table)
-        .and_where(Expr::col(Folios::ReservationId).eq(reservation_id))
-        .to_owned();
+    let delete =
+        Sql::delete().from_table(Folios::Table).and_where(Expr::col(Folios::ReservationId).eq(reservation_id)).take();
     statement(conn.engine(), &delete).execute(&mut *conn).await?;
     let insert = insert_row(
         Folios::Table,

@@ -23,7 +23,7 @@ pub async fn lock_room_types(conn: &mut Conn, engine: Engine, ids: &[String]) ->
         .and_where(Expr::col(RoomTypes::Id).is_in(ids.iter().map(String::as_str)))
         .order_by(RoomTypes::Id, Order::Asc)
         .lock_for_writing()
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_all(conn).await?;
     Ok(())
 }
@@ -38,7 +38,7 @@ pub async fn lock_room(conn: &mut Conn, engine: Engine, room_id: &str) -> StoreR
         .from(Rooms::Table)
         .and_where(Expr::col(Rooms::Id).eq(room_id))
         .lock_for_writing()
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?;
     Ok(())
 }
@@ -59,7 +59,7 @@ pub async fn rooms_in_status(
         .and_where(Expr::col(Rooms::RoomTypeId).is_in(room_type_ids.iter().map(String::as_str)))
         .and_where(Expr::col(Rooms::HousekeepingStatus).is_in(statuses.iter().map(|s| s.as_str())))
         .group_by_col(Rooms::RoomTypeId)
-        .to_owned();
+        .take();
     statement(conn.engine(), &select)
         .fetch_all(conn)
         .await?
@@ -161,7 +161,7 @@ pub async fn room_taken(
         .and_where(Expr::col(Rr::CheckInDate).lt(format_date(to)))
         .and_where(Expr::col(Rr::CheckOutDate).gt(format_date(from)))
         .and_where(Expr::col(Rr::ReservationId).ne(except_reservation))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_one(conn).await?;
     Ok(row.try_get::<i64, _>("n")? > 0)
 }
@@ -176,7 +176,7 @@ pub async fn held_assignment(conn: &mut Conn, room_id: &str) -> StoreResult<Opti
         .and_where(Expr::col((Rr::Table, Rr::HoldsInventory)).eq(true))
         .order_by((Rr::Table, Rr::CheckInDate), Order::Asc)
         .limit(1)
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| row.try_get("reference")).transpose()
 }
@@ -188,7 +188,7 @@ pub async fn held_stays(conn: &mut Conn, room_type_id: &str) -> StoreResult<Vec<
         .from(Rr::Table)
         .and_where(Expr::col(Rr::RoomTypeId).eq(room_type_id))
         .and_where(Expr::col(Rr::HoldsInventory).eq(true))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select)
         .fetch_all(conn)
         .await?
@@ -208,8 +208,7 @@ mod tests {
         let holds = Cond::all()
             .add(Expr::col(Rr::CheckInDate).lte("2026-12-01"))
             .add(Expr::col(Rr::CheckOutDate).gt("2026-12-01"));
-        let select =
-            Sql::select().expr(Expr::expr(Expr::case(holds, Expr::cust("1"))).count()).from(Rr::Table).to_owned();
+        let select = Sql::select().expr(Expr::expr(Expr::case(holds, Expr::cust("1"))).count()).from(Rr::Table).take();
         let (sql, _) = select.build(PostgresQueryBuilder);
         assert_eq!(
             sql,

@@ -24,7 +24,7 @@ pub async fn count_in_status(
     status: ReservationStatus,
 ) -> StoreResult<i64> {
     let filter = StayFilter { hotel_id: Some(hotel_id.to_string()), statuses: vec![status], ..StayFilter::default() };
-    let select = Sql::select().expr_as(reservation_counts::total(organization_id, &filter), "n").to_owned();
+    let select = Sql::select().expr_as(reservation_counts::total(organization_id, &filter), "n").take();
     statement(conn.engine(), &select).fetch_one(conn).await?.try_get("n")
 }
 
@@ -34,7 +34,7 @@ pub async fn longest_stay(conn: &mut Conn, organization_id: &str, hotel_id: Opti
         .expr_as(Expr::col(R::Nights).max(), "n")
         .from(R::Table)
         .and_where(scope(organization_id, hotel_id))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_one(conn).await?;
     Ok(row.try_get::<Option<i64>, _>("n")?.unwrap_or(0))
 }
@@ -54,7 +54,7 @@ fn check_in_bound(engine: Engine, from: String, scope: Expr) -> Expr {
         .expr(Func::coalesce([Expr::col(R::Nights).max(), Expr::cust("0")]))
         .from(R::Table)
         .and_where(scope)
-        .to_owned();
+        .take();
     let longest = Expr::SubQuery(None, Box::new(longest.into_sub_query_statement()));
     let earliest = match engine {
         // Date arithmetic is each engine's own: SQLite's `date()` modifiers, PostgreSQL's `date - integer`.
@@ -126,13 +126,13 @@ fn filter(engine: Engine, organization_id: &str, f: &StayFilter, page: &Page) ->
 /// How many reservations match: from the counts where they answer ([`reservation_counts::answers`]), else counted.
 pub async fn count(db: &Db, organization_id: &str, filter: &StayFilter, page: &Page) -> StoreResult<i64> {
     let counted = if reservation_counts::answers(filter, page) {
-        Sql::select().expr_as(reservation_counts::total(organization_id, filter), "n").to_owned()
+        Sql::select().expr_as(reservation_counts::total(organization_id, filter), "n").take()
     } else {
         Sql::select()
             .expr_as(Expr::col(Asterisk).count(), "n")
             .from(R::Table)
             .cond_where(self::filter(db.engine(), organization_id, filter, page))
-            .to_owned()
+            .take()
     };
     let (sql, values) = rendered(db.engine(), &counted)?;
     store::count(db, &sql, values).await
@@ -166,7 +166,7 @@ fn page_statement(engine: Engine, organization_id: &str, filter: &StayFilter, pa
             .expr(Expr::col(Asterisk).count())
             .from(R::Table)
             .cond_where(self::filter(engine, organization_id, filter, page))
-            .to_owned();
+            .take();
         Expr::SubQuery(None, Box::new(counted.into_sub_query_statement()))
     };
     let mut select = Sql::select();
@@ -212,7 +212,7 @@ pub async fn reference_taken(conn: &mut Conn, organization_id: &str, reference: 
         .from(R::Table)
         .and_where(Expr::col(R::OrganizationId).eq(organization_id))
         .and_where(Expr::col(R::Reference).eq(reference))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_one(conn).await?;
     Ok(row.try_get::<i64, _>("n")? > 0)
 }

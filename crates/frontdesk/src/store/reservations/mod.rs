@@ -134,7 +134,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, r: &Reservation) -> 
         .values(written(r))
         .and_where(Expr::col(R::OrganizationId).eq(organization_id))
         .and_where(Expr::col(R::Id).eq(&r.id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
 }
@@ -145,7 +145,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
         .from(R::Table)
         .and_where(Expr::col(R::OrganizationId).eq(organization_id))
         .and_where(Expr::col(R::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(reservation).transpose()
 }
 
@@ -195,7 +195,7 @@ pub async fn get_full(db: &Db, organization_id: &str, id: &str) -> StoreResult<O
         .and_where(Expr::col((R::Table, R::OrganizationId)).eq(organization_id))
         .and_where(Expr::col((R::Table, R::Id)).eq(id))
         .order_by((ReservationRooms::Table, ReservationRooms::Position), Order::Asc)
-        .to_owned();
+        .take();
     let mut conn = db.read().await?;
     let mut rows = statement(db.engine(), &select).fetch_records::<JoinedRow>(&mut conn).await?.into_iter();
     let Some(first) = rows.next() else { return Ok(None) };
@@ -214,7 +214,7 @@ pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreRe
         .from_table(R::Table)
         .and_where(Expr::col(R::OrganizationId).eq(organization_id))
         .and_where(Expr::col(R::Id).eq(id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }

@@ -43,7 +43,7 @@ pub async fn rooms(conn: &mut Conn, reservation_id: &str) -> StoreResult<Vec<Res
         .from(Rr::Table)
         .and_where(Expr::col(Rr::ReservationId).eq(reservation_id))
         .order_by(Rr::Position, Order::Asc)
-        .to_owned();
+        .take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(room).collect()
 }
 
@@ -59,7 +59,7 @@ pub async fn rooms_of(conn: &mut Conn, reservation_ids: &[String]) -> StoreResul
         .and_where(Expr::col(Rr::ReservationId).is_in(reservation_ids.iter().map(String::as_str)))
         .order_by(Rr::ReservationId, Order::Asc)
         .order_by(Rr::Position, Order::Asc)
-        .to_owned();
+        .take();
     statement(conn.engine(), &select)
         .fetch_all(conn)
         .await?
@@ -121,7 +121,7 @@ pub async fn rack_rows(
         .order_by((r, Reservations::CheckInDate), Order::Asc)
         .order_by((r, Reservations::Id), Order::Asc)
         .order_by((Rr::Table, Rr::Position), Order::Asc)
-        .to_owned();
+        .take();
     statement(conn.engine(), &select)
         .fetch_all(conn)
         .await?

@@ -30,7 +30,7 @@ pub async fn occupant(conn: &mut Conn, room_id: &str, except_reservation: &str) 
         .and_where(Expr::col((R::Table, R::Id)).ne(except_reservation))
         .order_by((R::Table, R::CheckInDate), Order::Asc)
         .limit(1)
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         Ok(Occupant {
@@ -74,7 +74,7 @@ pub async fn check_out(conn: &mut Conn, reservation_id: &str) -> StoreResult<Opt
         .columns([CheckOuts::CheckedOutAt, CheckOuts::BookedCheckOutDate, CheckOuts::BookedEndTime])
         .from(CheckOuts::Table)
         .and_where(Expr::col(CheckOuts::ReservationId).eq(reservation_id))
-        .to_owned();
+        .take();
     let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
         let date: Option<String> = row.try_get("booked_check_out_date")?;
@@ -91,7 +91,7 @@ pub async fn delete_check_out(conn: &mut Conn, reservation_id: &str) -> StoreRes
     let delete = Sql::delete()
         .from_table(CheckOuts::Table)
         .and_where(Expr::col(CheckOuts::ReservationId).eq(reservation_id))
-        .to_owned();
+        .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
 }
