@@ -17,14 +17,18 @@ use utoipa::openapi::OpenApi;
 use super::problem::Problem;
 use crate::domain::FieldError;
 
-/// The query parameter names of every operation in the document, by method and path template (the template axum
-/// matched, which is the document's path).
+/// The query parameter names of every operation in the document, by path template (the template axum matched, which
+/// is the document's path) and method: keyed by path first, so that a request's lookup borrows its matched path
+/// instead of allocating a key.
 #[derive(Clone, Default)]
-pub struct DeclaredQueries(Arc<HashMap<(Method, String), HashSet<String>>>);
+pub struct DeclaredQueries(Arc<HashMap<String, Vec<OperationQuery>>>);
+
+/// One operation's method and the query parameter names it declares.
+type OperationQuery = (Method, HashSet<String>);
 
 impl DeclaredQueries {
     pub fn of(doc: &OpenApi) -> DeclaredQueries {
-        let mut declared = HashMap::new();
+        let mut declared: HashMap<String, Vec<OperationQuery>> = HashMap::new();
         for (path, item) in &doc.paths.paths {
             let shared = item.parameters.as_deref().unwrap_or_default();
             let operations = [
@@ -36,7 +40,7 @@ impl DeclaredQueries {
             ];
             for (method, operation) in operations {
                 if let Some(operation) = operation {
-                    declared.insert((method, path.clone()), query_names(shared, operation));
+                    declared.entry(path.clone()).or_default().push((method, query_names(shared, operation)));
                 }
             }
         }
@@ -47,7 +51,8 @@ impl DeclaredQueries {
     /// answered by its GET.
     fn names(&self, method: &Method, path: &str) -> Option<&HashSet<String>> {
         let method = if method == Method::HEAD { &Method::GET } else { method };
-        self.0.get(&(method.clone(), path.to_owned()))
+        let operations = self.0.get(path)?;
+        operations.iter().find(|(declared, _)| declared == method).map(|(_, names)| names)
     }
 }
 
