@@ -13,6 +13,9 @@
 //!   answer. Every error leaves through [`domain::Error`]'s `IntoResponse` as RFC 9457 problem JSON.
 //! * [`domain`]: business rules (validation, tenancy, state moves, secrets). It knows nothing of HTTP and is written
 //!   once for both database engines.
+//! * [`model`]: the records themselves (a reservation, a room, a scope, an event kind): fields, JSON and OpenAPI
+//!   shape, text forms. Below both [`domain`] and [`store`], importing nothing of the crate; the rules about a
+//!   record are `impl` blocks in [`domain`].
 //! * [`store`]: data access. All SQL lives here, written once in the portable subset that SQLite and PostgreSQL share
 //!   (see the module docs for the rules that keep it portable), run through each engine's own sqlx driver
 //!   ([`store::Conn`], [`store::query`]). Every write goes through [`store::WriteTx`], which also records webhook
@@ -28,7 +31,9 @@
 //! * [`metrics`]: `GET /metrics` in the Prometheus text format, and the calls that record what it shows.
 //!
 //! Dependencies run one way: [`router`] and [`cli`] sit above the surfaces ([`http`], [`web`], [`mcp`], [`worker`]),
-//! which import [`app`], [`domain`] and [`store`]. Among the surfaces only `http/mcp.rs`, the bearer check, names
+//! which import [`app`], [`domain`] and [`store`]; [`domain`] calls [`store`], and both speak [`model`]'s records;
+//! [`store`] never names [`domain`] and [`model`] names nothing (`tests/it/layers.rs` reads the source to hold
+//! this). Among the surfaces only `http/mcp.rs`, the bearer check, names
 //! [`mcp`] (to hand it the caller); nothing names [`http`] or [`web`] but [`router`] and [`cli`].
 
 pub mod app;
@@ -39,6 +44,7 @@ pub mod domain;
 pub mod http;
 pub mod mcp;
 pub mod metrics;
+pub mod model;
 pub mod operations;
 pub mod router;
 pub mod store;

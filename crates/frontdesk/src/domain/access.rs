@@ -1,75 +1,11 @@
 //! Who is asking, and what they may do: scopes, organization tenancy and hotel pins.
 
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
-
 use super::{Error, Result};
-
-/// A per-resource permission carried by an API key. Operators hold every scope.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    ToSchema,
-    strum::IntoStaticStr,
-    strum::EnumString,
-)]
-pub enum Scope {
-    #[serde(rename = "reservations:read")]
-    #[strum(serialize = "reservations:read")]
-    ReservationsRead,
-    #[serde(rename = "reservations:write")]
-    #[strum(serialize = "reservations:write")]
-    ReservationsWrite,
-    #[serde(rename = "guests:read")]
-    #[strum(serialize = "guests:read")]
-    GuestsRead,
-    #[serde(rename = "guests:write")]
-    #[strum(serialize = "guests:write")]
-    GuestsWrite,
-    #[serde(rename = "rates:read")]
-    #[strum(serialize = "rates:read")]
-    RatesRead,
-    #[serde(rename = "rates:write")]
-    #[strum(serialize = "rates:write")]
-    RatesWrite,
-    #[serde(rename = "rooms:read")]
-    #[strum(serialize = "rooms:read")]
-    RoomsRead,
-    #[serde(rename = "rooms:write")]
-    #[strum(serialize = "rooms:write")]
-    RoomsWrite,
-}
+pub use crate::model::access::Scope;
 
 impl Scope {
-    pub const ALL: [Scope; 8] = [
-        Scope::ReservationsRead,
-        Scope::ReservationsWrite,
-        Scope::GuestsRead,
-        Scope::GuestsWrite,
-        Scope::RatesRead,
-        Scope::RatesWrite,
-        Scope::RoomsRead,
-        Scope::RoomsWrite,
-    ];
-
     /// What a new key gets when it is created without scopes: read-only access to everything.
     pub const DEFAULT: [Scope; 4] = [Scope::ReservationsRead, Scope::GuestsRead, Scope::RatesRead, Scope::RoomsRead];
-
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(s: &str) -> Option<Scope> {
-        s.parse().ok()
-    }
 }
 
 /// How the caller authenticated.

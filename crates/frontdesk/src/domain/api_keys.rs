@@ -1,27 +1,13 @@
 //! API keys, managed by operators. The secret is shown once, in the create answer.
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::access::{Actor, Scope};
 use super::validate::{clean, Checks};
 use super::{new_id, now, secrets, Error, Result};
+pub use crate::model::api_keys::ApiKey;
 use crate::store::{self, Db};
-
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ApiKey {
-    pub id: String,
-    pub name: String,
-    pub scopes: Vec<Scope>,
-    /// The hotel this key is pinned to; every request it makes is confined to that hotel.
-    pub hotel_id: Option<String>,
-    /// Requests per minute this key may make; `null`: the service default.
-    pub rate_limit_per_minute: Option<i64>,
-    pub created_at: DateTime<Utc>,
-    pub last_used_at: Option<DateTime<Utc>>,
-}
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

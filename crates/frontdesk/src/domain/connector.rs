@@ -11,6 +11,7 @@ use serde::{Serialize, Serializer};
 
 use super::availability::{self, AvailabilityCopies, AvailabilityQuery, OfferKey};
 use super::daily_rates::{self, DailyRatesQuery};
+use super::reservations::ReservationStatus;
 use super::validate::{calendar_date, parse_date, Checks};
 use super::{hotels, rate_plans, room_types, Actor, Error, Result};
 use crate::store::{self, Db};
@@ -346,6 +347,7 @@ pub async fn schedule(db: &Db, actor: &Actor, hotel_id: &str, from: &str, to: &s
         &hotel.id,
         &first.to_string(),
         &last.to_string(),
+        &ReservationStatus::ON_THE_BOOKS,
     )
     .await?;
     let span = usize::try_from((last - first).num_days() + 1).unwrap_or(0);

@@ -4,13 +4,14 @@
 use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Months, NaiveDate, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::access::{Actor, Scope};
-use super::codes::CurrencyCode;
 use super::validate::{calendar_date, parse_date, Checks};
 use super::{hotels, money, not_null, now, nullable, rate_plans, Error, FieldError, Result};
+pub use crate::model::daily_rates::DailyRate;
+pub use crate::store::daily_rates::{NightRate, StayRates};
 use crate::store::{self, Db};
 
 /// Most entries in one `POST /api/dailyRates`.
@@ -19,54 +20,6 @@ pub const MAX_BATCH: usize = 500;
 pub const MAX_STAY_NIGHTS: i64 = 365;
 /// Widest range one read may ask for, in days (about three years).
 pub const MAX_READ_DAYS: i64 = 1100;
-
-/// The ARI record of one rate plan and night.
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct DailyRate {
-    pub rate_plan_id: String,
-    pub date: NaiveDate,
-    /// Price of the night in minor units of `currency`.
-    pub price: i64,
-    #[schema(value_type = CurrencyCode)]
-    pub currency: String,
-    /// Rooms sellable under this plan that night (an allotment); `null`: no cap beyond the physical rooms.
-    pub availability: Option<i64>,
-    /// Nothing sells that night under this plan.
-    pub stop_sell: bool,
-    /// No stay under this plan may start this night.
-    pub closed_to_arrival: bool,
-    /// No stay under this plan may end on this date.
-    pub closed_to_departure: bool,
-    /// Fewest nights of a stay that starts this night.
-    pub min_stay: Option<i64>,
-    /// Most nights of a stay that starts this night.
-    pub max_stay: Option<i64>,
-    pub updated_at: DateTime<Utc>,
-}
-
-/// What a stay needs from one rate plan's daily rates, as searches and bookings read it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StayRates {
-    pub rate_plan_id: String,
-    /// By night of the stay (index 0 is the check-in night); `None` where the night has no record.
-    pub nights: Vec<Option<NightRate>>,
-    /// The check-in night's arrival restrictions (`false`/`None` when it has no record).
-    pub closed_to_arrival: bool,
-    pub min_stay: Option<i64>,
-    pub max_stay: Option<i64>,
-    /// Whether the check-out date's record closes departures.
-    pub closed_to_departure: bool,
-    /// Whether any night of the stay is stop-sell.
-    pub stop_sell: bool,
-}
-
-/// The part of one night's record that prices and caps a stay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NightRate {
-    pub price: i64,
-    pub availability: Option<i64>,
-}
 
 /// One entry of a batch upsert. Only `ratePlanId`, `date` and `price` are required; every other field left out
 /// keeps its stored value (or its default for a new record), and `null` clears a nullable one.

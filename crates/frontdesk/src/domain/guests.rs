@@ -1,6 +1,5 @@
 //! Guests of an organization, optionally associated with one hotel.
 
-use chrono::{DateTime, Utc};
 use futures::{StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -10,26 +9,8 @@ use super::events::{self, EventKind};
 use super::listing::{ListItems, ListParams, Listing, Shape, Vocabulary};
 use super::validate::{clean, Checks};
 use super::{hotels, new_id, not_null, now, nullable, Error, Result};
+pub use crate::model::guests::Guest;
 use crate::store::{self, Db};
-
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Guest {
-    pub id: String,
-    /// The hotel the guest is associated with; `null`: the whole organization.
-    pub hotel_id: Option<String>,
-    pub first_name: String,
-    pub last_name: String,
-    pub email: Option<String>,
-    pub phone: Option<String>,
-    /// ISO 3166-1 alpha-2.
-    pub country: Option<String>,
-    /// BCP 47 language tag, e.g. `pt-PT`.
-    pub language: Option<String>,
-    pub notes: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -177,8 +158,9 @@ pub async fn list(db: &Db, actor: &Actor, mut filter: GuestFilter, params: ListP
     let shape = Shape { sort_field: filter.sort_field.as_deref(), fields: filter.fields.as_deref() };
     let page = params.validate(shape, &VOCABULARY)?;
     filter.hotel_id = hotels::optional_filter(&mut *db.read().await?, actor, filter.hotel_id.as_deref()).await?;
-    let total = store::guests::count(db, &actor.organization_id, &filter, &page).await?;
-    let items = store::guests::list(db, &actor.organization_id, &filter, &page).await?.map_err(Error::from).boxed();
+    let by = store::guests::GuestsWhere { hotel_id: filter.hotel_id.as_deref(), email: filter.email.as_deref() };
+    let total = store::guests::count(db, &actor.organization_id, by, &page).await?;
+    let items = store::guests::list(db, &actor.organization_id, by, &page).await?.map_err(Error::from).boxed();
     Ok(Listing { total, items: ListItems::Streamed(items), projection: page.projection })
 }
 

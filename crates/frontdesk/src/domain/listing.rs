@@ -6,6 +6,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::{Error, FieldError, Result};
+pub use crate::store::Page;
 
 /// Most ids one `_ids` may name.
 pub const MAX_IDS: usize = 1000;
@@ -27,19 +28,6 @@ pub struct ListParams {
     #[serde(rename = "_ids")]
     #[param(rename = "_ids")]
     pub ids: Option<String>,
-}
-
-/// The validated form of [`ListParams`] for one kind of record.
-#[derive(Debug, Clone)]
-pub struct Page {
-    /// `None`: every match.
-    pub limit: Option<i64>,
-    pub skip: i64,
-    /// The column to sort by (from the record's whitelist, never from input) and whether descending.
-    pub sort_column: &'static str,
-    pub descending: bool,
-    pub projection: Option<Vec<String>>,
-    pub ids: Option<Vec<String>>,
 }
 
 /// A record kind's list vocabulary: its sortable fields (API name, column) and every field a projection may name.

@@ -1,14 +1,14 @@
 //! Business rules, independent of HTTP and of the database engine.
 //!
-//! Each module owns one area: its input (`XIn`, `XPatch`) and output (`X`) types, validation, tenancy rules and
-//! the transactions it runs through [`crate::store`]. Errors are [`Error`], which the HTTP layer turns into
+//! Each module owns one area: its input types (`XIn`, `XPatch`), validation, tenancy rules, the rules about its
+//! records (as `impl` blocks on the records of [`crate::model`], which it re-exports at its own paths) and the
+//! transactions it runs through [`crate::store`]. Errors are [`Error`], which the HTTP layer turns into
 //! RFC 9457 problem documents.
 
 pub mod access;
 pub mod api_keys;
 pub mod attempts;
 pub mod availability;
-pub mod codes;
 pub mod connected_assistants;
 pub mod connector;
 pub mod daily_rates;
@@ -20,7 +20,6 @@ pub mod hotels;
 pub mod housekeeping;
 pub mod idempotency;
 pub mod identity;
-pub mod json_time;
 pub mod listing;
 pub mod money;
 pub mod oauth;
@@ -33,6 +32,9 @@ pub mod rooms;
 pub mod secrets;
 pub mod validate;
 pub mod webhooks;
+
+// The records moved below both layers (`crate::model`); their old paths stay, so callers change nothing.
+pub use crate::model::{codes, json_time};
 
 use crate::store::{self, ErrorKind};
 use anyhow::Context;

@@ -1,32 +1,14 @@
 //! Rate plans: how a hotel prices its room types. A plan without a room type prices every room type of the hotel.
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::access::{Actor, Scope};
 use super::codes::CurrencyCode;
 use super::validate::{clean, Checks};
 use super::{hotels, new_id, not_null, now, nullable, room_types, store_conflict, Error, FieldError, Result};
+pub use crate::model::rate_plans::RatePlan;
 use crate::store::{self, Db};
-
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct RatePlan {
-    pub id: String,
-    pub hotel_id: String,
-    /// The room type priced; `null` prices every room type of the hotel.
-    pub room_type_id: Option<String>,
-    pub name: String,
-    /// A short code unique within the hotel (e.g. `BAR`), for channel mapping.
-    pub code: Option<String>,
-    #[schema(value_type = CurrencyCode)]
-    pub currency: String,
-    /// Inactive plans are not offered.
-    pub active: bool,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
 
 /// A rate plan to create, or, with the `id` of an existing plan, to update (fields left out keep their value).
 #[derive(Debug, Deserialize, ToSchema)]

@@ -1,30 +1,15 @@
 //! Room types: what a guest books. A room type groups physical rooms and bounds occupancy.
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::access::{Actor, Scope};
 use super::validate::{clean, Checks};
 use super::{hotels, new_id, not_null, now, nullable, Error, Result};
+pub use crate::model::room_types::RoomType;
 use crate::store::{self, Db};
 
 pub const MAX_OCCUPANCY: i64 = 100;
-
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct RoomType {
-    pub id: String,
-    pub hotel_id: String,
-    pub name: String,
-    pub description: Option<String>,
-    /// Most guests in one room, adults and children together (infants do not count).
-    pub max_occupancy: i64,
-    pub max_adults: i64,
-    pub max_children: i64,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
 
 impl RoomType {
     /// Whether a party fits one room of this type. Infants do not count toward occupancy.

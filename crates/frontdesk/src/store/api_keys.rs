@@ -3,8 +3,8 @@
 use chrono::{DateTime, Utc};
 
 use super::{format_ts, RowExt, StoreResult};
-use crate::domain::access::Scope;
-use crate::domain::api_keys::ApiKey;
+use crate::model::access::Scope;
+use crate::model::api_keys::ApiKey;
 use crate::store::schema::ApiKeys;
 use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
 use crate::store::{Conn, Row};

@@ -4,7 +4,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use super::reservations::HeldBy;
 use super::{format_date, format_ts, StoreResult};
-use crate::domain::reservations::{ReservationStatus, Source};
+use crate::model::reservations::{ReservationStatus, Source};
 use crate::store::schema::{Guests, ReservationRooms as Rr, Reservations as R, ServiceSecrets as S};
 use crate::store::statement::{insert_row, statement, Expr, ExprTrait, JoinType, OnConflict, Order, Sql};
 use crate::store::Conn;

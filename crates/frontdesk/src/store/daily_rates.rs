@@ -3,10 +3,33 @@
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::{format_date, format_ts, RowExt, StoreResult};
-use crate::domain::daily_rates::{DailyRate, NightRate, StayRates};
+use crate::model::daily_rates::DailyRate;
 use crate::store::schema::DailyRates as D;
 use crate::store::statement::{statement, Expr, ExprTrait, OnConflict, Order, Sql};
 use crate::store::{Conn, Row};
+
+/// What a stay needs from one rate plan's daily rates, as searches and bookings read it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StayRates {
+    pub rate_plan_id: String,
+    /// By night of the stay (index 0 is the check-in night); `None` where the night has no record.
+    pub nights: Vec<Option<NightRate>>,
+    /// The check-in night's arrival restrictions (`false`/`None` when it has no record).
+    pub closed_to_arrival: bool,
+    pub min_stay: Option<i64>,
+    pub max_stay: Option<i64>,
+    /// Whether the check-out date's record closes departures.
+    pub closed_to_departure: bool,
+    /// Whether any night of the stay is stop-sell.
+    pub stop_sell: bool,
+}
+
+/// The part of one night's record that prices and caps a stay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NightRate {
+    pub price: i64,
+    pub availability: Option<i64>,
+}
 
 /// The columns [`daily_rate`] reads (by name), in the order [`upsert`] writes them.
 const COLUMNS: [D; 10] = [

@@ -1,12 +1,12 @@
 //! Guests.
 
 use super::{format_ts, Db, RowExt, StoreResult};
-use crate::domain::guests::{Guest, GuestFilter};
-use crate::domain::listing::Page;
+use crate::model::guests::Guest;
 use crate::store::schema::Guests as G;
 use crate::store::statement::{
     insert_row, order_and_page, rendered, rows, statement, Asterisk, Cond, Expr, ExprTrait, Func, Order, Sql,
 };
+use crate::store::Page;
 use crate::store::{Conn, Row};
 
 /// The columns [`guest`] reads (by name).
@@ -125,13 +125,20 @@ pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreRe
     Ok(())
 }
 
+/// The filters of a list of guests: of one hotel, with one e-mail address (any case).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct GuestsWhere<'a> {
+    pub hotel_id: Option<&'a str>,
+    pub email: Option<&'a str>,
+}
+
 /// The conditions of a list of guests.
-fn filter(organization_id: &str, filter: &GuestFilter, page: &Page) -> Cond {
+fn filter(organization_id: &str, filter: GuestsWhere<'_>, page: &Page) -> Cond {
     let mut cond = Cond::all().add(Expr::col(G::OrganizationId).eq(organization_id));
-    if let Some(hotel_id) = &filter.hotel_id {
+    if let Some(hotel_id) = filter.hotel_id {
         cond = cond.add(Expr::col(G::HotelId).eq(hotel_id));
     }
-    if let Some(email) = &filter.email {
+    if let Some(email) = filter.email {
         cond = cond.add(Expr::col(G::EmailNormalized).eq(email.to_lowercase()));
     }
     if let Some(ids) = &page.ids {
@@ -140,7 +147,7 @@ fn filter(organization_id: &str, filter: &GuestFilter, page: &Page) -> Cond {
     cond
 }
 
-pub async fn count(db: &Db, organization_id: &str, filter: &GuestFilter, page: &Page) -> StoreResult<i64> {
+pub async fn count(db: &Db, organization_id: &str, filter: GuestsWhere<'_>, page: &Page) -> StoreResult<i64> {
     let counted = Sql::select()
         .expr_as(Expr::col(Asterisk).count(), "n")
         .from(G::Table)
@@ -153,7 +160,7 @@ pub async fn count(db: &Db, organization_id: &str, filter: &GuestFilter, page: &
 pub async fn list(
     db: &Db,
     organization_id: &str,
-    filter: &GuestFilter,
+    filter: GuestsWhere<'_>,
     page: &Page,
 ) -> StoreResult<futures::stream::BoxStream<'static, StoreResult<Guest>>> {
     let mut select = Sql::select();

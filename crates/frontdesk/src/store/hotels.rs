@@ -1,7 +1,7 @@
 //! Hotels.
 
 use super::{format_ts, RowExt, StoreResult};
-use crate::domain::hotels::{Address, Hotel};
+use crate::model::hotels::{Address, Hotel};
 use crate::store::schema::Hotels;
 use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
 use crate::store::{Conn, Row};

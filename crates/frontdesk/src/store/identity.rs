@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use super::{format_ts, RowExt, StoreResult};
-use crate::domain::identity::{Operator, Organization};
+use crate::model::identity::{Operator, Organization};
 use crate::store::schema::{AccessTokens, OperatorInvitations, Operators, Organizations};
 use crate::store::statement::{insert_row, statement, Asterisk, Expr, ExprTrait, Order, Sql};
 use crate::store::{Conn, Row};

@@ -54,7 +54,10 @@
 //!
 //! # What the rest of the service sees
 //!
-//! [`crate::domain`] calls the store; the store never calls the domain's rules. Code above the store takes a
+//! [`crate::domain`] calls the store; the store never names the domain. It reads and writes the records of
+//! [`crate::model`], and where a statement needs a rule's answer (which statuses are on the books) the domain
+//! passes it in; the shapes that exist only for a query ([`Page`], `reservations::StayFilter`,
+//! `daily_rates::StayRates`, `webhooks::Target`) are the store's own. Code above the store takes a
 //! [`Conn`] and gets a [`StoreResult`], whose [`Error`] it asks for its [`ErrorKind`]: nothing outside this module
 //! names the driver's types, so how the store reaches each engine can change here alone (see `docs/storage.md`).
 
@@ -98,6 +101,7 @@ pub use conn::{query, query_with, Cell, Column, Conn, Done, Query, Row, SqlValue
 pub use errors::{is_unavailable_cause, Error, ErrorKind};
 pub use pool::{sqlite_file, IfMissing, CHECK_AFTER_IDLE, CONNECT_TIMEOUT, POSTGRES_ACQUIRE_TIMEOUT};
 pub use rows::{bool_int, format_date, format_ts, new_id, parse_date, parse_ts, FromPortableRow, PortableRow, RowExt};
+pub use sql::Page;
 pub use statement::{insert_row, statement};
 pub use stream::{count, stream};
 
@@ -151,7 +155,7 @@ pub struct Db {
 #[derive(Debug, Default)]
 struct RecentReads {
     api_keys: recent::Recent<String, api_keys::StoredApiKey>,
-    public_hotels: recent::Recent<String, (String, crate::domain::hotels::Hotel, i64)>,
+    public_hotels: recent::Recent<String, (String, crate::model::hotels::Hotel, i64)>,
 }
 
 pub type StoreResult<T> = Result<T, Error>;

@@ -1,7 +1,7 @@
 //! Rate plans.
 
 use super::{format_ts, Engine, RowExt, StoreResult};
-use crate::domain::rate_plans::RatePlan;
+use crate::model::rate_plans::RatePlan;
 use crate::store::schema::RatePlans as P;
 use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, RowLocks, Sql};
 use crate::store::{Conn, Row};

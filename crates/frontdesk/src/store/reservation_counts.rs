@@ -10,9 +10,9 @@ use sea_query::{DynIden, IntoIden, QueryStatementBuilder};
 use super::schema::{ReservationCountChanges as Changes, ReservationCounts as Counts};
 use super::statement::{Expr, ExprTrait, Func, Sql};
 use super::{Db, Engine, StoreResult};
-use crate::domain::listing::Page;
-use crate::domain::reservations::StayFilter;
 use crate::store::query;
+use crate::store::reservations::StayFilter;
+use crate::store::Page;
 
 /// Whether the total of `filter` and `page` can be read from the counts: only organization, hotel and status
 /// narrow it. Every other filter is named here, so that a filter added later must be decided on.

@@ -1,7 +1,7 @@
 //! Room types.
 
 use super::{format_ts, RowExt, StoreResult};
-use crate::domain::room_types::RoomType;
+use crate::model::room_types::RoomType;
 use crate::store::schema::RoomTypes as T;
 use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
 use crate::store::{Conn, Row};

@@ -1,7 +1,7 @@
 //! Physical rooms.
 
 use super::{format_ts, RowExt, StoreResult};
-use crate::domain::rooms::{HousekeepingStatus, Room};
+use crate::model::rooms::{HousekeepingStatus, Room};
 use crate::store::schema::{RoomStatusChanges, Rooms};
 use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Order, Sql};
 use crate::store::{Conn, Row};

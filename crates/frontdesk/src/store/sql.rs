@@ -1,8 +1,21 @@
 //! A small builder for WHERE clauses with a variable set of filters, and for long VALUES lists. Only constant SQL
-//! fragments are concatenated; every value is a bound parameter.
+//! fragments are concatenated; every value is a bound parameter. And [`Page`], the page of a list as a statement
+//! orders and cuts it.
 
 use super::{Engine, SqlValue};
-use crate::domain::listing::Page;
+
+/// One page of a list as the store reads it: the validated list parameters of one kind of record.
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// `None`: every match.
+    pub limit: Option<i64>,
+    pub skip: i64,
+    /// The column to sort by (from the record's whitelist, never from input) and whether descending.
+    pub sort_column: &'static str,
+    pub descending: bool,
+    pub projection: Option<Vec<String>>,
+    pub ids: Option<Vec<String>>,
+}
 
 /// The PostgreSQL types a value bound where nothing says its type is stored as (native types: migration 0021).
 #[derive(Debug, Clone, Copy)]

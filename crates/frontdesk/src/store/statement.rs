@@ -30,9 +30,8 @@ pub use sea_query::{
     SelectStatement, UpdateStatement,
 };
 
-use super::sql::Conditions;
+use super::sql::{Conditions, Page};
 use super::{Engine, Error, Query, SqlValue};
-use crate::domain::listing::Page;
 
 /// `built` rendered for `engine`, ready to run on one of its connections.
 pub fn statement(engine: Engine, built: &impl QueryStatementWriter) -> Query<'static> {

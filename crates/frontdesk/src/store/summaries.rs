@@ -2,7 +2,7 @@
 //! reservation record.
 
 use super::StoreResult;
-use crate::domain::reservations::ReservationStatus;
+use crate::model::reservations::ReservationStatus;
 use crate::store::schema::{Reservations as R, Rooms};
 use crate::store::statement::{statement, Asterisk, Expr, ExprTrait, Func, Sql};
 use crate::store::Conn;
@@ -30,7 +30,7 @@ pub async fn rooms_by_status(
 }
 
 /// Stays of a hotel that touch `[from, to]` (check-in on or before `to`, check-out on or after `from`), counted
-/// by (check-in date, check-out date, status). Cancelled and no-show reservations are left out.
+/// by (check-in date, check-out date, status), of the reservations in `statuses`.
 pub struct StayCount {
     pub check_in_date: String,
     pub check_out_date: String,
@@ -44,6 +44,7 @@ pub async fn stay_counts(
     hotel_id: &str,
     from: &str,
     to: &str,
+    statuses: &[ReservationStatus],
 ) -> StoreResult<Vec<StayCount>> {
     let select = Sql::select()
         .columns([R::CheckInDate, R::CheckOutDate, R::Status])
@@ -53,7 +54,7 @@ pub async fn stay_counts(
         .and_where(Expr::col(R::HotelId).eq(hotel_id))
         .and_where(Expr::col(R::CheckInDate).lte(to))
         .and_where(Expr::col(R::CheckOutDate).gte(from))
-        .and_where(Expr::col(R::Status).is_in(ReservationStatus::ON_THE_BOOKS.map(ReservationStatus::as_str)))
+        .and_where(Expr::col(R::Status).is_in(statuses.iter().map(|s| s.as_str())))
         .group_by_columns([R::CheckInDate, R::CheckOutDate, R::Status])
         .take();
     statement(conn.engine(), &select)

@@ -1,12 +1,28 @@
 //! Webhook subscriptions and their delivery log.
 
+use chrono::{DateTime, Utc};
+
 use super::sql::{Conditions, StoredAs};
 use super::{bool_int, format_ts, Engine, RowExt, StoreResult};
-use crate::domain::events::EventKind;
-use crate::domain::webhooks::{Target, WebhookDelivery, WebhookSubscription};
+use crate::model::events::EventKind;
+use crate::model::webhooks::{WebhookDelivery, WebhookSubscription};
 use crate::store::schema::{WebhookDeliveries as D, WebhookQueue, WebhookSubscriptions as S};
 use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Order, RowLocks, SelectStatement, Sql};
 use crate::store::{query_with, Conn, Row};
+
+/// An active subscription as the dispatcher needs it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub id: String,
+    pub organization_id: String,
+    pub hotel_id: String,
+    pub url: String,
+    /// The event kinds wanted; empty: every kind.
+    pub events: Vec<EventKind>,
+    pub secret_sealed: String,
+    pub consecutive_failures: i64,
+    pub created_at: DateTime<Utc>,
+}
 
 const COLUMNS: [S; 9] = [
     S::Id,

@@ -36,6 +36,7 @@ mod foundation;
 mod front_desk;
 mod guest_messages;
 mod hardening;
+mod layers;
 mod mcp;
 mod native_types;
 mod operations;

@@ -63,8 +63,17 @@ pub async fn rack(db: &Db, actor: &Actor, hotel_id: &str, from: NaiveDate, night
     let room_types = store::room_types::list(&mut conn, &actor.organization_id, Some(&hotel.id)).await?;
     let rooms = store::rooms::list(&mut conn, &actor.organization_id, Some(&hotel.id), None).await?;
     let check_in_from = check_in_bound(&mut conn, actor, &hotel.id, from).await?;
-    let rows =
-        store::reservations::rack_rows(&mut conn, &actor.organization_id, &hotel.id, check_in_from, from, to).await?;
+    let on_the_books = &ReservationStatus::ON_THE_BOOKS;
+    let rows = store::reservations::rack_rows(
+        &mut conn,
+        &actor.organization_id,
+        &hotel.id,
+        check_in_from,
+        from,
+        to,
+        on_the_books,
+    )
+    .await?;
     let mut by_room: HashMap<String, Vec<RackStay>> = HashMap::new();
     let mut unassigned: HashMap<String, Vec<RackStay>> = HashMap::new();
     for row in rows {

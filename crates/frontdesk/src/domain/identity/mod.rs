@@ -11,13 +11,10 @@ mod invitations;
 mod operators;
 mod sessions;
 
-use chrono::{DateTime, Utc};
-use serde::Serialize;
-use utoipa::ToSchema;
-
 use super::access::{Actor, Credential};
 use super::validate::{clean, Checks};
 use super::{new_id, now, secrets, Error, Result};
+pub use crate::model::identity::{Operator, Organization};
 use crate::store::{self, identity as rows, Db};
 pub use invitations::{
     accept_invitation, invitation, invite_operator, renew_invitation, Invitation, InvitationView, INVITATION_PREFIX,
@@ -32,25 +29,6 @@ pub use sessions::{
     SessionLimits, SessionOut,
 };
 pub(crate) use sessions::{insert_token, NewToken};
-
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Organization {
-    pub id: String,
-    pub name: String,
-    pub created_at: DateTime<Utc>,
-}
-
-/// A dashboard user of one organization.
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Operator {
-    pub id: String,
-    pub organization_id: String,
-    pub email: String,
-    pub name: String,
-    pub created_at: DateTime<Utc>,
-}
 
 pub async fn create_organization(db: &Db, name: &str) -> Result<Organization> {
     let mut checks = Checks::new();

@@ -7,7 +7,7 @@
 //! * [`reference`]: the short reference of each reservation.
 //! * [`write`]: create, update (moves, dates, assignments), approve and delete, each in one transaction that also
 //!   records its webhook event.
-//! * this module: the records, their inputs, and the reads.
+//! * this module: the inputs, the filters and the reads (the records themselves are [`crate::model::reservations`]).
 
 pub mod inventory;
 pub mod reference;
@@ -15,137 +15,27 @@ pub mod status;
 pub mod stay;
 pub mod write;
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 use futures::{StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-pub use status::{ReservationStatus, RoomStatus};
+pub use crate::model::reservations::{
+    Folio, FolioCharge, Reservation, ReservationRoom, ReservationStatus, RoomStatus, Source,
+};
 
 use super::access::{Actor, Scope};
 use super::codes::CurrencyCode;
 use super::listing::{ListItems, ListParams, Listing, Shape, Vocabulary};
 use super::validate::Checks;
-use super::{hotels, json_time, not_null, nullable, Error, Result};
+use super::{hotels, not_null, nullable, Error, Result};
+pub use crate::store::reservations::StayFilter;
 use crate::store::{self, Db};
 
 /// Longest stay one reservation may span.
 pub const MAX_NIGHTS: i64 = 365;
 /// Most rooms in one reservation.
 pub const MAX_ROOMS: usize = 50;
-
-/// Who made a reservation.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::IntoStaticStr, strum::EnumString,
-)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
-pub enum Source {
-    Api,
-    Dashboard,
-    BookingPage,
-    Channel,
-}
-
-impl Source {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(s: &str) -> Option<Source> {
-        s.parse().ok()
-    }
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ReservationRoom {
-    pub id: String,
-    pub room_type_id: String,
-    pub rate_plan_id: Option<String>,
-    /// The physical room; `null` while unassigned.
-    pub room_id: Option<String>,
-    pub status: RoomStatus,
-    pub adults: i64,
-    pub children: i64,
-    pub infants: i64,
-    /// Price of this room for the whole stay, in minor units of the reservation's currency.
-    pub price: i64,
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct FolioCharge {
-    pub id: String,
-    pub folio_id: String,
-    #[serde(serialize_with = "json_time::date")]
-    pub date: NaiveDate,
-    pub description: String,
-    pub amount: i64,
-    #[schema(value_type = CurrencyCode)]
-    pub currency: String,
-}
-
-/// The bill of a confirmed reservation: one room charge per room and night.
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Folio {
-    pub id: String,
-    #[schema(value_type = CurrencyCode)]
-    pub currency: String,
-    pub charges: Vec<FolioCharge>,
-    /// Sum of the charges.
-    pub total: i64,
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Reservation {
-    pub id: String,
-    /// A short code for people (8 characters, unique in the organization, no look-alike characters), e.g.
-    /// `K7QM3XHD`: shown on the dashboard and the booking page's receipt, searchable, filterable.
-    pub reference: String,
-    pub hotel_id: String,
-    pub guest_id: Option<String>,
-    pub status: ReservationStatus,
-    #[serde(serialize_with = "json_time::date")]
-    pub check_in_date: NaiveDate,
-    #[serde(serialize_with = "json_time::date")]
-    pub check_out_date: NaiveDate,
-    /// Legacy: the instant of check-in (the check-in date at the hotel's check-in time, in its time zone).
-    #[serde(serialize_with = "json_time::instant")]
-    pub start_time: DateTime<Utc>,
-    /// Legacy: the instant of check-out.
-    #[serde(serialize_with = "json_time::instant")]
-    pub end_time: DateTime<Utc>,
-    pub adults: i64,
-    pub children: i64,
-    pub infants: i64,
-    /// In minor units of `currency`.
-    pub total_price: i64,
-    #[schema(value_type = CurrencyCode)]
-    pub currency: String,
-    pub source: Source,
-    /// The booking's reference at the channel that sent it.
-    pub channel_reference: Option<String>,
-    pub notes: Option<String>,
-    #[serde(serialize_with = "json_time::instant")]
-    pub created_at: DateTime<Utc>,
-    #[serde(serialize_with = "json_time::instant")]
-    pub updated_at: DateTime<Utc>,
-    /// The rooms (single reads only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rooms: Option<Vec<ReservationRoom>>,
-    /// The folio, once confirmed (single reads only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub folio: Option<Folio>,
-}
-
-impl Reservation {
-    pub fn nights(&self) -> i64 {
-        (self.check_out_date - self.check_in_date).num_days()
-    }
-}
 
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -303,32 +193,6 @@ pub struct ReservationFilter {
         pattern = "^(id|hotelId|guestId|status|checkInDate|checkOutDate|startTime|endTime|adults|children|infants|totalPrice|currency|source|channelReference|notes|createdAt|updatedAt)(,(id|hotelId|guestId|status|checkInDate|checkOutDate|startTime|endTime|adults|children|infants|totalPrice|currency|source|channelReference|notes|createdAt|updatedAt))*$"
     )]
     pub fields: Option<String>,
-}
-
-/// [`ReservationFilter`], validated.
-#[derive(Debug, Default, Clone)]
-pub struct StayFilter {
-    pub hotel_id: Option<String>,
-    pub guest_id: Option<String>,
-    /// A normalised reference ([`reference::parse`]).
-    pub reference: Option<String>,
-    pub start_time: Option<DateTime<Utc>>,
-    pub end_time: Option<DateTime<Utc>>,
-    pub stay_date_from: Option<NaiveDate>,
-    pub stay_date_to: Option<NaiveDate>,
-    /// A lower bound on check-in dates. Without one, a `stay_date_from` is bounded by the longest stay on record in
-    /// the list's own statement, which lets the stay-window index start near the window instead of at the beginning
-    /// of time.
-    pub check_in_from: Option<NaiveDate>,
-    /// Only these statuses (empty: any). The dashboard's filters; the REST list has none of these.
-    pub statuses: Vec<ReservationStatus>,
-    pub source: Option<Source>,
-    /// Only reservations of these guests (an empty list matches nothing).
-    pub guest_ids: Option<Vec<String>>,
-    /// Stays that check in on exactly this date.
-    pub check_in_date: Option<NaiveDate>,
-    /// Stays that check out on exactly this date.
-    pub check_out_date: Option<NaiveDate>,
 }
 
 pub const VOCABULARY: Vocabulary = Vocabulary {

@@ -1,49 +1,12 @@
 //! The reservation state machine.
 
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
-
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::IntoStaticStr, strum::EnumString,
-)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
-pub enum ReservationStatus {
-    Requested,
-    Confirmed,
-    CheckedIn,
-    CheckedOut,
-    Cancelled,
-    NoShow,
-}
-
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::IntoStaticStr, strum::EnumString,
-)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
-pub enum RoomStatus {
-    Pending,
-    Confirmed,
-    Cancelled,
-}
+pub use crate::model::reservations::{ReservationStatus, RoomStatus};
 
 impl ReservationStatus {
-    pub const ALL: [ReservationStatus; 6] =
-        [Self::Requested, Self::Confirmed, Self::CheckedIn, Self::CheckedOut, Self::Cancelled, Self::NoShow];
-
     /// The stays on the books: every status but a cancellation and a no-show (what the rack and the occupancy
     /// summaries show).
     pub const ON_THE_BOOKS: [ReservationStatus; 4] =
         [Self::Requested, Self::Confirmed, Self::CheckedIn, Self::CheckedOut];
-
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        s.parse().ok()
-    }
 
     /// The moves that exist: approve or decline a request; cancel, no-show or check in a confirmed stay; check out;
     /// undo a check-out made by mistake (the same day only: see [`super::stay`], which also holds the rules of
@@ -74,14 +37,6 @@ impl ReservationStatus {
 }
 
 impl RoomStatus {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        s.parse().ok()
-    }
-
     /// What a room becomes when its reservation enters `status`.
     pub fn after(self, status: ReservationStatus) -> RoomStatus {
         match status {

@@ -14,6 +14,8 @@ use utoipa::{IntoParams, ToSchema};
 use super::events::EventKind;
 use super::validate::Checks;
 use super::{new_id, now, secrets, Actor, Error, FieldError, Result};
+pub use crate::model::webhooks::{WebhookDelivery, WebhookSubscription};
+pub use crate::store::webhooks::Target;
 use crate::store::{self, Db};
 
 use crate::store::webhooks::FailureCount;
@@ -32,22 +34,6 @@ pub const DELIVERY_LOG_SIZE: i64 = 100;
 pub const MAX_URL_LENGTH: usize = 2000;
 /// The prefix of signing secrets, so that a leaked one is recognisable.
 pub const SECRET_PREFIX: &str = "whsec_";
-
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct WebhookSubscription {
-    pub id: String,
-    pub hotel_id: String,
-    pub url: String,
-    /// The event kinds delivered; empty: every kind.
-    pub events: Vec<EventKind>,
-    /// `false` when turned off with PUT or after 20 failed deliveries in a row.
-    pub active: bool,
-    /// Failed deliveries since the last success; the 20th turns the subscription off.
-    pub consecutive_failures: i64,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -89,32 +75,22 @@ pub struct WebhookSubscriptionCreated {
     pub secret: String,
 }
 
-/// An active subscription as the dispatcher needs it.
-#[derive(Debug, Clone)]
-pub struct Target {
-    pub id: String,
-    pub organization_id: String,
-    pub hotel_id: String,
-    pub url: String,
-    /// The event kinds wanted; empty: every kind.
-    pub events: Vec<EventKind>,
-    pub secret_sealed: String,
-    pub consecutive_failures: i64,
-    pub created_at: DateTime<Utc>,
-}
-
-impl Target {
-    /// Which subscriptions want an event: an event of `kind` about a record of `organization_id` and `hotel_id`
-    /// (none: an organization-wide record, such as a guest of no hotel), which happened at `at`, goes to the active
-    /// subscriptions of that organization on that hotel (or on any hotel, for an organization-wide record) that
-    /// chose that kind or every kind, and were created before it happened: a subscription hears of changes made
-    /// after it was created, not before. (Only active subscriptions are targets.)
-    pub fn wants(&self, organization_id: &str, hotel_id: Option<&str>, kind: EventKind, at: DateTime<Utc>) -> bool {
-        self.organization_id == organization_id
-            && at >= self.created_at
-            && hotel_id.is_none_or(|h| h == self.hotel_id)
-            && (self.events.is_empty() || self.events.contains(&kind))
-    }
+/// Which subscriptions want an event: an event of `kind` about a record of `organization_id` and `hotel_id`
+/// (none: an organization-wide record, such as a guest of no hotel), which happened at `at`, goes to the active
+/// subscriptions of that organization on that hotel (or on any hotel, for an organization-wide record) that chose
+/// that kind or every kind, and were created before it happened: a subscription hears of changes made after it was
+/// created, not before. (Only active subscriptions are targets.)
+pub fn wants(
+    target: &Target,
+    organization_id: &str,
+    hotel_id: Option<&str>,
+    kind: EventKind,
+    at: DateTime<Utc>,
+) -> bool {
+    target.organization_id == organization_id
+        && at >= target.created_at
+        && hotel_id.is_none_or(|h| h == target.hotel_id)
+        && (target.events.is_empty() || target.events.contains(&kind))
 }
 
 /// Counts a failed delivery to subscription `id`; the [`MAX_CONSECUTIVE_FAILURES`]th in a row turns it off (see
@@ -146,25 +122,6 @@ async fn count_failed_delivery(db: &Db, id: &str) -> Result<Option<(i64, bool)>>
     }
     tx.commit().await?;
     Ok(Some((consecutive_failures, active)))
-}
-
-/// One delivery attempt.
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct WebhookDelivery {
-    /// Sent as `X-Service-Delivery`.
-    pub id: String,
-    /// The event's `id` (the same for every subscription that received it).
-    pub event_id: String,
-    pub event: EventKind,
-    pub attempted_at: DateTime<Utc>,
-    /// Whether the receiver answered 2xx within 5 seconds.
-    pub success: bool,
-    /// The receiver's HTTP status, when it answered.
-    pub status_code: Option<i64>,
-    /// Why the attempt failed without an answer (timeout, refused connection, address not allowed, …).
-    pub error: Option<String>,
-    pub duration_ms: i64,
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -1,6 +1,6 @@
 //! Folios and their charges: read (with the reservation, or inside a write) and replaced whole.
 
-use crate::domain::reservations::{Folio, FolioCharge};
+use crate::model::reservations::{Folio, FolioCharge};
 use crate::store::format_date;
 use crate::store::schema::{FolioCharges, Folios};
 use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, SelectStatement, Sql};

@@ -3,7 +3,7 @@
 
 use chrono::NaiveDate;
 
-use crate::domain::rooms::HousekeepingStatus;
+use crate::model::rooms::HousekeepingStatus;
 use crate::store::format_date;
 use crate::store::schema::{ReservationRooms as Rr, Reservations as R, RoomTypes, Rooms};
 use crate::store::statement::{statement, Asterisk, Cond, Expr, ExprTrait, JoinType, Order, RowLocks, Sql};

@@ -1,11 +1,11 @@
 //! Lists of reservations: the filters of the REST API and the dashboard as SQL, a page with its total, a streamed
 //! list, counts, and what bounds a search by stay dates (the longest stay on record).
 
+use chrono::{DateTime, NaiveDate, Utc};
 use sea_query::QueryStatementBuilder;
 
 use super::{reservation, AFTER_COLUMNS, COLUMNS};
-use crate::domain::listing::Page;
-use crate::domain::reservations::{Reservation, ReservationStatus, StayFilter};
+use crate::model::reservations::{Reservation, ReservationStatus, Source};
 use crate::store::format_date;
 use crate::store::reservation_counts;
 use crate::store::schema::Reservations as R;
@@ -13,8 +13,35 @@ use crate::store::statement::{
     order_and_page, rendered, statement, Asterisk, Cond, Expr, ExprTrait, Func, SelectStatement, Sql,
 };
 use crate::store::Conn;
+use crate::store::Page;
 use crate::store::{self, format_ts, Db, Engine, StoreResult};
 use crate::store::{FromPortableRow, PortableRow};
+
+/// The filters of a list of reservations, validated (the REST list's and the dashboard's).
+#[derive(Debug, Default, Clone)]
+pub struct StayFilter {
+    pub hotel_id: Option<String>,
+    pub guest_id: Option<String>,
+    /// A normalised reference (upper case, no spaces or hyphens).
+    pub reference: Option<String>,
+    pub start_time: Option<DateTime<Utc>>,
+    pub end_time: Option<DateTime<Utc>>,
+    pub stay_date_from: Option<NaiveDate>,
+    pub stay_date_to: Option<NaiveDate>,
+    /// A lower bound on check-in dates. Without one, a `stay_date_from` is bounded by the longest stay on record in
+    /// the list's own statement, which lets the stay-window index start near the window instead of at the beginning
+    /// of time.
+    pub check_in_from: Option<NaiveDate>,
+    /// Only these statuses (empty: any). The dashboard's filters; the REST list has none of these.
+    pub statuses: Vec<ReservationStatus>,
+    pub source: Option<Source>,
+    /// Only reservations of these guests (an empty list matches nothing).
+    pub guest_ids: Option<Vec<String>>,
+    /// Stays that check in on exactly this date.
+    pub check_in_date: Option<NaiveDate>,
+    /// Stays that check out on exactly this date.
+    pub check_out_date: Option<NaiveDate>,
+}
 
 /// Reservations of a hotel in one status (the dashboard's badge of booking requests waiting), from the counts.
 pub async fn count_in_status(

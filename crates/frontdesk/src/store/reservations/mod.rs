@@ -12,7 +12,7 @@ mod listing;
 mod rooms;
 mod stay;
 
-use crate::domain::reservations::{FolioCharge, Reservation, ReservationRoom, ReservationStatus, Source};
+use crate::model::reservations::{FolioCharge, Reservation, ReservationRoom, ReservationStatus, Source};
 use crate::store::format_date;
 use crate::store::schema::{Folios, ReservationRooms, Reservations as R};
 use crate::store::statement::{insert_row, statement, Expr, ExprTrait, JoinType, Order, Sql};
@@ -23,7 +23,7 @@ pub use folios::{folio, folio_with_charges, save_folio, FolioHead};
 pub use inventory::{held_assignment, held_rooms, held_stays, lock_room, lock_room_types, room_taken, rooms_in_status};
 pub(super) use inventory::{held_per_night, HeldBy};
 pub use listing::{
-    count, count_in_status, list, longest_stay, page_with_total, reference_taken, PAGE_IN_ONE_STATEMENT,
+    count, count_in_status, list, longest_stay, page_with_total, reference_taken, StayFilter, PAGE_IN_ONE_STATEMENT,
 };
 pub use rooms::{rack_rows, rooms, rooms_of, save_rooms, RackRow};
 use rooms::{room_at, ROOM_COLUMNS};

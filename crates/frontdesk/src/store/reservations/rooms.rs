@@ -4,7 +4,7 @@
 use chrono::NaiveDate;
 
 use super::decode_err;
-use crate::domain::reservations::{Reservation, ReservationRoom, ReservationStatus, RoomStatus};
+use crate::model::reservations::{Reservation, ReservationRoom, ReservationStatus, RoomStatus};
 use crate::store::format_date;
 use crate::store::schema::{Guests, ReservationRooms as Rr, Reservations};
 use crate::store::statement::{insert_row, statement, Expr, ExprTrait, JoinType, OnConflict, Order, Sql};
@@ -82,7 +82,7 @@ pub struct RackRow {
 /// Columns of a rack row before its room's.
 const RACK_COLUMNS_BEFORE_ROOM: usize = 6;
 
-/// The rooms of a hotel's stays that touch the nights `[from, to)`, except cancelled ones and no-shows. Stays
+/// The rooms of a hotel's stays in `statuses` that touch the nights `[from, to)`, except cancelled rooms. Stays
 /// checking in before `check_in_from` are not looked at: the caller bounds it by the longest stay on record, so the
 /// stay-window index starts near the window.
 pub async fn rack_rows(
@@ -92,6 +92,7 @@ pub async fn rack_rows(
     check_in_from: NaiveDate,
     from: NaiveDate,
     to: NaiveDate,
+    statuses: &[ReservationStatus],
 ) -> StoreResult<Vec<RackRow>> {
     let r = Reservations::Table;
     let select = Sql::select()
@@ -114,9 +115,7 @@ pub async fn rack_rows(
         .and_where(Expr::col((r, Reservations::CheckInDate)).gte(format_date(check_in_from)))
         .and_where(Expr::col((r, Reservations::CheckInDate)).lt(format_date(to)))
         .and_where(Expr::col((r, Reservations::CheckOutDate)).gt(format_date(from)))
-        .and_where(
-            Expr::col((r, Reservations::Status)).is_in(ReservationStatus::ON_THE_BOOKS.map(ReservationStatus::as_str)),
-        )
+        .and_where(Expr::col((r, Reservations::Status)).is_in(statuses.iter().map(|s| s.as_str())))
         .and_where(Expr::col((Rr::Table, Rr::Status)).ne(RoomStatus::Cancelled.as_str()))
         .order_by((r, Reservations::CheckInDate), Order::Asc)
         .order_by((r, Reservations::Id), Order::Asc)

@@ -3,7 +3,7 @@
 
 use chrono::NaiveDate;
 
-use crate::domain::reservations::{ReservationStatus, RoomStatus};
+use crate::model::reservations::{ReservationStatus, RoomStatus};
 use crate::store::format_date;
 use crate::store::schema::{CheckOuts, ReservationRooms as Rr, Reservations as R};
 use crate::store::statement::{insert_row, statement, Expr, ExprTrait, JoinType, OnConflict, Order, Sql};

@@ -9,7 +9,7 @@ use chrono::{TimeDelta, Utc};
 
 use super::{give_event, DispatcherOptions, Lane, LaneRegistry, Shared, FAILING_LANE_CAPACITY, LANE_CAPACITY};
 use crate::domain::events::EventKind;
-use crate::domain::webhooks::Target;
+use crate::domain::webhooks::{self, Target};
 use crate::store::outbox::{self, PendingEvent};
 use crate::store::{self, format_ts, Db};
 
@@ -61,7 +61,7 @@ pub(super) async fn hand_out(
         };
         let mut wanted = false;
         for target in targets.get(&event.organization_id).into_iter().flatten() {
-            if !target.wants(&event.organization_id, event.hotel_id.as_deref(), kind, event.created_at) {
+            if !webhooks::wants(target, &event.organization_id, event.hotel_id.as_deref(), kind, event.created_at) {
                 continue;
             }
             wanted = true;

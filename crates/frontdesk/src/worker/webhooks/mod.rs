@@ -1,6 +1,6 @@
 //! The webhook dispatcher: delivers the outbox's events to the subscriptions that want them.
 //!
-//! * **Handing out.** New outbox events are handed to the subscriptions that want them ([`Target::wants`]) in one
+//! * **Handing out.** New outbox events are handed to the subscriptions that want them ([`webhooks::wants`](crate::domain::webhooks::wants)) in one
 //!   transaction that writes a queue row per (subscription, event) (`webhook_queue`) and marks the events handed
 //!   out; on PostgreSQL with `FOR UPDATE SKIP LOCKED`, so several processes share the outbox and each event is handed
 //!   out once. Events nobody wants are removed there and then.

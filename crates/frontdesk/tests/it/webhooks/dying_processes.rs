@@ -40,7 +40,13 @@ async fn events_claimed_by_a_dead_process_are_taken_over(engine: Engine) {
     for event in &events {
         let kind = frontdesk::domain::events::EventKind::parse(&event.kind).unwrap();
         for target in &targets {
-            if target.wants(&event.organization_id, event.hotel_id.as_deref(), kind, event.created_at) {
+            if frontdesk::domain::webhooks::wants(
+                target,
+                &event.organization_id,
+                event.hotel_id.as_deref(),
+                kind,
+                event.created_at,
+            ) {
                 queued.push((target.id.as_str(), event.id.as_str()));
             }
         }

@@ -34,7 +34,13 @@ async fn take_and_match(conn: &mut Conn, org: &Org) -> (Vec<PendingEvent>, Vec<(
     for event in &events {
         let kind = EventKind::parse(&event.kind).unwrap();
         for target in &targets {
-            if target.wants(&event.organization_id, event.hotel_id.as_deref(), kind, event.created_at) {
+            if frontdesk::domain::webhooks::wants(
+                target,
+                &event.organization_id,
+                event.hotel_id.as_deref(),
+                kind,
+                event.created_at,
+            ) {
                 pairs.push((target.id.clone(), event.id.clone()));
             }
         }

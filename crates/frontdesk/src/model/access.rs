@@ -1,0 +1,68 @@
+//! The scopes an API key carries.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// A per-resource permission carried by an API key. Operators hold every scope.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    ToSchema,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
+pub enum Scope {
+    #[serde(rename = "reservations:read")]
+    #[strum(serialize = "reservations:read")]
+    ReservationsRead,
+    #[serde(rename = "reservations:write")]
+    #[strum(serialize = "reservations:write")]
+    ReservationsWrite,
+    #[serde(rename = "guests:read")]
+    #[strum(serialize = "guests:read")]
+    GuestsRead,
+    #[serde(rename = "guests:write")]
+    #[strum(serialize = "guests:write")]
+    GuestsWrite,
+    #[serde(rename = "rates:read")]
+    #[strum(serialize = "rates:read")]
+    RatesRead,
+    #[serde(rename = "rates:write")]
+    #[strum(serialize = "rates:write")]
+    RatesWrite,
+    #[serde(rename = "rooms:read")]
+    #[strum(serialize = "rooms:read")]
+    RoomsRead,
+    #[serde(rename = "rooms:write")]
+    #[strum(serialize = "rooms:write")]
+    RoomsWrite,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 8] = [
+        Scope::ReservationsRead,
+        Scope::ReservationsWrite,
+        Scope::GuestsRead,
+        Scope::GuestsWrite,
+        Scope::RatesRead,
+        Scope::RatesWrite,
+        Scope::RoomsRead,
+        Scope::RoomsWrite,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        s.parse().ok()
+    }
+}

@@ -1,0 +1,48 @@
+//! The kinds of webhook event.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// What happened to which kind of record; the `event` of a delivery and the names a subscription picks.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema, strum::IntoStaticStr, strum::EnumString,
+)]
+pub enum EventKind {
+    #[serde(rename = "reservation.created")]
+    #[strum(serialize = "reservation.created")]
+    ReservationCreated,
+    #[serde(rename = "reservation.updated")]
+    #[strum(serialize = "reservation.updated")]
+    ReservationUpdated,
+    #[serde(rename = "reservation.deleted")]
+    #[strum(serialize = "reservation.deleted")]
+    ReservationDeleted,
+    #[serde(rename = "guest.created")]
+    #[strum(serialize = "guest.created")]
+    GuestCreated,
+    #[serde(rename = "guest.updated")]
+    #[strum(serialize = "guest.updated")]
+    GuestUpdated,
+    #[serde(rename = "guest.deleted")]
+    #[strum(serialize = "guest.deleted")]
+    GuestDeleted,
+}
+
+impl EventKind {
+    pub const ALL: [EventKind; 6] = [
+        Self::ReservationCreated,
+        Self::ReservationUpdated,
+        Self::ReservationDeleted,
+        Self::GuestCreated,
+        Self::GuestUpdated,
+        Self::GuestDeleted,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    pub fn parse(s: &str) -> Option<EventKind> {
+        s.parse().ok()
+    }
+}

@@ -1,0 +1,24 @@
+//! Guests.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Guest {
+    pub id: String,
+    /// The hotel the guest is associated with; `null`: the whole organization.
+    pub hotel_id: Option<String>,
+    pub first_name: String,
+    pub last_name: String,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    /// ISO 3166-1 alpha-2.
+    pub country: Option<String>,
+    /// BCP 47 language tag, e.g. `pt-PT`.
+    pub language: Option<String>,
+    pub notes: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}

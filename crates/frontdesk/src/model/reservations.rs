@@ -1,0 +1,169 @@
+//! Reservations: their states, their rooms and their folio.
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::codes::CurrencyCode;
+use super::json_time;
+
+/// Who made a reservation.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::IntoStaticStr, strum::EnumString,
+)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
+pub enum Source {
+    Api,
+    Dashboard,
+    BookingPage,
+    Channel,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    pub fn parse(s: &str) -> Option<Source> {
+        s.parse().ok()
+    }
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::IntoStaticStr, strum::EnumString,
+)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
+pub enum ReservationStatus {
+    Requested,
+    Confirmed,
+    CheckedIn,
+    CheckedOut,
+    Cancelled,
+    NoShow,
+}
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, strum::IntoStaticStr, strum::EnumString,
+)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[strum(serialize_all = "SCREAMING_SNAKE_CASE")]
+pub enum RoomStatus {
+    Pending,
+    Confirmed,
+    Cancelled,
+}
+
+impl ReservationStatus {
+    pub const ALL: [ReservationStatus; 6] =
+        [Self::Requested, Self::Confirmed, Self::CheckedIn, Self::CheckedOut, Self::Cancelled, Self::NoShow];
+
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        s.parse().ok()
+    }
+}
+
+impl RoomStatus {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        s.parse().ok()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ReservationRoom {
+    pub id: String,
+    pub room_type_id: String,
+    pub rate_plan_id: Option<String>,
+    /// The physical room; `null` while unassigned.
+    pub room_id: Option<String>,
+    pub status: RoomStatus,
+    pub adults: i64,
+    pub children: i64,
+    pub infants: i64,
+    /// Price of this room for the whole stay, in minor units of the reservation's currency.
+    pub price: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct FolioCharge {
+    pub id: String,
+    pub folio_id: String,
+    #[serde(serialize_with = "json_time::date")]
+    pub date: NaiveDate,
+    pub description: String,
+    pub amount: i64,
+    #[schema(value_type = CurrencyCode)]
+    pub currency: String,
+}
+
+/// The bill of a confirmed reservation: one room charge per room and night.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Folio {
+    pub id: String,
+    #[schema(value_type = CurrencyCode)]
+    pub currency: String,
+    pub charges: Vec<FolioCharge>,
+    /// Sum of the charges.
+    pub total: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Reservation {
+    pub id: String,
+    /// A short code for people (8 characters, unique in the organization, no look-alike characters), e.g.
+    /// `K7QM3XHD`: shown on the dashboard and the booking page's receipt, searchable, filterable.
+    pub reference: String,
+    pub hotel_id: String,
+    pub guest_id: Option<String>,
+    pub status: ReservationStatus,
+    #[serde(serialize_with = "json_time::date")]
+    pub check_in_date: NaiveDate,
+    #[serde(serialize_with = "json_time::date")]
+    pub check_out_date: NaiveDate,
+    /// Legacy: the instant of check-in (the check-in date at the hotel's check-in time, in its time zone).
+    #[serde(serialize_with = "json_time::instant")]
+    pub start_time: DateTime<Utc>,
+    /// Legacy: the instant of check-out.
+    #[serde(serialize_with = "json_time::instant")]
+    pub end_time: DateTime<Utc>,
+    pub adults: i64,
+    pub children: i64,
+    pub infants: i64,
+    /// In minor units of `currency`.
+    pub total_price: i64,
+    #[schema(value_type = CurrencyCode)]
+    pub currency: String,
+    pub source: Source,
+    /// The booking's reference at the channel that sent it.
+    pub channel_reference: Option<String>,
+    pub notes: Option<String>,
+    #[serde(serialize_with = "json_time::instant")]
+    pub created_at: DateTime<Utc>,
+    #[serde(serialize_with = "json_time::instant")]
+    pub updated_at: DateTime<Utc>,
+    /// The rooms (single reads only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rooms: Option<Vec<ReservationRoom>>,
+    /// The folio, once confirmed (single reads only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub folio: Option<Folio>,
+}
+
+impl Reservation {
+    pub fn nights(&self) -> i64 {
+        (self.check_out_date - self.check_in_date).num_days()
+    }
+}

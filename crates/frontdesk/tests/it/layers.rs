@@ -1,0 +1,121 @@
+//! The direction between the layers, checked on the source: `domain` calls `store`, `store` reads and writes the
+//! records of `model`, and nothing points back up. The compiler cannot see this (one crate may name any of its
+//! modules, and an inherent `impl` written in `domain` is callable wherever its type is), so these tests read the
+//! files.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `src/<dir>`, with its code lines (comment lines left out, since a doc link up is no
+/// dependency).
+fn code_of(dir: &str) -> Vec<(PathBuf, Vec<String>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(dir);
+    let mut files = Vec::new();
+    let mut pending = vec![root];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).expect("read a source folder") {
+            let path = entry.expect("a folder entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = fs::read_to_string(&path).expect("read a source file");
+                let code = text
+                    .lines()
+                    .filter(|line| !line.trim_start().starts_with("//"))
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>();
+                files.push((path, code));
+            }
+        }
+    }
+    assert!(!files.is_empty(), "no source under src/{dir}");
+    files
+}
+
+/// The places in `files` whose code line `offends`.
+fn offences(files: &[(PathBuf, Vec<String>)], offends: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut found = Vec::new();
+    for (path, code) in files {
+        for line in code.iter().filter(|line| offends(line)) {
+            found.push(format!("{}: {}", path.display(), line.trim()));
+        }
+    }
+    found
+}
+
+/// Whether `line` names the module `name` of the crate (`crate::name`, or inside a `crate::{…}` group).
+fn names_module(line: &str, name: &str) -> bool {
+    let path = format!("crate::{name}");
+    if line
+        .match_indices(&path)
+        .any(|(at, _)| !line[at + path.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+    {
+        return true;
+    }
+    line.contains("crate::{") && line.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|word| word == name)
+}
+
+#[test]
+fn the_store_does_not_name_the_domain() {
+    let found = offences(&code_of("store"), |line| names_module(line, "domain"));
+    assert!(
+        found.is_empty(),
+        "the store names the domain (move the type to `model`, or pass the rule's answer in):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_records_name_nothing_of_the_crate() {
+    let found = offences(&code_of("model"), |line| line.contains("crate::") || line.contains("super::super"));
+    assert!(found.is_empty(), "`model` imports only from itself:\n{}", found.join("\n"));
+}
+
+/// The rules the domain writes as `impl` blocks on the records (`ReservationStatus::can_move_to`,
+/// `HousekeepingStatus::sellable`, …) are found by reading `domain/`, so that a new one is guarded too.
+#[test]
+fn the_store_calls_none_of_the_domains_rules_on_the_records() {
+    let records: Vec<String> = code_of("model")
+        .iter()
+        .flat_map(|(_, code)| code.iter())
+        .filter_map(|line| {
+            let rest = line.strip_prefix("pub struct ").or_else(|| line.strip_prefix("pub enum "))?;
+            Some(rest.split(|c: char| !(c.is_alphanumeric() || c == '_')).next()?.to_owned())
+        })
+        .collect();
+    assert!(records.iter().any(|r| r == "Reservation"), "the records were not found: {records:?}");
+    let mut rules = Vec::new();
+    for (_, code) in code_of("domain") {
+        let mut inside = false;
+        for line in &code {
+            if let Some(rest) = line.strip_prefix("impl ") {
+                let name = rest.trim_end_matches(" {");
+                inside = records.iter().any(|r| r == name);
+                continue;
+            }
+            if line == "}" {
+                inside = false;
+            }
+            if !inside {
+                continue;
+            }
+            let item = line.trim_start();
+            if let Some(rest) = item.strip_prefix("pub fn ").or_else(|| item.strip_prefix("pub const ")) {
+                if let Some(name) = rest.split(|c: char| !(c.is_alphanumeric() || c == '_')).next() {
+                    rules.push(name.to_owned());
+                }
+            }
+        }
+    }
+    for rule in ["can_move_to", "sellable", "ON_THE_BOOKS", "fits", "today"] {
+        assert!(rules.iter().any(|r| r == rule), "the rule {rule} was not found in domain/: {rules:?}");
+    }
+    let found = offences(&code_of("store"), |line| {
+        rules.iter().any(|rule| line.contains(&format!(".{rule}(")) || line.contains(&format!("::{rule}")))
+    });
+    assert!(
+        found.is_empty(),
+        "the store applies a rule of the domain (let the domain pass its answer in):\n{}",
+        found.join("\n")
+    );
+}
