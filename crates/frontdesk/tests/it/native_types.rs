@@ -3,6 +3,10 @@
 //! how it was made) is a database written by the release before it (3d0d70b: the demo hotel and more, through its
 //! API) with every record as that release's API answered. Here the records are loaded into a database migrated up
 //! to 0020, the service upgrades it, and every record must answer as it did.
+//!
+//! Migration 0021's ANALYZE also recorded every table of a new, empty database as analysed and empty, and PostgreSQL
+//! then kept plans that read such a table whole once it had rows; migration 0022 returns those tables to never
+//! analysed, which the last test holds.
 
 use std::io::Read;
 
@@ -10,7 +14,7 @@ use serde_json::{json, Value};
 
 use crate::common::{Auth, TestDatabase, TestServer};
 use frontdesk::store::{Db, Engine};
-use sqlx::Connection;
+use sqlx::{Connection, Row};
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/before_native_types");
 
@@ -94,4 +98,60 @@ async fn column_type(db: &Db, table: &str, column: &str) -> String {
     .await
     .expect("the column");
     row.get("data_type")
+}
+
+/// A new database plans its foreign keys' look-ups with their indexes. Before migration 0022 every table of a new
+/// database was recorded as analysed and empty, and the plan PostgreSQL keeps for the cascade of
+/// `webhook_queue_event_id_fkey` (run for every outbox event deleted) read all of `webhook_queue`. A database of its
+/// own, not a schema of the shared one: migration 0021's ANALYZE, which every other test's migration runs, covers
+/// every schema of its database and would record this one's empty tables again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_database_is_planned_with_its_indexes() {
+    if TestDatabase::create_or_skip(Engine::Postgres).await.is_none() {
+        return;
+    }
+    let admin_url = crate::common::postgres_url();
+    let name = format!("fdplan_{}", uuid::Uuid::now_v7().simple());
+    let mut admin = sqlx::PgConnection::connect(&admin_url).await.expect("connect");
+    sqlx::raw_sql(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.expect("create the database");
+    let (server, options) = admin_url.split_once('?').map_or((admin_url.as_str(), ""), |(s, o)| (s, o));
+    let (server, _) = server.rsplit_once('/').expect("a database in the URL");
+    let url = if options.is_empty() { format!("{server}/{name}") } else { format!("{server}/{name}?{options}") };
+
+    let db = Db::connect(&url, 2).await.expect("open");
+    db.migrate().await.expect("migrations");
+    db.close().await;
+    let mut conn = sqlx::PgConnection::connect(&url).await.expect("connect");
+    let analysed_empty: Vec<String> = sqlx::query(
+        "SELECT relname::text AS name FROM pg_class WHERE relnamespace = current_schema()::regnamespace \
+         AND relkind = 'r' AND reltuples = 0 ORDER BY relname",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .expect("the tables' statistics")
+    .iter()
+    .map(|row| row.get("name"))
+    .collect();
+
+    // The statement the cascade runs, planned as PostgreSQL keeps it (a generic plan), on the queue still empty.
+    sqlx::raw_sql(
+        "PREPARE cascade(uuid) AS DELETE FROM ONLY webhook_queue WHERE $1 = event_id; \
+         SET plan_cache_mode = force_generic_plan;",
+    )
+    .execute(&mut conn)
+    .await
+    .expect("prepare");
+    let plan: Vec<String> = sqlx::query("EXPLAIN EXECUTE cascade('00000000-0000-7000-8000-000000000001')")
+        .fetch_all(&mut conn)
+        .await
+        .expect("the plan")
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    conn.close().await.expect("close");
+    sqlx::raw_sql(&format!("DROP DATABASE {name} WITH (FORCE)")).execute(&mut admin).await.expect("drop the database");
+
+    assert!(analysed_empty.is_empty(), "tables recorded as analysed and empty: {analysed_empty:?}");
+    let plan = plan.join("\n");
+    assert!(plan.contains("webhook_queue_event") && !plan.contains("Seq Scan"), "{plan}");
 }
