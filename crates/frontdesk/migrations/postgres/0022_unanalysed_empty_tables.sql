@@ -3,7 +3,7 @@
 -- (pg_class.reltuples = 0), and PostgreSQL plans such a table as if it would stay empty: a plan made while a table
 -- is small, and kept (prepared statements, foreign-key triggers), reads it whole. Measured: deleting one outbox event
 -- ran the cascade of webhook_queue_event_id_fkey as a sequential scan of webhook_queue, 62 pages per event, instead
--- of a look-up in webhook_queue_event (docs/storage.md, "Webhook delivery's slowdown"). A table never analysed
+-- of a look-up in webhook_queue_event (docs/storage.md, "What is left", item 2). A table never analysed
 -- (reltuples = -1) is planned as at least ten pages, which picks its indexes, until autovacuum analyses it with rows
 -- in it.
 --
