@@ -33,24 +33,9 @@ async fn events_claimed_by_a_dead_process_are_taken_over(engine: Engine) {
     let claimed_at = std::time::Instant::now();
     let now = chrono::Utc::now();
     let mut tx = s.db.begin_write().await.unwrap();
-    let events = frontdesk::store::outbox::take_new(tx.conn(), 10).await.unwrap();
+    let (events, pairs) = super::take_and_match(tx.conn(), &org).await;
     assert_eq!(events.len(), 2);
-    let targets = frontdesk::store::webhooks::active_targets(tx.conn(), &org.id).await.unwrap();
-    let mut queued = Vec::new();
-    for event in &events {
-        let kind = frontdesk::domain::events::EventKind::parse(&event.kind).unwrap();
-        for target in &targets {
-            if frontdesk::domain::webhooks::wants(
-                target,
-                &event.organization_id,
-                event.hotel_id.as_deref(),
-                kind,
-                event.created_at,
-            ) {
-                queued.push((target.id.as_str(), event.id.as_str()));
-            }
-        }
-    }
+    let queued: Vec<(&str, &str)> = pairs.iter().map(|(s, e)| (s.as_str(), e.as_str())).collect();
     assert_eq!(queued.len(), 1, "the change made before the subscription is not queued for it");
     frontdesk::store::outbox::enqueue(tx.conn(), &queued, None).await.unwrap();
     let claimed = frontdesk::store::outbox::claim_queued(

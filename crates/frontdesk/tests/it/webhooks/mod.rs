@@ -31,3 +31,29 @@ async fn queued(s: &TestServer, subscription: &str) -> (i64, i64) {
     .unwrap();
     (row.try_get("n").unwrap(), row.try_get("claimed").unwrap())
 }
+
+/// The first half of a hand-out, as the dispatcher's: the new events and the (subscription, event) pairs the active
+/// subscriptions want.
+pub(super) async fn take_and_match(
+    conn: &mut frontdesk::store::Conn,
+    org: &Org,
+) -> (Vec<frontdesk::store::outbox::PendingEvent>, Vec<(String, String)>) {
+    let events = frontdesk::store::outbox::take_new(conn, 10).await.unwrap();
+    let targets = frontdesk::store::webhooks::active_targets(conn, &org.id).await.unwrap();
+    let mut pairs = Vec::new();
+    for event in &events {
+        let kind = frontdesk::domain::events::EventKind::parse(&event.kind).unwrap();
+        for target in &targets {
+            if frontdesk::domain::webhooks::wants(
+                target,
+                &event.organization_id,
+                event.hotel_id.as_deref(),
+                kind,
+                event.created_at,
+            ) {
+                pairs.push((target.id.clone(), event.id.clone()));
+            }
+        }
+    }
+    (events, pairs)
+}

@@ -5,12 +5,11 @@
 use std::time::Duration;
 
 use crate::common::{Org, TestServer};
-use frontdesk::domain::events::EventKind;
-use frontdesk::store::outbox::{self, PendingEvent};
-use frontdesk::store::{webhooks, Conn, Engine};
+use frontdesk::store::outbox;
+use frontdesk::store::{webhooks, Engine};
 use serde_json::json;
 
-use super::{queued, subscribe};
+use super::{queued, subscribe, take_and_match};
 
 on_both_engines_configured!(a_turn_off_waits_for_a_hand_out_that_queued_for_it);
 
@@ -23,29 +22,6 @@ async fn one_event_for_one_subscription(engine: Engine) -> Option<(TestServer, O
     let (subscription, _) = subscribe(&s, &org, &hotel, "http://127.0.0.1:9/hook", json!([])).await;
     s.create("/api/guests", &org.auth(), json!({"hotelId": hotel, "firstName": "A", "lastName": "B"})).await;
     Some((s, org, subscription))
-}
-
-/// The first half of a hand-out, as the dispatcher's: the new events and the (subscription, event) pairs the active
-/// subscriptions want.
-async fn take_and_match(conn: &mut Conn, org: &Org) -> (Vec<PendingEvent>, Vec<(String, String)>) {
-    let events = outbox::take_new(conn, 10).await.unwrap();
-    let targets = webhooks::active_targets(conn, &org.id).await.unwrap();
-    let mut pairs = Vec::new();
-    for event in &events {
-        let kind = EventKind::parse(&event.kind).unwrap();
-        for target in &targets {
-            if frontdesk::domain::webhooks::wants(
-                target,
-                &event.organization_id,
-                event.hotel_id.as_deref(),
-                kind,
-                event.created_at,
-            ) {
-                pairs.push((target.id.clone(), event.id.clone()));
-            }
-        }
-    }
-    (events, pairs)
 }
 
 async fn a_turn_off_waits_for_a_hand_out_that_queued_for_it(engine: Engine) {
