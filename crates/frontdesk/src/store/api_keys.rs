@@ -6,7 +6,7 @@ use super::{format_ts, RowExt, StoreResult};
 use crate::model::access::Scope;
 use crate::model::api_keys::ApiKey;
 use crate::store::schema::ApiKeys;
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
+use crate::store::statement::{insert_row, one_of_organization, statement, Expr, ExprTrait, Order, Sql};
 use crate::store::{Conn, Row};
 
 const COLUMNS: [ApiKeys; 8] = [
@@ -64,8 +64,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
     let select = Sql::select()
         .columns(COLUMNS)
         .from(ApiKeys::Table)
-        .and_where(Expr::col(ApiKeys::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(ApiKeys::Id).eq(id))
+        .and_where(one_of_organization(ApiKeys::Id, id, ApiKeys::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(api_key).transpose()
 }
@@ -78,8 +77,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, key: &ApiKey) -> Sto
             (ApiKeys::Scopes, Expr::val(scopes_to_text(&key.scopes))),
             (ApiKeys::RateLimitPerMinute, Expr::val(key.rate_limit_per_minute)),
         ])
-        .and_where(Expr::col(ApiKeys::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(ApiKeys::Id).eq(&key.id))
+        .and_where(one_of_organization(ApiKeys::Id, &key.id, ApiKeys::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
@@ -88,8 +86,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, key: &ApiKey) -> Sto
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<bool> {
     let delete = Sql::delete()
         .from_table(ApiKeys::Table)
-        .and_where(Expr::col(ApiKeys::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(ApiKeys::Id).eq(id))
+        .and_where(one_of_organization(ApiKeys::Id, id, ApiKeys::OrganizationId, organization_id))
         .take();
     let done = statement(conn.engine(), &delete).execute(conn).await?;
     Ok(done.rows_affected() > 0)

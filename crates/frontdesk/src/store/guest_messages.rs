@@ -5,7 +5,9 @@ use chrono::{DateTime, Utc};
 
 use super::{format_ts, RowExt, StoreResult};
 use crate::store::schema::{GuestMessages as M, HotelMessageSettings as Hs, MessageTemplates as T};
-use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Func, OnConflict, Order, RowLocks, Sql};
+use crate::store::statement::{
+    insert_row, one_of_organization, rows, statement, Expr, ExprTrait, Func, OnConflict, Order, RowLocks, Sql,
+};
 use crate::store::{Conn, Row};
 
 /// The columns [`message`] reads.
@@ -135,8 +137,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
     let select = Sql::select()
         .columns(COLUMNS)
         .from(M::Table)
-        .and_where(Expr::col(M::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(M::Id).eq(id))
+        .and_where(one_of_organization(M::Id, id, M::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(message).transpose()
 }

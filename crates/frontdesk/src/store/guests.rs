@@ -4,7 +4,8 @@ use super::{format_ts, Db, RowExt, StoreResult};
 use crate::model::guests::Guest;
 use crate::store::schema::Guests as G;
 use crate::store::statement::{
-    insert_row, order_and_page, rendered, rows, statement, Asterisk, Cond, Expr, ExprTrait, Func, Order, Sql,
+    insert_row, one_of_organization, order_and_page, rendered, rows, statement, Asterisk, Cond, Expr, ExprTrait, Func,
+    Order, Sql,
 };
 use crate::store::Page;
 use crate::store::{Conn, Row};
@@ -76,8 +77,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, g: &Guest) -> StoreR
     let update = Sql::update()
         .table(G::Table)
         .values(written(g))
-        .and_where(Expr::col(G::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(G::Id).eq(&g.id))
+        .and_where(one_of_organization(G::Id, &g.id, G::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
@@ -87,8 +87,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
     let select = Sql::select()
         .columns(COLUMNS)
         .from(G::Table)
-        .and_where(Expr::col(G::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(G::Id).eq(id))
+        .and_where(one_of_organization(G::Id, id, G::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(guest).transpose()
 }
@@ -118,8 +117,7 @@ pub async fn with_email_in_hotel(
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
     let delete = Sql::delete()
         .from_table(G::Table)
-        .and_where(Expr::col(G::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(G::Id).eq(id))
+        .and_where(one_of_organization(G::Id, id, G::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())

@@ -3,7 +3,7 @@
 use super::{format_ts, RowExt, StoreResult};
 use crate::model::hotels::{Address, Hotel};
 use crate::store::schema::Hotels;
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
+use crate::store::statement::{insert_row, one_of_organization, statement, Expr, ExprTrait, Order, Sql};
 use crate::store::{Conn, Row};
 
 /// The columns [`hotel`] reads (by name), and the organization's.
@@ -93,8 +93,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, h: &Hotel) -> StoreR
     let update = Sql::update()
         .table(Hotels::Table)
         .values(written(h))
-        .and_where(Expr::col(Hotels::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(Hotels::Id).eq(&h.id))
+        .and_where(one_of_organization(Hotels::Id, &h.id, Hotels::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
@@ -104,8 +103,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
     let select = Sql::select()
         .columns(COLUMNS)
         .from(Hotels::Table)
-        .and_where(Expr::col(Hotels::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(Hotels::Id).eq(id))
+        .and_where(one_of_organization(Hotels::Id, id, Hotels::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(hotel).transpose()
 }

@@ -3,7 +3,7 @@
 use super::{format_ts, Engine, RowExt, StoreResult};
 use crate::model::rate_plans::RatePlan;
 use crate::store::schema::RatePlans as P;
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, RowLocks, Sql};
+use crate::store::statement::{insert_row, one_of_organization, statement, Expr, ExprTrait, Order, RowLocks, Sql};
 use crate::store::{Conn, Row};
 
 /// The columns [`rate_plan`] reads (by name).
@@ -55,8 +55,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, p: &RatePlan) -> Sto
             (P::Active, Expr::val(p.active)),
             (P::UpdatedAt, Expr::val(format_ts(p.updated_at))),
         ])
-        .and_where(Expr::col(P::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(P::Id).eq(&p.id))
+        .and_where(one_of_organization(P::Id, &p.id, P::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
@@ -66,8 +65,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
     let select = Sql::select()
         .columns(COLUMNS)
         .from(P::Table)
-        .and_where(Expr::col(P::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(P::Id).eq(id))
+        .and_where(one_of_organization(P::Id, id, P::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(rate_plan).transpose()
 }
@@ -116,8 +114,7 @@ pub async fn lock_many(
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
     let delete = Sql::delete()
         .from_table(P::Table)
-        .and_where(Expr::col(P::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(P::Id).eq(id))
+        .and_where(one_of_organization(P::Id, id, P::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())

@@ -3,7 +3,7 @@
 use super::{format_ts, RowExt, StoreResult};
 use crate::model::room_types::RoomType;
 use crate::store::schema::RoomTypes as T;
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, Order, Sql};
+use crate::store::statement::{insert_row, one_of_organization, statement, Expr, ExprTrait, Order, Sql};
 use crate::store::{Conn, Row};
 
 /// The columns [`room_type`] reads (by name).
@@ -64,8 +64,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, t: &RoomType) -> Sto
             (T::MaxChildren, Expr::val(t.max_children)),
             (T::UpdatedAt, Expr::val(format_ts(t.updated_at))),
         ])
-        .and_where(Expr::col(T::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(T::Id).eq(&t.id))
+        .and_where(one_of_organization(T::Id, &t.id, T::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
@@ -75,8 +74,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
     let select = Sql::select()
         .columns(COLUMNS)
         .from(T::Table)
-        .and_where(Expr::col(T::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(T::Id).eq(id))
+        .and_where(one_of_organization(T::Id, id, T::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(room_type).transpose()
 }
@@ -94,8 +92,7 @@ pub async fn list(conn: &mut Conn, organization_id: &str, hotel_id: Option<&str>
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
     let delete = Sql::delete()
         .from_table(T::Table)
-        .and_where(Expr::col(T::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(T::Id).eq(id))
+        .and_where(one_of_organization(T::Id, id, T::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())

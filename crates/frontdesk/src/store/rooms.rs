@@ -3,7 +3,7 @@
 use super::{format_ts, RowExt, StoreResult};
 use crate::model::rooms::{HousekeepingStatus, Room};
 use crate::store::schema::{RoomStatusChanges, Rooms};
-use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Order, Sql};
+use crate::store::statement::{insert_row, one_of_organization, rows, statement, Expr, ExprTrait, Order, Sql};
 use crate::store::{Conn, Row};
 
 /// The columns [`room`] reads (by name).
@@ -70,8 +70,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, r: &Room) -> StoreRe
     let update = Sql::update()
         .table(Rooms::Table)
         .values(written(r))
-        .and_where(Expr::col(Rooms::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(Rooms::Id).eq(&r.id))
+        .and_where(one_of_organization(Rooms::Id, &r.id, Rooms::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
@@ -81,8 +80,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
     let select = Sql::select()
         .columns(COLUMNS)
         .from(Rooms::Table)
-        .and_where(Expr::col(Rooms::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(Rooms::Id).eq(id))
+        .and_where(one_of_organization(Rooms::Id, id, Rooms::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(room).transpose()
 }
@@ -108,8 +106,7 @@ pub async fn list(
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
     let delete = Sql::delete()
         .from_table(Rooms::Table)
-        .and_where(Expr::col(Rooms::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(Rooms::Id).eq(id))
+        .and_where(one_of_organization(Rooms::Id, id, Rooms::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())

@@ -7,7 +7,9 @@ use super::{bool_int, format_ts, Engine, RowExt, StoreResult};
 use crate::model::events::EventKind;
 use crate::model::webhooks::{WebhookDelivery, WebhookSubscription};
 use crate::store::schema::{WebhookDeliveries as D, WebhookQueue, WebhookSubscriptions as S};
-use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Order, RowLocks, SelectStatement, Sql};
+use crate::store::statement::{
+    insert_row, one_of_organization, rows, statement, Expr, ExprTrait, Order, RowLocks, SelectStatement, Sql,
+};
 use crate::store::{query_with, Conn, Row};
 
 /// An active subscription as the dispatcher needs it.
@@ -96,8 +98,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
     let select = Sql::select()
         .columns(COLUMNS)
         .from(S::Table)
-        .and_where(Expr::col(S::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(S::Id).eq(id))
+        .and_where(one_of_organization(S::Id, id, S::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(subscription).transpose()
 }
@@ -112,8 +113,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, s: &WebhookSubscript
             (S::ConsecutiveFailures, Expr::val(s.consecutive_failures)),
             (S::UpdatedAt, Expr::val(format_ts(s.updated_at))),
         ])
-        .and_where(Expr::col(S::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(S::Id).eq(&s.id))
+        .and_where(one_of_organization(S::Id, &s.id, S::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
@@ -122,8 +122,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, s: &WebhookSubscript
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
     let delete = Sql::delete()
         .from_table(S::Table)
-        .and_where(Expr::col(S::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(S::Id).eq(id))
+        .and_where(one_of_organization(S::Id, id, S::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())

@@ -15,7 +15,7 @@ mod stay;
 use crate::model::reservations::{FolioCharge, Reservation, ReservationRoom, ReservationStatus, Source};
 use crate::store::format_date;
 use crate::store::schema::{Folios, ReservationRooms, Reservations as R};
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, JoinType, Order, Sql};
+use crate::store::statement::{insert_row, one_of_organization, statement, Expr, ExprTrait, JoinType, Order, Sql};
 use crate::store::{format_ts, Conn, Db, StoreResult};
 use crate::store::{FromPortableRow, PortableRow};
 use folios::{charges_of, folio_from};
@@ -132,8 +132,7 @@ pub async fn update(conn: &mut Conn, organization_id: &str, r: &Reservation) -> 
     let update = Sql::update()
         .table(R::Table)
         .values(written(r))
-        .and_where(Expr::col(R::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(R::Id).eq(&r.id))
+        .and_where(one_of_organization(R::Id, &r.id, R::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
@@ -143,8 +142,7 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
     let select = Sql::select()
         .columns(COLUMNS)
         .from(R::Table)
-        .and_where(Expr::col(R::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(R::Id).eq(id))
+        .and_where(one_of_organization(R::Id, id, R::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(reservation).transpose()
 }
@@ -192,8 +190,7 @@ pub async fn get_full(db: &Db, organization_id: &str, id: &str) -> StoreResult<O
             ReservationRooms::Table,
             Expr::col((ReservationRooms::Table, ReservationRooms::ReservationId)).equals((R::Table, R::Id)),
         )
-        .and_where(Expr::col((R::Table, R::OrganizationId)).eq(organization_id))
-        .and_where(Expr::col((R::Table, R::Id)).eq(id))
+        .and_where(one_of_organization((R::Table, R::Id), id, (R::Table, R::OrganizationId), organization_id))
         .order_by((ReservationRooms::Table, ReservationRooms::Position), Order::Asc)
         .take();
     let mut conn = db.read().await?;
@@ -212,8 +209,7 @@ pub async fn get_full(db: &Db, organization_id: &str, id: &str) -> StoreResult<O
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
     let delete = Sql::delete()
         .from_table(R::Table)
-        .and_where(Expr::col(R::OrganizationId).eq(organization_id))
-        .and_where(Expr::col(R::Id).eq(id))
+        .and_where(one_of_organization(R::Id, id, R::OrganizationId, organization_id))
         .take();
     statement(conn.engine(), &delete).execute(conn).await?;
     Ok(())
