@@ -61,8 +61,8 @@ pub fn rendered(engine: Engine, built: &impl QueryStatementWriter) -> Result<(St
 /// know yet (one whose records were written since the table was last analysed, or any on a table never analysed),
 /// the planner estimates one row for `organization_id = …` and then may prefer a small index that leads with the
 /// organization over the primary key, reading every record of the organization to find one: measured on 400
-/// reservations, 13 to 28 pages a lookup instead of 3, and it grows with the organization (docs/storage.md,
-/// "Lookups by id"). The comparison stays in the statement, so another organization's record is never read or
+/// reservations, 13 to 28 pages a lookup instead of 3, and it grows with the organization (docs/storage.md, "Built:
+/// lookups by id"). The comparison stays in the statement, so another organization's record is never read or
 /// changed as this one's; every `organization_id` column is NOT NULL, so it means what `=` means.
 pub fn one_of_organization(
     id_column: impl IntoColumnRef,

@@ -4,10 +4,10 @@
 //! For an organization whose records were written since the table was last analysed, PostgreSQL estimates one row
 //! for `organization_id = …`; with that estimate a small index leading with the organization (the reservations'
 //! `(organization_id, nights)` is a few pages, its entries deduplicated) looked cheaper than the primary key, and
-//! every read or write of one reservation read all of its organization's (docs/storage.md, "Lookups by id"). The
-//! store writes every such condition through `store::statement::one_of_organization`, which leaves only the id to
-//! the indexes; the first test holds that through the API, the second that no statement of the store goes back to
-//! `organization_id = … AND id = …`.
+//! every read or write of one reservation read all of its organization's (docs/storage.md, "Built: lookups by
+//! id"). The store writes every such condition through `store::statement::one_of_organization`, which leaves only
+//! the id to the indexes; the first test holds that through the API, the second that no statement of the store goes
+//! back to `organization_id = … AND id = …`.
 
 use std::time::{Duration, Instant};
 
