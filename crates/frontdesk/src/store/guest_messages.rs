@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use super::{format_ts, RowExt, StoreResult};
 use crate::store::schema::{GuestMessages as M, HotelMessageSettings as Hs, MessageTemplates as T};
 use crate::store::statement::{
-    insert_row, one_of_organization, rows, statement, Expr, ExprTrait, Func, OnConflict, Order, RowLocks, Sql,
+    in_taken, insert_row, one_of_organization, rows, statement, Expr, ExprTrait, Func, OnConflict, Order, RowLocks, Sql,
 };
 use crate::store::{Conn, Row};
 
@@ -208,7 +208,7 @@ pub async fn claim_due(
             (M::Attempts, Expr::col(M::Attempts).add(1)),
             (M::FirstTriedAt, Func::coalesce([Expr::col(M::FirstTriedAt), Expr::val(&now)]).into()),
         ])
-        .and_where(Expr::col(M::Id).in_subquery(due))
+        .and_where(in_taken(conn.engine(), M::Id, due))
         .returning(Sql::returning().columns(COLUMNS))
         .take();
     let mut rows = statement(conn.engine(), &update)

@@ -2,7 +2,7 @@
 
 use super::{format_ts, StoreResult};
 use crate::store::schema::{OutboxEvents as E, WebhookQueue as Q, WebhookSubscriptions};
-use crate::store::statement::{insert_row, rows, statement, Expr, ExprTrait, Order, RowLocks, Sql};
+use crate::store::statement::{in_taken, insert_row, rows, statement, Expr, ExprTrait, Order, RowLocks, Sql};
 use crate::store::{Conn, Row};
 
 /// An event about to be recorded. `payload` is the JSON body's `data`, already serialized.
@@ -72,7 +72,7 @@ pub async fn take_new(conn: &mut Conn, limit: i64) -> StoreResult<Vec<PendingEve
     let update = Sql::update()
         .table(E::Table)
         .value(E::HandedOut, true)
-        .and_where(Expr::col(E::Id).in_subquery(next))
+        .and_where(in_taken(conn.engine(), E::Id, next))
         .returning(Sql::returning().columns(PENDING_COLUMNS))
         .take();
     let rows = statement(conn.engine(), &update).fetch_all(conn).await?;
@@ -129,7 +129,7 @@ pub async fn claim_queued(
         .table(Q::Table)
         .value(Q::ClaimedUntil, until)
         .and_where(Expr::col(Q::SubscriptionId).eq(subscription_id))
-        .and_where(Expr::col(Q::EventId).in_subquery(claimable))
+        .and_where(in_taken(engine, Q::EventId, claimable))
         .returning_col(Q::EventId)
         .take();
     let rows = statement(engine, &update).fetch_all(&mut *conn).await?;

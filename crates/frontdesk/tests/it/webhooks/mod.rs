@@ -5,6 +5,7 @@
 mod deliveries;
 mod dying_processes;
 mod failing_receivers;
+mod large_outbox;
 mod subscriptions;
 mod turning_off;
 
