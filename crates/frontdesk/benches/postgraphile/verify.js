@@ -128,6 +128,19 @@ async function main() {
       }
     }
 
+    // (1b) a hotel's first page in id order, with its total.
+    for (const [organizationId, hotelId] of hotels) {
+      const data = await gql(queries.hotelList, { organizationId, hotelId, first: 50 });
+      const got = `${data.allReservations.totalCount} ${data.allReservations.nodes.map((n) => n.id).join(',')}`;
+      const where = `organization_id = '${organizationId}' AND hotel_id = '${hotelId}'`;
+      const want = psql(
+        `SELECT (SELECT COUNT(*) FROM reservations WHERE ${where}) || ' ' || COALESCE((SELECT string_agg(id::text, ',' ORDER BY id) ` +
+          `FROM (SELECT id FROM reservations WHERE ${where} ORDER BY id LIMIT 50) page), '')`,
+      );
+      check(`hotel list ${organizationId}/${hotelId}`, got, want);
+      cases++;
+    }
+
     // (2) single reservations: one or two rooms, with and without a folio, and an unknown id.
     const ids = psql(
       `(SELECT id FROM reservations WHERE nights > 10 AND nights % 3 = 0 LIMIT 5) UNION ALL (SELECT id FROM reservations WHERE nights <= 10 AND nights % 3 <> 0 LIMIT 5) UNION ALL (SELECT id FROM reservations WHERE hotel_id = md5('h3')::uuid LIMIT 5)`,
@@ -152,6 +165,7 @@ async function main() {
     // A rough sequential timing (one client, keep-alive), only to see that nothing is pathologically slow.
     for (const [name, doc, variables] of [
       ['stayWindow', queries.stayWindow, { organizationId: hotels[0][0], hotelId: hotels[0][1], checkInFrom: '2026-05-18', from: '2026-06-01', to: '2026-06-14', first: 50 }],
+      ['hotelList', queries.hotelList, { organizationId: hotels[0][0], hotelId: hotels[0][1], first: 50 }],
       ['reservation', queries.reservation, { id: ids[0] }],
     ]) {
       for (let i = 0; i < 50; i++) await gql(doc, variables);

@@ -10,8 +10,9 @@ use super::load::Call;
 pub struct PostGraphile {
     child: std::process::Child,
     pub base: String,
-    /// The two GraphQL documents of `queries.json`: the stay-window list and the single reservation.
+    /// The GraphQL documents of `queries.json`: the stay-window list, a hotel's list and the single reservation.
     pub stay_window: String,
+    pub hotel_list: String,
     pub reservation: String,
 }
 
@@ -51,6 +52,7 @@ impl PostGraphile {
             child,
             base: format!("http://127.0.0.1:{port}"),
             stay_window: document("stayWindow"),
+            hotel_list: document("hotelList"),
             reservation: document("reservation"),
         };
         if !ready {

@@ -37,6 +37,7 @@ mod front_desk;
 mod guest_messages;
 mod hardening;
 mod layers;
+mod lists_in_id_order;
 mod lookups_by_id;
 mod mcp;
 mod native_types;

@@ -9,6 +9,7 @@ use crate::model::reservations::{Reservation, ReservationStatus, Source};
 use crate::store::format_date;
 use crate::store::reservation_counts;
 use crate::store::schema::Reservations as R;
+use crate::store::sql::Conditions;
 use crate::store::statement::{
     order_and_page, rendered, statement, Asterisk, Cond, Expr, ExprTrait, Func, SelectStatement, Sql,
 };
@@ -182,6 +183,16 @@ pub async fn page_with_total(
     let total = rows.first().map(|row| row.total);
     let items = rows.into_iter().map(|row| row.reservation).collect();
     Ok((items, total.or((page.skip == 0).then_some(0))))
+}
+
+/// The statement [`page_with_total`] sends, as text and the values it binds: for reading its plan (`EXPLAIN`).
+pub fn page_statement_rendered(
+    engine: Engine,
+    organization_id: &str,
+    filter: &StayFilter,
+    page: &Page,
+) -> StoreResult<(String, Conditions)> {
+    rendered(engine, &page_statement(engine, organization_id, filter, page))
 }
 
 /// The statement of [`page_with_total`]: the page's rows, each with the total of the matches.

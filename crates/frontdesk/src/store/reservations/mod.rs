@@ -23,7 +23,8 @@ pub use folios::{folio, folio_with_charges, save_folio, FolioHead};
 pub use inventory::{held_assignment, held_rooms, held_stays, lock_room, lock_room_types, room_taken, rooms_in_status};
 pub(super) use inventory::{held_per_night, HeldBy};
 pub use listing::{
-    count, count_in_status, list, longest_stay, page_with_total, reference_taken, StayFilter, PAGE_IN_ONE_STATEMENT,
+    count, count_in_status, list, longest_stay, page_statement_rendered, page_with_total, reference_taken, StayFilter,
+    PAGE_IN_ONE_STATEMENT,
 };
 pub use rooms::{rack_rows, rooms, rooms_of, save_rooms, RackRow};
 use rooms::{room_at, ROOM_COLUMNS};

@@ -85,6 +85,18 @@ pub fn day(offset: u64) -> String {
     (chrono::Utc::now().date_naive() + chrono::Days::new(offset)).format("%Y-%m-%d").to_string()
 }
 
+/// The pages a statement read, from PostgreSQL's `EXPLAIN (ANALYZE, BUFFERS)` text: the first `Buffers:` line
+/// before `Planning:` is the whole statement's; a statement that read no page has none.
+pub fn buffers_read(plan: &str) -> i64 {
+    plan.lines()
+        .take_while(|line| !line.starts_with("Planning"))
+        .find_map(|line| line.trim().strip_prefix("Buffers: shared "))
+        .map(|counts| {
+            counts.split_whitespace().filter_map(|c| c.split_once('=')).filter_map(|(_, n)| n.parse::<i64>().ok()).sum()
+        })
+        .unwrap_or(0)
+}
+
 pub fn postgres_url() -> String {
     std::env::var("FRONTDESK_TEST_POSTGRES_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
 }
