@@ -1,8 +1,8 @@
 //! The reservation list's default order is by id. A page of one hotel or of one organization reads that hotel's or
 //! organization's reservations in id order from an index (migration 0023) and stops after its last row, wherever
 //! their ids fall among everyone else's. Without those indexes PostgreSQL walked the primary key from the start and
-//! visited every older reservation of the other hotels and organizations (a hotel whose stays came after another's
-//! 10,000 answered 190 pages a second in the `throughput` benchmark), and SQLite read the whole hotel to sort it.
+//! visited every older reservation of the other hotels and organizations, and SQLite read the whole hotel to sort
+//! it (docs/storage.md, "Built: lists in id order").
 
 use crate::common::{buffers_read, TestServer};
 use frontdesk::domain::listing::Page;
