@@ -141,6 +141,19 @@ async function main() {
       cases++;
     }
 
+    // (1c) an organization's first page in id order, with its total.
+    for (const organizationId of [...new Set(hotels.map(([o]) => o))]) {
+      const data = await gql(queries.organizationList, { organizationId, first: 50 });
+      const got = `${data.allReservations.totalCount} ${data.allReservations.nodes.map((n) => n.id).join(',')}`;
+      const where = `organization_id = '${organizationId}'`;
+      const want = psql(
+        `SELECT (SELECT COUNT(*) FROM reservations WHERE ${where}) || ' ' || COALESCE((SELECT string_agg(id::text, ',' ORDER BY id) ` +
+          `FROM (SELECT id FROM reservations WHERE ${where} ORDER BY id LIMIT 50) page), '')`,
+      );
+      check(`organization list ${organizationId}`, got, want);
+      cases++;
+    }
+
     // (2) single reservations: one or two rooms, with and without a folio, and an unknown id.
     const ids = psql(
       `(SELECT id FROM reservations WHERE nights > 10 AND nights % 3 = 0 LIMIT 5) UNION ALL (SELECT id FROM reservations WHERE nights <= 10 AND nights % 3 <> 0 LIMIT 5) UNION ALL (SELECT id FROM reservations WHERE hotel_id = md5('h3')::uuid LIMIT 5)`,
@@ -166,6 +179,7 @@ async function main() {
     for (const [name, doc, variables] of [
       ['stayWindow', queries.stayWindow, { organizationId: hotels[0][0], hotelId: hotels[0][1], checkInFrom: '2026-05-18', from: '2026-06-01', to: '2026-06-14', first: 50 }],
       ['hotelList', queries.hotelList, { organizationId: hotels[0][0], hotelId: hotels[0][1], first: 50 }],
+      ['organizationList', queries.organizationList, { organizationId: hotels[0][0], first: 50 }],
       ['reservation', queries.reservation, { id: ids[0] }],
     ]) {
       for (let i = 0; i < 50; i++) await gql(doc, variables);

@@ -10,9 +10,11 @@ use super::load::Call;
 pub struct PostGraphile {
     child: std::process::Child,
     pub base: String,
-    /// The GraphQL documents of `queries.json`: the stay-window list, a hotel's list and the single reservation.
+    /// The GraphQL documents of `queries.json`: the stay-window list, a hotel's list, the organization's list and the
+    /// single reservation.
     pub stay_window: String,
     pub hotel_list: String,
+    pub organization_list: String,
     pub reservation: String,
 }
 
@@ -53,6 +55,7 @@ impl PostGraphile {
             base: format!("http://127.0.0.1:{port}"),
             stay_window: document("stayWindow"),
             hotel_list: document("hotelList"),
+            organization_list: document("organizationList"),
             reservation: document("reservation"),
         };
         if !ready {
