@@ -257,51 +257,31 @@ async fn postgraphile(
     // Both answer the same rows: 20 pages of each list (ids in order and totals), the organization's page, and 20
     // reservations (their rooms).
     let ids = |rows: &[serde_json::Value]| rows.iter().map(|r| r["id"].clone()).collect::<Vec<_>>();
-    let ours = server
-        .client
-        .get(format!("{}{ORGANIZATION_LIST_PATH}", serve.base))
-        .header("authorization", server.basic())
-        .send()
-        .await
-        .expect("organization list");
-    let total: i64 = ours.headers()["x-total-count"].to_str().expect("total").parse().expect("total");
-    let ours: Vec<serde_json::Value> = ours.json().await.expect("organization list json");
+    let same_page = |ours: (i64, Vec<serde_json::Value>), theirs: serde_json::Value, what: &str| {
+        let theirs = &theirs["allReservations"];
+        assert_eq!(theirs["totalCount"].as_i64(), Some(ours.0), "the same total: {what}");
+        assert_eq!(ids(theirs["nodes"].as_array().expect("nodes")), ids(&ours.1), "the same page: {what}");
+    };
     let organization_variables = serde_json::json!({ "organizationId": server.org, "first": LIST_LIMIT });
-    let theirs = graphile.data(&server.client, &graphile.organization_list, organization_variables.clone()).await;
-    let theirs = &theirs["allReservations"];
-    assert_eq!(theirs["totalCount"].as_i64(), Some(total), "the same organization total");
-    assert_eq!(ids(theirs["nodes"].as_array().expect("nodes")), ids(&ours), "the same organization page");
+    same_page(
+        our_page(server, serve, ORGANIZATION_LIST_PATH).await,
+        graphile.data(&server.client, &graphile.organization_list, organization_variables.clone()).await,
+        "the organization",
+    );
     for n in 0..20u64 {
         let (hotel, from) = ((n % SCALE_HOTELS as u64) as usize, n * 50 % (SCALE_DAYS - 30));
-        let ours = server
-            .client
-            .get(format!("{}{}", serve.base, list_path(&scale.hotels[hotel], from)))
-            .header("authorization", server.basic())
-            .send()
-            .await
-            .expect("list");
-        let total: i64 = ours.headers()["x-total-count"].to_str().expect("total").parse().expect("total");
-        let ours: Vec<serde_json::Value> = ours.json().await.expect("list json");
-        let theirs = graphile.data(&server.client, &graphile.stay_window, list_variables(hotel, from)).await;
-        let theirs = &theirs["allReservations"];
-        assert_eq!(theirs["totalCount"].as_i64(), Some(total), "the same total");
-        assert_eq!(ids(theirs["nodes"].as_array().expect("nodes")), ids(&ours), "the same page");
-
-        let ours = server
-            .client
-            .get(format!("{}{}", serve.base, hotel_list_path(&scale.hotels[hotel])))
-            .header("authorization", server.basic())
-            .send()
-            .await
-            .expect("hotel list");
-        let total: i64 = ours.headers()["x-total-count"].to_str().expect("total").parse().expect("total");
-        let ours: Vec<serde_json::Value> = ours.json().await.expect("hotel list json");
+        same_page(
+            our_page(server, serve, &list_path(&scale.hotels[hotel], from)).await,
+            graphile.data(&server.client, &graphile.stay_window, list_variables(hotel, from)).await,
+            "a stay window",
+        );
         let variables =
             serde_json::json!({ "organizationId": server.org, "hotelId": scale.hotels[hotel], "first": LIST_LIMIT });
-        let theirs = graphile.data(&server.client, &graphile.hotel_list, variables).await;
-        let theirs = &theirs["allReservations"];
-        assert_eq!(theirs["totalCount"].as_i64(), Some(total), "the same hotel total");
-        assert_eq!(ids(theirs["nodes"].as_array().expect("nodes")), ids(&ours), "the same hotel page");
+        same_page(
+            our_page(server, serve, &hotel_list_path(&scale.hotels[hotel])).await,
+            graphile.data(&server.client, &graphile.hotel_list, variables).await,
+            "a hotel",
+        );
 
         let id = &scale.ids[(spread(7, n) % scale.ids.len() as u64) as usize];
         let ours: serde_json::Value = server
@@ -363,6 +343,19 @@ async fn postgraphile(
     ] {
         println!("    {name} {}  -> Frontdesk {:.1}x", theirs.summary(), ours.per_second / theirs.per_second);
     }
+}
+
+/// Frontdesk's answer to a list `path`: its `X-Total-Count` and its records.
+async fn our_page(server: &BenchServer, serve: &ServeProcess, path: &str) -> (i64, Vec<serde_json::Value>) {
+    let answer = server
+        .client
+        .get(format!("{}{path}", serve.base))
+        .header("authorization", server.basic())
+        .send()
+        .await
+        .expect("list");
+    let total = answer.headers()["x-total-count"].to_str().expect("total").parse().expect("total");
+    (total, answer.json().await.expect("list json"))
 }
 
 fn main() {
