@@ -107,16 +107,8 @@ async fn column_type(db: &Db, table: &str, column: &str) -> String {
 /// every schema of its database and would record this one's empty tables again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_database_is_planned_with_its_indexes() {
-    if TestDatabase::create_or_skip(Engine::Postgres).await.is_none() {
-        return;
-    }
-    let admin_url = crate::common::postgres_url();
-    let name = format!("fdplan_{}", uuid::Uuid::now_v7().simple());
-    let mut admin = sqlx::PgConnection::connect(&admin_url).await.expect("connect");
-    sqlx::raw_sql(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.expect("create the database");
-    let (server, options) = admin_url.split_once('?').map_or((admin_url.as_str(), ""), |(s, o)| (s, o));
-    let (server, _) = server.rsplit_once('/').expect("a database in the URL");
-    let url = if options.is_empty() { format!("{server}/{name}") } else { format!("{server}/{name}?{options}") };
+    let Some(database) = TestDatabase::postgres_of_its_own_or_skip().await else { return };
+    let url = database.url.clone();
 
     let db = Db::connect(&url, 2).await.expect("open");
     db.migrate().await.expect("migrations");
@@ -149,7 +141,7 @@ async fn a_new_database_is_planned_with_its_indexes() {
         .map(|row| row.get(0))
         .collect();
     conn.close().await.expect("close");
-    sqlx::raw_sql(&format!("DROP DATABASE {name} WITH (FORCE)")).execute(&mut admin).await.expect("drop the database");
+    drop(database);
 
     assert!(analysed_empty.is_empty(), "tables recorded as analysed and empty: {analysed_empty:?}");
     let plan = plan.join("\n");

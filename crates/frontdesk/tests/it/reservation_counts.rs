@@ -267,10 +267,12 @@ async fn an_upgraded_database_starts_with_the_counts_of_its_reservations(engine:
 
 /// A fold of many changes leaves none of them for a total to read past (PostgreSQL keeps deleted rows until a
 /// vacuum; `reservation_counts::fold` vacuums after a large one). Without it a hotel's total read every page the
-/// folded changes had filled.
+/// folded changes had filled. A database of its own: in the shared one, another test's open transaction keeps
+/// `VACUUM` from removing rows deleted after its snapshot.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_fold_leaves_no_dead_changes_to_read() {
-    let Some(s) = TestServer::start_postgres().await else { return };
+    let Some(database) = TestDatabase::postgres_of_its_own_or_skip().await else { return };
+    let s = TestServer::serve_database(database).await.expect("server");
     let org = s.org("Acme").await;
     let hotel = s.hotel(&org, "Sea").await;
     let changes = reservation_counts::VACUUM_AFTER_FOLDING * 2;

@@ -101,7 +101,7 @@ pub fn postgres_url() -> String {
     std::env::var("FRONTDESK_TEST_POSTGRES_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
 }
 
-/// A throwaway database: a SQLite file or a PostgreSQL schema, removed on drop.
+/// A throwaway database: a SQLite file, a PostgreSQL schema or a PostgreSQL database, removed on drop.
 pub struct TestDatabase {
     pub url: String,
     pub engine: Engine,
@@ -111,6 +111,7 @@ pub struct TestDatabase {
 enum Cleanup {
     File(std::path::PathBuf),
     Schema { admin_url: String, schema: String },
+    Database { admin_url: String, name: String },
 }
 
 impl TestDatabase {
@@ -134,6 +135,23 @@ impl TestDatabase {
             engine: Engine::Sqlite,
             cleanup: Some(Cleanup::File(path)),
         }
+    }
+
+    /// A PostgreSQL database of its own rather than a schema of the shared one, or `None` as [`Self::create_or_skip`]:
+    /// for a test that a statement of another test's schema would disturb (an `ANALYZE` of the whole database, a
+    /// transaction whose snapshot keeps `VACUUM` from removing this test's deleted rows).
+    pub async fn postgres_of_its_own_or_skip() -> Option<TestDatabase> {
+        TestDatabase::create_or_skip(Engine::Postgres).await?;
+        use sqlx::Connection;
+        let admin_url = postgres_url();
+        let name = format!("fdown_{}", uuid::Uuid::now_v7().simple());
+        let mut admin = sqlx::PgConnection::connect(&admin_url).await.expect("connect");
+        sqlx::raw_sql(&format!("CREATE DATABASE {name}")).execute(&mut admin).await.expect("create the database");
+        admin.close().await.expect("close");
+        let (server, options) = admin_url.split_once('?').map_or((admin_url.as_str(), ""), |(s, o)| (s, o));
+        let (server, _) = server.rsplit_once('/').expect("a database in the URL");
+        let url = if options.is_empty() { format!("{server}/{name}") } else { format!("{server}/{name}?{options}") };
+        Some(TestDatabase { url, engine: Engine::Postgres, cleanup: Some(Cleanup::Database { admin_url, name }) })
     }
 
     pub async fn create(engine: Engine) -> anyhow::Result<TestDatabase> {
@@ -174,22 +192,30 @@ impl Drop for TestDatabase {
                 }
             }
             Some(Cleanup::Schema { admin_url, schema }) => {
-                // Drop runs inside the test's runtime, which cannot block on itself: use a thread of our own.
-                let _ = std::thread::spawn(move || {
-                    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-                    rt.block_on(async {
-                        use sqlx::Connection;
-                        let mut conn = sqlx::PgConnection::connect(&admin_url).await?;
-                        sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).execute(&mut conn).await?;
-                        conn.close().await
-                    })
-                    .map_err(anyhow::Error::from)
-                })
-                .join();
+                drop_on_the_server(admin_url, format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+            }
+            Some(Cleanup::Database { admin_url, name }) => {
+                drop_on_the_server(admin_url, format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
             }
             None => {}
         }
     }
+}
+
+/// Runs `statement` on the PostgreSQL server of `admin_url`. Drop runs inside the test's runtime, which cannot
+/// block on itself: a thread of our own does it.
+fn drop_on_the_server(admin_url: String, statement: String) {
+    let _ = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        rt.block_on(async {
+            use sqlx::Connection;
+            let mut conn = sqlx::PgConnection::connect(&admin_url).await?;
+            sqlx::raw_sql(&statement).execute(&mut conn).await?;
+            conn.close().await
+        })
+        .map_err(anyhow::Error::from)
+    })
+    .join();
 }
 
 /// How a request authenticates.
