@@ -106,6 +106,7 @@ async fn a_price_edited_in_the_calendar_is_offered_at_once(engine: Engine) {
     b.sign_in(&org.operator_email, PASSWORD).await;
     b.goto(&format!("/hotels/{}/today", h.id)).await;
     b.click_text("nav.tabs a", "Rates").await;
+    b.wait_for_new_page().await;
     b.wait_for_text("Rates and availability").await;
     let cell = format!("a.night[href^='rates/{bar}/{}']", day(3));
     // The calendar shows the night's price and the rooms left that public availability offers.
@@ -452,6 +453,7 @@ async fn the_calendar_reads_well_on_desktop_and_phone(engine: Engine) {
         assert_eq!(b.find_all("thead th").await.len(), 32);
         b.assert_page_ok("the 31-night calendar").await;
         b.click_text(".rates-nav a", "Month").await;
+        b.wait_for_new_page().await;
         b.wait_for_text("Rates and availability").await;
         b.goto(&format!("/hotels/{}/rates/bulk", h.id)).await;
         b.wait_for_text("Days of the week").await;

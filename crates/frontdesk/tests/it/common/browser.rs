@@ -25,6 +25,11 @@ pub struct Browser {
     pub base: String,
     driver: tokio::process::Child,
     profile: PathBuf,
+    /// The page's text just before the last click, until a `wait_for_text` reads it: a text that was already there
+    /// proves nothing about the answer to the click (the wait would end at once, on the old page).
+    text_before_click: std::sync::Mutex<Option<String>>,
+    /// The root element of the page that the last click was on (see `wait_for_new_page`).
+    document_before_click: std::sync::Mutex<Option<Element>>,
 }
 
 impl Browser {
@@ -89,7 +94,9 @@ impl Browser {
         for _ in 0..50 {
             match ClientBuilder::new(connector.clone()).capabilities(caps.clone()).connect(&url).await {
                 Ok(client) => {
-                    return Some(Browser { client, base: base.trim_end_matches('/').to_string(), driver, profile });
+                    let base = base.trim_end_matches('/').to_string();
+                    let (text_before_click, document_before_click) = Default::default();
+                    return Some(Browser { client, base, driver, profile, text_before_click, document_before_click });
                 }
                 Err(err) => {
                     last_error = Some(err);
@@ -101,6 +108,7 @@ impl Browser {
     }
 
     pub async fn goto(&self, path: &str) {
+        self.text_before_click.lock().expect("text before click").take();
         self.client.goto(&format!("{}{path}", self.base)).await.expect("navigation");
     }
 
@@ -180,13 +188,16 @@ impl Browser {
     }
 
     pub async fn click(&self, css: &str) {
-        self.find(css).await.click().await.expect("click");
+        let element = self.find(css).await;
+        self.remember_text_before_click().await;
+        element.click().await.expect("click");
     }
 
     /// Clicks the button or link whose text contains `text`.
     pub async fn click_text(&self, selector: &str, text: &str) {
         for element in self.find_all(selector).await {
             if element.text().await.unwrap_or_default().contains(text) {
+                self.remember_text_before_click().await;
                 element.click().await.expect("click");
                 return;
             }
@@ -203,8 +214,42 @@ impl Browser {
         self.wait_for_text("Sign out").await;
     }
 
-    /// Waits until the page's text contains `needle`.
+    /// Notes the page's text, and its document, just before a click (see `wait_for_text`, `wait_for_new_page`).
+    async fn remember_text_before_click(&self) {
+        let text = self.page_text().await;
+        *self.text_before_click.lock().expect("text before click") = Some(text);
+        let document = self.client.find(Locator::Css("html")).await.ok();
+        *self.document_before_click.lock().expect("document before click") = document;
+    }
+
+    /// Waits until the click before it has replaced the page: for links and forms whose answer shows texts that the
+    /// page before it showed too (a menu's heading, a filtered list's rows). Works with JavaScript off: the old
+    /// document's root element goes stale once the new page is there.
+    pub async fn wait_for_new_page(&self) {
+        use fantoccini::error::{CmdError, ErrorStatus};
+        self.text_before_click.lock().expect("text before click").take();
+        let old = self.document_before_click.lock().expect("document before click").take();
+        let Some(old) = old else { panic!("wait_for_new_page without a click before it") };
+        for _ in 0..100 {
+            match old.tag_name().await {
+                Err(CmdError::Standard(err))
+                    if matches!(err.error, ErrorStatus::StaleElementReference | ErrorStatus::NoSuchElement) =>
+                {
+                    return
+                }
+                _ => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+        panic!("the click on {} did not open a new page", self.path().await);
+    }
+
+    /// Waits until the page's text contains `needle`. After a click, `needle` must be a text that the page did not
+    /// show before it: otherwise the wait ends at once, on the old page, and the test races the answer.
     pub async fn wait_for_text(&self, needle: &str) {
+        let before = self.text_before_click.lock().expect("text before click").take();
+        if before.is_some_and(|text| text.contains(needle)) {
+            panic!("{needle:?} was on the page before the click: wait for a text that only the answer shows");
+        }
         for _ in 0..100 {
             if self.page_text().await.contains(needle) {
                 return;

@@ -53,7 +53,7 @@ async fn operators_are_invited_removed_and_change_passwords(engine: Engine) {
     bea.assert_page_ok("the invitation page").await;
     bea.fill("#password", "short").await;
     bea.click_text("button", "Set my password").await;
-    bea.wait_for_text("at least 8 characters").await;
+    bea.wait_for_text("must be at least 8 characters").await;
     bea.fill("#password", BEA_PASSWORD).await;
     bea.click_text("button", "Set my password").await;
     bea.wait_for_text("Welcome, Bea Santos. Your password is set.").await;

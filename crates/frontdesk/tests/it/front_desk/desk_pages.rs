@@ -97,13 +97,16 @@ async fn housekeeping_works_from_a_phone(engine: Engine) {
     assert!(text.contains("check-out of"), "who made room 101 dirty: {text}");
     // The filters: dirty rooms, and the out-of-order one.
     b.click_text("a", "Dirty").await;
+    b.wait_for_new_page().await;
     b.wait_for_text("Room 101").await;
     assert!(!b.page_text().await.contains("Room 102"));
     b.click_text("a", "Out of order").await;
+    b.wait_for_new_page().await;
     b.wait_for_text("Room 103").await;
     assert!(!b.page_text().await.contains("Room 101"));
     // One tap: 101 is clean.
     b.click_text("a", "Dirty").await;
+    b.wait_for_new_page().await;
     b.wait_for_text("Room 101").await;
     b.click_text(&format!("#room-{} button", h.3[0]), "Clean").await;
     b.wait_for_text("Room 101 is now clean.").await;
