@@ -19,6 +19,7 @@ on_both_engines!(
     reservations_are_invisible_across_organizations_and_pins,
     racing_writers_never_take_the_last_room_twice,
     pages_agree_with_the_whole_list,
+    a_change_writes_only_the_rooms_it_touches,
 );
 
 /// A hotel with a room type of `rooms` physical rooms: (hotel, room type, room ids).
@@ -591,4 +592,61 @@ async fn pages_agree_with_the_whole_list(s: TestServer) {
     s.get(&format!("/api/reservations?hotelId={foreign}&limit=10"), &org.auth()).await.expect(404);
     let empty = get(format!("hotelId={hotel}&stayDateFrom={}&limit=10", day(300))).await;
     assert_eq!((empty.body.clone(), empty.header("x-total-count")), (json!([]), Some("0")));
+}
+
+/// Room rows written by changes since the counter was installed: a trigger on each engine counts them.
+async fn count_room_writes(s: &TestServer) {
+    let mut tx = s.db.begin_write().await.expect("a write");
+    let statements: &[&str] = match s.db.engine() {
+        frontdesk::store::Engine::Sqlite => &[
+            "CREATE TABLE room_writes (n INTEGER)",
+            "CREATE TRIGGER room_updated AFTER UPDATE ON reservation_rooms BEGIN INSERT INTO room_writes VALUES (1); END",
+            "CREATE TRIGGER room_inserted AFTER INSERT ON reservation_rooms BEGIN INSERT INTO room_writes VALUES (1); END",
+        ],
+        frontdesk::store::Engine::Postgres => &[
+            "CREATE TABLE room_writes (n INTEGER)",
+            "CREATE FUNCTION room_written() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN INSERT INTO room_writes VALUES (1); RETURN NULL; END $$",
+            "CREATE TRIGGER room_written AFTER INSERT OR UPDATE ON reservation_rooms \
+             FOR EACH ROW EXECUTE FUNCTION room_written()",
+        ],
+    };
+    for statement in statements {
+        frontdesk::store::query(statement).execute(tx.conn()).await.expect(statement);
+    }
+    tx.commit().await.expect("commit");
+}
+
+/// A change writes the room rows it alters, and no other: a note or a price rewrites none, an assignment the one
+/// room, new dates every room (each row carries them), a check-in none (the rooms hold the same nights).
+async fn a_change_writes_only_the_rooms_it_touches(s: TestServer) {
+    let org = s.org("Acme").await;
+    let (hotel, room_type, rooms) = hotel_with_rooms(&s, &org, 2).await;
+    let both = json!({"hotelId": hotel, "checkInDate": day(0), "checkOutDate": day(2), "rooms": [
+        {"roomTypeId": room_type, "price": 20000}, {"roomTypeId": room_type, "price": 20000}]});
+    let created = s.post("/api/reservations", &org.auth(), both).await.expect(200).body;
+    let id = created["id"].as_str().unwrap();
+    let path = format!("/api/reservations/{id}");
+    count_room_writes(&s).await;
+    let writes = || s.count("room_writes");
+
+    let noted = s.put(&path, &org.auth(), json!({"notes": "late arrival", "totalPrice": 39000})).await.expect(200);
+    assert_eq!(noted.body["notes"], json!("late arrival"));
+    assert_eq!(writes().await, 0, "a note and a price rewrite no room");
+    let first = created["rooms"][0]["id"].clone();
+    s.put(&path, &org.auth(), json!({"rooms": [{"id": first, "roomId": rooms[0]}]})).await.expect(200);
+    assert_eq!(writes().await, 1, "an assignment writes its room");
+    let moved = s.put(&path, &org.auth(), json!({"checkOutDate": day(3)})).await.expect(200);
+    assert_eq!(moved.body["checkOutDate"], json!(day(3)));
+    assert_eq!(writes().await, 3, "new dates write every room");
+    let second = created["rooms"][1]["id"].clone();
+    s.put(&path, &org.auth(), json!({"rooms": [{"id": second, "roomId": rooms[1]}]})).await.expect(200);
+    assert_eq!(writes().await, 4, "the other assignment writes its room");
+    let checked_in = s.put(&path, &org.auth(), json!({"status": "CHECKED_IN"})).await.expect(200);
+    assert_eq!(checked_in.body["status"], json!("CHECKED_IN"));
+    assert_eq!(writes().await, 4, "a check-in leaves the rooms' rows as they were: they hold the same nights");
+    // What was not written is still right: the stored rooms read back as the answers said.
+    let read = s.get(&path, &org.auth()).await.expect(200);
+    assert_eq!(read.body["rooms"], checked_in.body["rooms"]);
+    assert_eq!(read.body["notes"], json!("late arrival"));
 }

@@ -142,15 +142,16 @@ pub async fn rack_rows(
         .collect()
 }
 
-/// Writes the rooms of a reservation as they are now (insert or replace), with the stay dates and whether they
-/// take inventory, which the caller's rule says (`holds`: the domain's `reservations::inventory::holds`).
-pub async fn save_rooms(
+/// Writes rooms of a reservation as they are now (insert or replace), each with its position in the reservation,
+/// the stay dates and whether it takes inventory, which the caller's rule says (`holds`: the domain's
+/// `reservations::inventory::holds`). The caller chooses which rooms need writing.
+pub async fn save_rooms<'a>(
     conn: &mut Conn,
     r: &Reservation,
-    rooms: &[ReservationRoom],
+    rooms: impl IntoIterator<Item = (usize, &'a ReservationRoom)>,
     holds: impl Fn(&ReservationRoom) -> bool,
 ) -> StoreResult<()> {
-    for (position, room) in rooms.iter().enumerate() {
+    for (position, room) in rooms {
         let mut upsert = insert_row(
             Rr::Table,
             [

@@ -290,7 +290,8 @@ async fn persist_new(
         hold(tx, &actor.organization_id, &r, &rooms, hotel.today()).await?;
     }
     store::reservations::insert(tx.conn(), &actor.organization_id, &r).await?;
-    store::reservations::save_rooms(tx.conn(), &r, &rooms, |room| inventory::holds(r.status, room.status)).await?;
+    let holds = |room: &ReservationRoom| inventory::holds(r.status, room.status);
+    store::reservations::save_rooms(tx.conn(), &r, rooms.iter().enumerate(), holds).await?;
     if r.status == ReservationStatus::Confirmed {
         let folio = folio_for(&r, &rooms);
         store::reservations::save_folio(tx.conn(), &r.id, &folio, r.created_at).await?;

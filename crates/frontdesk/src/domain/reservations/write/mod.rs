@@ -175,6 +175,7 @@ async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: Rese
     let hotel = hotels::require_named(tx.conn(), &Actor::system(&actor.organization_id), Some(&r.hotel_id)).await?;
     let today = hotel.today();
     let mut rooms = store::reservations::rooms(tx.conn(), &r.id).await?;
+    let stored = Stored { rooms: rooms.clone(), status: r.status, dates: (r.check_in_date, r.check_out_date) };
     let before = r.status;
     let mut dates_changed = apply_fields(tx, actor, &hotel, &mut r, &patch).await?;
     let reassigned = apply_assignments(tx, actor, &r, &mut rooms, patch.rooms.as_deref().unwrap_or_default()).await?;
@@ -223,13 +224,40 @@ async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: Rese
     let at = now();
     r.updated_at = at;
     store::reservations::update(tx.conn(), &actor.organization_id, &r).await?;
-    store::reservations::save_rooms(tx.conn(), &r, &rooms, |room| inventory::holds(r.status, room.status)).await?;
+    let holds = |room: &ReservationRoom| inventory::holds(r.status, room.status);
+    store::reservations::save_rooms(tx.conn(), &r, stored.changed(&r, &rooms), holds).await?;
     if let Some(folio) = &new_folio {
         store::reservations::save_folio(tx.conn(), &r.id, folio, at).await?;
     }
     let r = full(tx.conn(), r).await?;
     events::record(tx, &actor.organization_id, Some(&r.hotel_id), EventKind::ReservationUpdated, &r).await?;
     Ok(r)
+}
+
+/// A reservation's rooms as stored before a change, to write only the rooms the change touched: a new note or price
+/// rewrites no room row (each is several index entries, and on PostgreSQL a new row version).
+struct Stored {
+    rooms: Vec<ReservationRoom>,
+    status: ReservationStatus,
+    dates: (NaiveDate, NaiveDate),
+}
+
+impl Stored {
+    /// The rooms (with their positions) whose stored row differs from what `r` and `rooms` say now: the room itself,
+    /// the stay dates every row carries, or whether it holds inventory.
+    fn changed<'a>(
+        &'a self,
+        r: &'a Reservation,
+        rooms: &'a [ReservationRoom],
+    ) -> impl Iterator<Item = (usize, &'a ReservationRoom)> + 'a {
+        let dates_moved = (r.check_in_date, r.check_out_date) != self.dates;
+        rooms.iter().enumerate().filter(move |(position, room)| {
+            let Some(stored) = self.rooms.get(*position) else { return true };
+            dates_moved
+                || stored != *room
+                || inventory::holds(self.status, stored.status) != inventory::holds(r.status, room.status)
+        })
+    }
 }
 
 /// Applies the patch's plain fields (dates, times, guest, party, price, texts) to `r`, validated. Answers whether
