@@ -71,6 +71,61 @@ impl Modify for SecuritySchemes {
 /// Completes the document once every router is merged in.
 pub fn finish(doc: &mut utoipa::openapi::OpenApi) {
     StandardResponses.modify(doc);
+    CreatedRecordLinks.modify(doc);
+}
+
+/// Links from each create (`POST /api/things`) to what can be done with the record it answers (`/api/things/{id}`
+/// and the paths below it that take no other parameter), its `id` as the parameter: the relations a client reads
+/// in the document, and that a stateful tester follows (Schemathesis chains a create with the record's reads, changes
+/// and deletion through them).
+struct CreatedRecordLinks;
+
+impl Modify for CreatedRecordLinks {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::extensions::Extensions;
+        use utoipa::openapi::link::LinkBuilder;
+        let paths = &openapi.paths.paths;
+        // (the create's path, the link's name, the linked operation's reference, its parameter)
+        let mut links: Vec<(String, String, String, String)> = Vec::new();
+        for (collection, item) in paths {
+            if item.post.is_none() {
+                continue;
+            }
+            for (path, record) in paths {
+                let Some(rest) = path.strip_prefix(collection.as_str()).and_then(|r| r.strip_prefix("/{")) else {
+                    continue;
+                };
+                let Some((parameter, below)) = rest.split_once('}') else { continue };
+                if below.contains('{') {
+                    continue;
+                }
+                let operations =
+                    [("get", &record.get), ("put", &record.put), ("post", &record.post), ("delete", &record.delete)];
+                for (method, operation) in operations {
+                    let Some(operation) = operation else { continue };
+                    let name = operation.operation_id.clone().unwrap_or_else(|| format!("{method} {path}"));
+                    let reference = format!("#/paths/{}/{method}", path.replace('~', "~0").replace('/', "~1"));
+                    links.push((collection.clone(), name, reference, parameter.to_string()));
+                }
+            }
+        }
+        for (collection, name, reference, parameter) in links {
+            let Some(create) = openapi.paths.paths.get_mut(&collection).and_then(|item| item.post.as_mut()) else {
+                continue;
+            };
+            for (status, response) in create.responses.responses.iter_mut() {
+                if let (true, RefOr::T(response)) = (status.starts_with('2'), response) {
+                    // utoipa 5.5 writes `Link::operation_ref` as `operation_ref`, a key no OpenAPI reader knows;
+                    // the field's own name goes in through the link's flattened extensions instead.
+                    let link = LinkBuilder::new()
+                        .parameter(parameter.clone(), "$response.body#/id")
+                        .extensions(Some(Extensions::from_iter([("operationRef", reference.clone())])))
+                        .build();
+                    response.links.insert(name.clone(), RefOr::T(link));
+                }
+            }
+        }
+    }
 }
 
 struct StandardResponses;

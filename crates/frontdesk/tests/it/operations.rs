@@ -142,3 +142,35 @@ fn openapi_document_matches_the_committed_snapshot() {
         }
     }
 }
+
+/// Each create links to what can be done with the record it answers: every link names an operation of the document
+/// (by `operationRef`, the key OpenAPI readers know) and fills that operation's path parameter from the answer's id.
+#[test]
+fn creates_link_to_their_records_operations() {
+    let doc = serde_json::to_value(frontdesk::http::openapi_document()).unwrap();
+    let mut links = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        let Some(answers) = item["post"]["responses"].as_object() else { continue };
+        for link in answers.values().filter_map(|answer| answer["links"].as_object()).flat_map(|l| l.values()) {
+            let reference = link["operationRef"].as_str().unwrap_or_else(|| panic!("POST {path}: {link}"));
+            assert!(link.get("operation_ref").is_none(), "{link}");
+            let target = doc.pointer(reference.trim_start_matches('#')).unwrap_or_else(|| panic!("{reference}"));
+            let declared: Vec<&str> = target["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["in"] == "path")
+                .map(|p| p["name"].as_str().unwrap())
+                .collect();
+            for (name, value) in link["parameters"].as_object().unwrap() {
+                assert!(declared.contains(&name.as_str()), "{reference} takes no path parameter {name}");
+                assert_eq!(value, "$response.body#/id");
+            }
+            links += 1;
+        }
+    }
+    let created = &doc["paths"]["/api/reservations"]["post"]["responses"]["200"]["links"];
+    assert_eq!(created["get_reservation"]["operationRef"], "#/paths/~1api~1reservations~1{reservationId}/get");
+    assert_eq!(created["approve_reservation"]["parameters"]["reservationId"], "$response.body#/id");
+    assert!(links >= 20, "{links} links");
+}
