@@ -19,6 +19,7 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 # Schemathesis sends thousands of requests a minute: lift the rate limits (tested on their own) for this run.
 FRONTDESK_DATABASE_URL="sqlite://$work/demo.db" FRONTDESK_LOG=warn FRONTDESK_RATE_LIMIT_PER_MINUTE=1000000 \
   FRONTDESK_OPERATOR_RATE_LIMIT_PER_MINUTE=1000000 FRONTDESK_PUBLIC_RATE_LIMIT_PER_MINUTE=1000000 \
+  FRONTDESK_SIGN_IN_RATE_LIMIT_PER_MINUTE=1000000 \
   "$bin" serve --demo --listen "127.0.0.1:$port" >"$work/demo.out" 2>"$work/demo.err" &
 server=$!
 trap 'kill $server 2>/dev/null || true; wait $server 2>/dev/null || true; rm -rf "$work"' EXIT

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::domain::availability::{AvailabilityCopies, OfferKey};
+use crate::domain::service_keys::{KeyRing, KeySource, MasterKey};
 use crate::domain::webhooks::WebhookSettings;
 use crate::store::Db;
 use rate_limit::RateLimiter;
@@ -52,12 +53,13 @@ impl std::ops::Deref for AppState {
 
 impl AppState {
     pub async fn new(db: Db, config: Config) -> anyhow::Result<AppState> {
-        let offer_key = OfferKey::load(&db).await?;
+        let keys = KeyRing::open(&db, &key_source(&config)?).await?;
+        let offer_key = OfferKey::new(keys.offer_signing);
         let limiter = match config.rate_limits {
             true => Some(RateLimiter::new(config.redis_url.as_deref()).await?),
             false => None,
         };
-        let webhooks = WebhookSettings::load(&db, config.webhook_allow_private_addresses).await?;
+        let webhooks = WebhookSettings::new(keys.sealing, config.webhook_allow_private_addresses);
         let availability = AvailabilityCopies::default();
         let metrics = crate::metrics::Metrics::new(&config);
         let parts = AppParts { db, config: Arc::new(config), offer_key, availability, limiter, webhooks, metrics };
@@ -72,6 +74,19 @@ impl AppState {
             chrono::TimeDelta::days(self.config.oauth_refresh_token_ttl_days),
         )
     }
+}
+
+/// Where `serve` takes its secrets key from: a file, or the environment (both at once is a mistake).
+fn key_source(config: &Config) -> anyhow::Result<KeySource> {
+    let current = match (&config.secrets_key_file, &config.secrets_key) {
+        (Some(_), Some(_)) => anyhow::bail!("give the secrets key once: --secrets-key-file or FRONTDESK_SECRETS_KEY"),
+        (Some(path), None) => Some(MasterKey::read(path)?),
+        (None, Some(key)) => Some(MasterKey::parse(key.expose(), "FRONTDESK_SECRETS_KEY")?),
+        (None, None) => None,
+    };
+    let previous = config.previous_secrets_key_file.as_deref().map(MasterKey::read).transpose()?;
+    anyhow::ensure!(current.is_some() || previous.is_none(), "--previous-secrets-key-file needs a new secrets key too");
+    Ok(KeySource { current, previous })
 }
 
 /// Marks an answer that speaks a protocol with error formats of its own (OAuth's `{error, error_description}`,

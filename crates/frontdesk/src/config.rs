@@ -23,6 +23,35 @@ pub enum LogFormat {
     Json,
 }
 
+/// A secret setting: its value is not written by `Debug` (logs, panics).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SecretText(String);
+
+impl SecretText {
+    pub fn new(value: impl Into<String>) -> SecretText {
+        SecretText(value.into())
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for SecretText {
+    type Err = std::convert::Infallible;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(SecretText(s.to_string()))
+    }
+}
+
+impl std::fmt::Debug for SecretText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretText(…)")
+    }
+}
+
 /// Which database a command uses.
 #[derive(Debug, Clone, Args, Serialize, Deserialize)]
 pub struct DatabaseSettings {
@@ -151,6 +180,22 @@ pub struct Config {
     /// Requests per minute per client address on the public availability and booking endpoints.
     #[arg(long, env = "FRONTDESK_PUBLIC_RATE_LIMIT_PER_MINUTE", value_name = "N", default_value_t = 300)]
     pub public_rate_limit_per_minute: u32,
+    /// A file holding the service's secrets key (32 random bytes, base64): the keys that seal webhook secrets and
+    /// sign booking offers are derived from it instead of kept in the database, so that a dump of the database alone
+    /// reveals neither (docs/security.md, "Keys": making one, and moving to a new one).
+    #[arg(long, env = "FRONTDESK_SECRETS_KEY_FILE", value_name = "PATH")]
+    pub secrets_key_file: Option<String>,
+    /// The secrets key itself (base64), for platforms that hand secrets over in the environment. Give it as the
+    /// variable, not as the flag: other users of the machine can read a process's flags.
+    #[arg(long, env = "FRONTDESK_SECRETS_KEY", value_name = "BASE64", hide_env_values = true)]
+    pub secrets_key: Option<SecretText>,
+    /// While moving to a new secrets key: a file holding the key the database was sealed with until now.
+    #[arg(long, env = "FRONTDESK_PREVIOUS_SECRETS_KEY_FILE", value_name = "PATH")]
+    pub previous_secrets_key_file: Option<String>,
+    /// Sign-in requests per minute per client address (an IPv6 address counts by its /64): every way to sign in,
+    /// and accepting an invitation. Checked before any password is and anything is written.
+    #[arg(long, env = "FRONTDESK_SIGN_IN_RATE_LIMIT_PER_MINUTE", value_name = "N", default_value_t = 30)]
+    pub sign_in_rate_limit_per_minute: u32,
     /// A header set by a trusted reverse proxy with the client address (e.g. `x-forwarded-for`); only then is it
     /// believed.
     #[arg(long, env = "FRONTDESK_TRUSTED_PROXY_HEADER", value_name = "HEADER")]
@@ -270,7 +315,8 @@ impl Config {
         anyhow::ensure!(
             config.rate_limit_per_minute >= 1
                 && config.operator_rate_limit_per_minute >= 1
-                && config.public_rate_limit_per_minute >= 1,
+                && config.public_rate_limit_per_minute >= 1
+                && config.sign_in_rate_limit_per_minute >= 1,
             "rate limits must be at least 1 request per minute"
         );
         anyhow::ensure!(config.database.database_max_connections >= 1, "database_max_connections must be at least 1");

@@ -206,6 +206,9 @@ async fn sqlite_s_mapped_database_counts_as_file_backed_memory_not_anonymous() {
     let _turn = turn().await;
     let Some(s) = server(Engine::Sqlite, |_| {}).await else { return };
     let org = s.org("Acme").await;
+    // The token's first use is recorded (a write) as it happens: let it happen before the measured read.
+    s.get("/api/hotels", &org.auth()).await.expect(200);
+    tokio::time::sleep(Duration::from_millis(200)).await;
     let mut tx = s.db.begin_write().await.unwrap();
     frontdesk::store::query(
         "INSERT INTO guests (id, organization_id, first_name, last_name, notes, created_at, updated_at) \

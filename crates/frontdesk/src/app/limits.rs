@@ -9,6 +9,7 @@ use axum::http::request::Parts;
 use super::rate_limit::DecisionSlot;
 use super::AppState;
 use crate::domain::access::Credential;
+use crate::domain::attempts::counted_address;
 use crate::domain::{Actor, Error};
 
 /// Counts the request against the caller's limit: per API key (its own limit or the default), per operator. For
@@ -43,6 +44,21 @@ pub async fn limit(parts: &Parts, state: &AppState, bucket: &str, per_minute: u3
     }
 }
 
+/// Counts the request against the client address's limit of public requests (an IPv6 address by its /64,
+/// [`counted_address`]): the public API, the booking page, the OAuth endpoints.
+pub async fn limit_address(parts: &Parts, state: &AppState) -> Result<(), Error> {
+    let network = counted_address(&client_address(parts, state));
+    limit(parts, state, &format!("address:{network}"), state.config.public_rate_limit_per_minute).await
+}
+
+/// Counts a sign-in request (every way to sign in, and accepting an invitation) against the client address's
+/// sign-in limit, before any password is checked and anything is written: a flood of sign-ins is refused by the
+/// request limiter, in memory or Redis, not by the database's counts of failures.
+pub async fn limit_sign_in(parts: &Parts, state: &AppState) -> Result<(), Error> {
+    let network = counted_address(&client_address(parts, state));
+    limit(parts, state, &format!("sign-in:{network}"), state.config.sign_in_rate_limit_per_minute).await
+}
+
 /// An unauthenticated request (OAuth registration, sign-in and token endpoints), counted against the client
 /// address's limit like the public endpoints.
 pub struct AddressLimited;
@@ -51,9 +67,20 @@ impl FromRequestParts<AppState> for AddressLimited {
     type Rejection = Error;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        let address = client_address(parts, state);
-        limit(parts, state, &format!("address:{address}"), state.config.public_rate_limit_per_minute).await?;
+        limit_address(parts, state).await?;
         Ok(AddressLimited)
+    }
+}
+
+/// A sign-in request, counted against the client address's sign-in limit ([`limit_sign_in`]).
+pub struct SignInLimited;
+
+impl FromRequestParts<AppState> for SignInLimited {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        limit_sign_in(parts, state).await?;
+        Ok(SignInLimited)
     }
 }
 

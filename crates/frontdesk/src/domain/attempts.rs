@@ -20,6 +20,10 @@
 //!   real operator out, this count is not asked of an address with no failure of its own: the operator signs in
 //!   from their usual address while the account is under attack from elsewhere.
 //!
+//! A refused attempt writes nothing: the counts are read first, and only an attempt let through takes the write lock
+//! to count itself (where the counts are read again, locked). So a flood of refused sign-ins costs reads, not
+//! writes that other organizations' writes would queue behind.
+//!
 //! A count is forgotten [`SIGN_IN_WINDOW`] after its last failure. Accounts are counted by the e-mail typed
 //! (trimmed, lower case), whether or not an operator has it, so that an unknown account answers exactly like a
 //! known one. A correct password clears the count of its account and address and takes its own attempt back from
@@ -30,6 +34,14 @@
 //! [`lock_booking_counts`] and [`BookingCounts::count`] count a request made without an API key allowed to write
 //! reservations, per hotel and client address and per hotel and guest e-mail, in fixed windows of
 //! [`BOOKING_WINDOW`], inside the booking's own transaction (a request that fails is not counted).
+//!
+//! # Client addresses
+//!
+//! Every count of a client address counts its network as [`counted_address`] gives it: an IPv4 address alone, an
+//! IPv6 address by its /64, the smallest network one subscriber is given (RFC 6177), in which they may choose any
+//! of 2^64 addresses.
+
+use std::net::{IpAddr, Ipv6Addr};
 
 use chrono::{DateTime, TimeDelta, Utc};
 
@@ -60,6 +72,22 @@ pub fn wait_after(failures: i64, free: i64) -> TimeDelta {
     TimeDelta::seconds(1i64 << doublings).min(LONGEST_WAIT)
 }
 
+/// What is counted of a client address: an IPv4 address as it is, an IPv6 address by its /64 (an IPv4 address
+/// mapped into IPv6 as the IPv4 address). Text that is not an address (`unknown`) is counted as it is.
+pub fn counted_address(address: &str) -> String {
+    match address.parse::<IpAddr>() {
+        Ok(IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => {
+                let s = v6.segments();
+                format!("{}/64", Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+        Ok(ip) => ip.to_string(),
+        Err(_) => address.to_string(),
+    }
+}
+
 /// The bucket of what is counted: its parts, digested.
 fn bucket(parts: &[&str]) -> String {
     secrets::digest(&parts.join("\u{0}"))
@@ -81,6 +109,8 @@ struct SignInBuckets {
 impl SignInBuckets {
     fn of(email: &str, address: &str) -> SignInBuckets {
         let account = account(email);
+        let address = counted_address(address);
+        let address = address.as_str();
         SignInBuckets {
             pair: bucket(&["sign-in", "account+address", &account, address]),
             address: bucket(&["sign-in", "address", address]),
@@ -116,18 +146,19 @@ fn too_many(message: &str, until: DateTime<Utc>, at: DateTime<Utc>) -> Error {
 pub async fn begin_sign_in(db: &Db, email: &str, address: &str) -> Result<SignInAttempt> {
     let buckets = SignInBuckets::of(email, address);
     let at = now();
+    // Read first: a refused attempt ends here, without the write lock (the module's documentation).
+    {
+        let mut conn = db.read().await?;
+        let pair = rows::peek(&mut conn, &buckets.pair, at).await?;
+        let from_address = rows::peek(&mut conn, &buckets.address, at).await?;
+        let of_account = rows::peek(&mut conn, &buckets.account, at).await?;
+        refuse_while_waiting(&pair, &from_address, &of_account, at)?;
+    }
     let mut tx = db.begin_write().await?;
     let pair = rows::lock(tx.conn(), &buckets.pair, at).await?;
     let from_address = rows::lock(tx.conn(), &buckets.address, at).await?;
     let of_account = rows::lock(tx.conn(), &buckets.account, at).await?;
-    // The account's count is asked only of addresses that failed before (see the module's documentation).
-    let account_rule = if from_address.is_some() { FREE_PER_ACCOUNT } else { i64::MAX };
-    let counts =
-        [(&pair, FREE_PER_ACCOUNT_AND_ADDRESS), (&from_address, FREE_PER_ADDRESS), (&of_account, account_rule)];
-    if let Some(until) = wait_until(&counts, at) {
-        crate::metrics::rate_limit_refused(crate::metrics::LimitKind::SignIn);
-        return Err(too_many("too many failed sign-ins", until, at));
-    }
+    refuse_while_waiting(&pair, &from_address, &of_account, at)?;
     for (bucket, count) in [(&buckets.pair, pair), (&buckets.address, from_address), (&buckets.account, of_account)] {
         let failures = count.map_or(0, |c| c.count) + 1;
         rows::put(tx.conn(), bucket, &rows::Count { count: failures, last_at: at, expires_at: at + SIGN_IN_WINDOW })
@@ -136,6 +167,25 @@ pub async fn begin_sign_in(db: &Db, email: &str, address: &str) -> Result<SignIn
     rows::purge(tx.conn(), at).await?;
     tx.commit().await?;
     Ok(SignInAttempt { buckets })
+}
+
+/// Refuses an attempt while one of its counts asks to wait.
+fn refuse_while_waiting(
+    pair: &Option<rows::Count>,
+    from_address: &Option<rows::Count>,
+    of_account: &Option<rows::Count>,
+    at: DateTime<Utc>,
+) -> Result<()> {
+    // The account's count is asked only of addresses that failed before (see the module's documentation).
+    let account_rule = if from_address.is_some() { FREE_PER_ACCOUNT } else { i64::MAX };
+    let counts = [(pair, FREE_PER_ACCOUNT_AND_ADDRESS), (from_address, FREE_PER_ADDRESS), (of_account, account_rule)];
+    match wait_until(&counts, at) {
+        Some(until) => {
+            crate::metrics::rate_limit_refused(crate::metrics::LimitKind::SignIn);
+            Err(too_many("too many failed sign-ins", until, at))
+        }
+        None => Ok(()),
+    }
 }
 
 impl SignInAttempt {
@@ -194,7 +244,7 @@ pub async fn lock_booking_counts(
     email: &str,
 ) -> Result<BookingCounts> {
     let at = now();
-    let address = bucket(&["booking", "address", hotel_id, address]);
+    let address = bucket(&["booking", "address", hotel_id, &counted_address(address)]);
     let email = bucket(&["booking", "email", hotel_id, &account(email)]);
     let address_count = rows::lock(tx.conn(), &address, at).await?;
     let email_count = rows::lock(tx.conn(), &email, at).await?;
@@ -244,6 +294,16 @@ mod tests {
         assert_eq!(wait_after(10_000, 5), LONGEST_WAIT);
         assert_eq!(wait_after(i64::MAX, 0), LONGEST_WAIT);
         assert_eq!(wait_after(3, i64::MAX), TimeDelta::zero());
+    }
+
+    #[test]
+    fn ipv6_addresses_count_by_their_64() {
+        assert_eq!(counted_address("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
+        assert_eq!(counted_address("2001:db8:1:2:bbbb:cccc:dddd:eeee"), "2001:db8:1:2::/64");
+        assert_ne!(counted_address("2001:db8:1:3::1"), counted_address("2001:db8:1:2::1"));
+        assert_eq!(counted_address("::ffff:203.0.113.7"), "203.0.113.7");
+        assert_eq!(counted_address("203.0.113.7"), "203.0.113.7");
+        assert_eq!(counted_address("unknown"), "unknown");
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod reservations;
 pub mod room_types;
 pub mod rooms;
 pub mod secrets;
+pub mod service_keys;
 pub mod validate;
 pub mod webhooks;
 

@@ -117,24 +117,18 @@ pub fn dummy_password_hash() -> &'static str {
     HASH.get_or_init(|| hash_password(&generate("")).unwrap_or_default())
 }
 
-/// Authenticated encryption (XChaCha20-Poly1305) for the secrets the service must read back. The key is created
-/// once per database by the first process that needs it, so every process can open what another sealed; a copy
-/// of a table holding sealed secrets is useless without it.
+/// Authenticated encryption (XChaCha20-Poly1305) for the secrets the service must read back. Its key is the
+/// database's own or derived from a key given from outside ([`super::service_keys`]), shared by every process, so
+/// that each can open what another sealed.
 #[derive(Clone)]
 pub struct SecretBox(chacha20poly1305::XChaCha20Poly1305);
 
 impl SecretBox {
-    /// The database's key named `name`, created on first use.
-    pub async fn load(db: &crate::store::Db, name: &str) -> super::Result<SecretBox> {
+    /// A box sealing with the 32-byte `key`.
+    pub fn from_key(key: &[u8]) -> anyhow::Result<SecretBox> {
         use chacha20poly1305::KeyInit;
-        let mut fresh = [0u8; 32];
-        rand::rngs::OsRng.fill_bytes(&mut fresh);
-        let mut tx = db.begin_write().await?;
-        let stored = crate::store::booking::service_secret(tx.conn(), name, &hex::encode(fresh), super::now()).await?;
-        tx.commit().await?;
-        let key = hex::decode(stored).map_err(|_| anyhow::anyhow!("the stored key {name} is not hex"))?;
-        let cipher = chacha20poly1305::XChaCha20Poly1305::new_from_slice(&key)
-            .map_err(|_| anyhow::anyhow!("the stored key {name} has the wrong length"))?;
+        let cipher = chacha20poly1305::XChaCha20Poly1305::new_from_slice(key)
+            .map_err(|_| anyhow::anyhow!("a sealing key must be 32 bytes; this one has {}", key.len()))?;
         Ok(SecretBox(cipher))
     }
 

@@ -123,18 +123,48 @@ pub fn clean(value: &str) -> String {
     value.trim_matches(is_space).to_string()
 }
 
-/// A pragmatic e-mail check: one `@`, a non-empty local part, a dotted domain, no spaces, at most 254 characters.
+/// A plain e-mail address, `local@domain`, and nothing else: no display name (`Ana <ana@example.com>`), no
+/// comments, no quoted local part. Each mailbox has one written form up to case, so that a limit per address holds
+/// for every way of writing it, and what the mailer is handed is exactly what was checked.
+///
+/// The local part is a dot-atom (RFC 5322: letters, digits and ``!#$%&'*+-/=?^_`{|}~``, dots between them; letters
+/// of any script, RFC 6531), at most 64 bytes; the domain has two or more labels of letters, digits and inner
+/// hyphens; at most 254 bytes in all.
 pub fn is_email(value: &str) -> bool {
     let Some((local, domain)) = value.split_once('@') else {
         return false;
     };
+    let atom_char = |c: char| c.is_alphanumeric() || "!#$%&'*+-/=?^_`{|}~".contains(c);
+    let dot_atom = |s: &str| !s.is_empty() && s.split('.').all(|atom| !atom.is_empty() && atom.chars().all(atom_char));
+    let label = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.chars().all(|c| c.is_alphanumeric() || c == '-')
+    };
     value.len() <= 254
-        && !local.is_empty()
-        && !domain.contains('@')
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !value.chars().any(|c| is_space(c) || c.is_control())
+        && local.len() <= 64
+        && dot_atom(local)
+        && domain.split('.').count() >= 2
+        && domain.split('.').all(label)
+}
+
+/// Whether a person's name carries a web or e-mail address, or an encoded word that a mail program would decode
+/// (`=?utf-8?b?…?=`): an `@`, `://`, `www.`, or a word with a dot between two words (`example.com`; `St. John`,
+/// with its space, is a name).
+pub fn carries_address(name: &str) -> bool {
+    let lower = name.to_lowercase();
+    if lower.contains('@') || lower.contains("://") || lower.contains("www.") || lower.contains("=?") {
+        return true;
+    }
+    lower.split(|c: char| c.is_whitespace() || ",;:!?()[]<>\"'/".contains(c)).any(|word| {
+        let labels: Vec<&str> = word.trim_matches('.').split('.').collect();
+        labels.len() >= 2
+            && labels.iter().all(|l| !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-'))
+            && labels.last().is_some_and(|tld| tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic()))
+            && labels.first().is_some_and(|first| first.chars().count() >= 2)
+    })
 }
 
 /// Characters no text of this service may hold: the control characters (Unicode `Cc`: U+0000–U+001F, U+007F–U+009F)
@@ -279,12 +309,48 @@ mod tests {
     use super::*;
 
     #[test]
+    fn names_with_addresses() {
+        for name in [
+            "Refund pending: visit evil.example",
+            "see https://evil.example/x",
+            "www.evil",
+            "mail me at x@evil.example",
+            "=?utf-8?b?UmVmdW5k?=",
+            "EVIL.COM",
+        ] {
+            assert!(carries_address(name), "{name}");
+        }
+        for name in ["Ana", "St. John", "O'Neil", "Jean-Luc", "J. R. R.", "Müller-Lüdenscheidt", "Mr.", "D.J."] {
+            assert!(!carries_address(name), "{name}");
+        }
+    }
+
+    #[test]
     fn emails() {
         assert!(is_email("ana@example.com"));
         assert!(!is_email("ana@example"));
         assert!(!is_email("ana example@x.com"));
         assert!(!is_email("@x.com"));
         assert!(!is_email("a@b@c.com"));
+        // Only the plain form: one written form per mailbox.
+        for form in [
+            "0<victim@example.net>",
+            "Ana <ana@example.com>",
+            "\"ana\"@example.com",
+            "ana(comment)@example.com",
+            "ana@example.com (Ana)",
+            "ana..x@example.com",
+            ".ana@example.com",
+            "ana@-example.com",
+            "ana@example..com",
+            "ana@[203.0.113.1]",
+            "a,b@example.com",
+        ] {
+            assert!(!is_email(form), "{form}");
+        }
+        for plain in ["ana.silva+tag@example.co.uk", "o'neil@example.ie", "jürgen@exämple.de", "x_y-z@a-b.example"] {
+            assert!(is_email(plain), "{plain}");
+        }
     }
 
     #[test]

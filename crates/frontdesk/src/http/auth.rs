@@ -11,7 +11,7 @@ use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use base64::Engine as _;
 
-use crate::app::limits::{client_address, limit, limit_actor};
+use crate::app::limits::{limit_actor, limit_address};
 use crate::app::AppState;
 use crate::domain::{identity, Actor, Error};
 
@@ -41,8 +41,7 @@ impl FromRequestParts<AppState> for MaybePrincipal {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         // Public endpoints are limited per client address, so that one caller cannot exhaust the service.
-        let address = client_address(parts, state);
-        limit(parts, state, &format!("address:{address}"), state.config.public_rate_limit_per_minute).await?;
+        limit_address(parts, state).await?;
         let actor = authenticate(parts, state).await?;
         if let Some(actor) = &actor {
             limit_actor(parts, state, actor).await?;

@@ -45,6 +45,19 @@ pub async fn lock(conn: &mut Conn, bucket: &str, now: DateTime<Utc>) -> StoreRes
     Ok((count.expires_at > now && count.count > 0).then_some(count))
 }
 
+/// The live count of `bucket` at `now`, read without a lock or a write (a refusal's check costs a read).
+pub async fn peek(conn: &mut Conn, bucket: &str, now: DateTime<Utc>) -> StoreResult<Option<Count>> {
+    let select = Sql::select()
+        .columns([A::Count, A::LastAt, A::ExpiresAt])
+        .from(A::Table)
+        .and_where(Expr::col(A::Bucket).eq(bucket))
+        .take();
+    let Some(row) = statement(conn.engine(), &select).fetch_optional(conn).await? else { return Ok(None) };
+    let count =
+        Count { count: row.try_get("count")?, last_at: row.get_ts("last_at")?, expires_at: row.get_ts("expires_at")? };
+    Ok((count.expires_at > now && count.count > 0).then_some(count))
+}
+
 /// Writes a bucket's count.
 pub async fn put(conn: &mut Conn, bucket: &str, count: &Count) -> StoreResult<()> {
     let mut upsert = insert_row(

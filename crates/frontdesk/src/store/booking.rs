@@ -1,26 +1,13 @@
-//! Public booking: the service's offer-signing secret and open booking requests.
+//! Public booking: open booking requests.
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::NaiveDate;
 
 use super::reservations::HeldBy;
-use super::{format_date, format_ts, StoreResult};
+use super::{format_date, StoreResult};
 use crate::model::reservations::{ReservationStatus, Source};
-use crate::store::schema::{Guests, ReservationRooms as Rr, Reservations as R, ServiceSecrets as S};
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, JoinType, OnConflict, Order, Sql};
+use crate::store::schema::{Guests, ReservationRooms as Rr, Reservations as R};
+use crate::store::statement::{statement, Expr, ExprTrait, JoinType, Order, Sql};
 use crate::store::Conn;
-
-/// The secret named `name`, created from `fresh` by whichever process asks first; every process then reads the
-/// same value.
-pub async fn service_secret(conn: &mut Conn, name: &str, fresh: &str, at: DateTime<Utc>) -> StoreResult<String> {
-    let mut insert = insert_row(
-        S::Table,
-        [(S::Name, Expr::val(name)), (S::Value, Expr::val(fresh)), (S::CreatedAt, Expr::val(format_ts(at)))],
-    );
-    insert.on_conflict(OnConflict::column(S::Name).do_nothing().to_owned());
-    statement(conn.engine(), &insert).execute(&mut *conn).await?;
-    let select = Sql::select().column(S::Value).from(S::Table).and_where(Expr::col(S::Name).eq(name)).take();
-    statement(conn.engine(), &select).fetch_one(conn).await?.try_get("value")
-}
 
 /// What an exact repeat of a public booking request is compared on.
 pub struct PublicRequest<'a> {

@@ -58,14 +58,23 @@ fn operator(row: &Row) -> StoreResult<Operator> {
     })
 }
 
-pub async fn insert_operator(conn: &mut Conn, op: &Operator, password_hash: &str) -> StoreResult<()> {
+/// Inserts an operator. One who `claims_email` signs in with it, and no other operator may have it (`Taken`
+/// otherwise); an invited operator claims theirs only when they choose a password ([`claim_operator_email`]).
+pub async fn insert_operator(
+    conn: &mut Conn,
+    op: &Operator,
+    password_hash: &str,
+    claims_email: bool,
+) -> StoreResult<()> {
+    // Unclaimed, the unique column holds a text no e-mail address can be (it has no @).
+    let sign_in_email = if claims_email { op.email.to_lowercase() } else { format!("unclaimed:{}", op.id) };
     let insert = insert_row(
         Operators::Table,
         [
             (Operators::Id, Expr::val(&op.id)),
             (Operators::OrganizationId, Expr::val(&op.organization_id)),
             (Operators::Email, Expr::val(&op.email)),
-            (Operators::EmailNormalized, Expr::val(op.email.to_lowercase())),
+            (Operators::EmailNormalized, Expr::val(sign_in_email)),
             (Operators::Name, Expr::val(&op.name)),
             (Operators::PasswordHash, Expr::val(password_hash)),
             (Operators::CreatedAt, Expr::val(format_ts(op.created_at))),
@@ -118,6 +127,17 @@ pub async fn set_password_hash(
         .table(Operators::Table)
         .values([(Operators::PasswordHash, Expr::val(password_hash)), (Operators::UpdatedAt, Expr::val(format_ts(at)))])
         .and_where(Expr::col(Operators::Id).eq(operator_id))
+        .take();
+    statement(conn.engine(), &update).execute(conn).await?;
+    Ok(())
+}
+
+/// The operator signs in with their e-mail from now on: `Taken` when another operator has it.
+pub async fn claim_operator_email(conn: &mut Conn, operator: &Operator) -> StoreResult<()> {
+    let update = Sql::update()
+        .table(Operators::Table)
+        .value(Operators::EmailNormalized, operator.email.to_lowercase())
+        .and_where(Expr::col(Operators::Id).eq(&operator.id))
         .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())

@@ -85,6 +85,7 @@ pub mod room_types;
 pub mod rooms;
 mod rows;
 pub mod schema;
+pub mod service_secrets;
 pub mod sql;
 pub mod statement;
 mod stream;

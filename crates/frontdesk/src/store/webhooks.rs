@@ -119,6 +119,23 @@ pub async fn update(conn: &mut Conn, organization_id: &str, s: &WebhookSubscript
     Ok(())
 }
 
+/// Every subscription's id and sealed secret, of every organization (moving them to another sealing key).
+pub async fn sealed_secrets(conn: &mut Conn) -> StoreResult<Vec<(String, String)>> {
+    let select = Sql::select().columns([S::Id, S::SecretSealed]).from(S::Table).order_by(S::Id, Order::Asc).take();
+    statement(conn.engine(), &select)
+        .fetch_all(conn)
+        .await?
+        .iter()
+        .map(|row| Ok((row.try_get("id")?, row.try_get("secret_sealed")?)))
+        .collect()
+}
+
+pub async fn set_sealed_secret(conn: &mut Conn, id: &str, sealed: &str) -> StoreResult<()> {
+    let update = Sql::update().table(S::Table).value(S::SecretSealed, sealed).and_where(Expr::col(S::Id).eq(id)).take();
+    statement(conn.engine(), &update).execute(conn).await?;
+    Ok(())
+}
+
 pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResult<()> {
     let delete = Sql::delete()
         .from_table(S::Table)

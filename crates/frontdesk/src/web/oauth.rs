@@ -16,7 +16,7 @@ use axum::Router;
 use std::collections::HashMap;
 
 use super::{assets, page, view};
-use crate::app::limits::{AddressLimited, ClientAddress};
+use crate::app::limits::{AddressLimited, ClientAddress, SignInLimited};
 use crate::app::{AppState, OwnFormat};
 use crate::domain::oauth::{self, parameters, AuthorizeError, AuthorizeParams};
 use crate::domain::Error;
@@ -78,6 +78,7 @@ async fn authorize(State(state): State<AppState>, RawQuery(query): RawQuery) -> 
 /// sign-in of the service ([`crate::domain::attempts`]).
 async fn sign_in(
     _: AddressLimited,
+    _: SignInLimited,
     State(state): State<AppState>,
     ClientAddress(address): ClientAddress,
     RawForm(body): RawForm,

@@ -22,7 +22,7 @@ use super::rate_plans::RatePlan;
 use super::reservations::inventory;
 use super::room_types::RoomType;
 use super::validate::{parse_date, Checks};
-use super::{money, now, secrets, Error, Result};
+use super::{money, Error, Result};
 use crate::store::{self, Db};
 
 pub mod booking_page;
@@ -171,13 +171,9 @@ impl std::fmt::Debug for OfferKey {
 }
 
 impl OfferKey {
-    /// The database's offer key, created by the first process that needs it.
-    pub async fn load(db: &Db) -> Result<OfferKey> {
-        let mut tx = db.begin_write().await?;
-        let value =
-            store::booking::service_secret(tx.conn(), "offer_signing_key", &secrets::generate(""), now()).await?;
-        tx.commit().await?;
-        Ok(OfferKey(value.into_bytes()))
+    /// The service's offer key ([`crate::domain::service_keys::KeyRing`]).
+    pub fn new(key: Vec<u8>) -> OfferKey {
+        OfferKey(key)
     }
 
     fn mac(&self, payload: &str) -> Vec<u8> {

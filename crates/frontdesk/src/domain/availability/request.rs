@@ -10,7 +10,7 @@ use super::super::attempts::{self, BookingLimits};
 use super::super::hotels::Hotel;
 use super::super::idempotency::{self, Namespace};
 use super::super::reservations::{write, ReservationIn, ReservationRoomIn, ReservationStatus, Source};
-use super::super::validate::{clean, is_email, Checks};
+use super::super::validate::{carries_address, clean, is_email, Checks};
 use super::super::{guests, secrets, Actor, Error, FieldError, Result};
 use super::{price, public_hotel, Claims, OfferKey, Stay};
 use crate::store::{self, Db};
@@ -184,8 +184,15 @@ pub(super) fn check_request(
     }
     c.line("guest.firstName", &input.guest.first_name, 100);
     c.line("guest.lastName", &input.guest.last_name, 100);
+    // A request from the public sends the hotel's e-mail to the address given, opening with the name given: a name
+    // that carries an address would put a stranger's link in the hotel's mail.
+    for (field, name) in [("guest.firstName", &input.guest.first_name), ("guest.lastName", &input.guest.last_name)] {
+        if carries_address(name) {
+            c.fail(field, "must be a name, without a web or e-mail address");
+        }
+    }
     if !is_email(&input.guest.email) {
-        c.fail("guest.email", "must be an e-mail address");
+        c.fail("guest.email", "must be an e-mail address such as ana@example.com");
     }
     c.opt_line("guest.phone", input.guest.phone.as_deref(), 50);
     if let Some(country) = &input.guest.country {

@@ -95,14 +95,15 @@ pub async fn compose(db: &Db, claimed: &Claimed) -> Result<Composed> {
         total_price: r.total_price,
         currency: r.currency.clone(),
     };
-    match render::render(m.language, &subject, &body, &facts) {
+    match render::render(m.language, &subject, &body, &facts).await {
         Ok(letter) => Ok(Composed::Send(letter)),
-        // A saved template rendered when it was saved; one that no longer does falls back to the default wording
-        // rather than leave the guest without the message.
+        // A saved wording rendered with the example facts when it was saved; one that does not render now (saved
+        // before today's bounds, or too long with this stay's facts) falls back to the default wording rather than
+        // leave the guest without the message.
         Err(err) => {
             tracing::warn!(message = %m.id, error = %err, "a hotel's template did not render; the default was used");
             let (subject, body) = defaults::wording(m.kind, m.language);
-            Ok(Composed::Send(render::render(m.language, subject, body, &facts).map_err(anyhow::Error::from)?))
+            Ok(Composed::Send(render::render(m.language, subject, body, &facts).await.map_err(anyhow::Error::from)?))
         }
     }
 }

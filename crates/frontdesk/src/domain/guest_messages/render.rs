@@ -6,11 +6,35 @@
 //! and the HTML part escapes all of it (askama's `templates/mail/message.html`), so nothing a guest typed, and
 //! nothing a hotel typed either, becomes markup. The facts of the stay and the hotel's address and contact follow
 //! the body in both parts, whatever the wording.
+//!
+//! # Bounded rendering
+//!
+//! Any operator edits a wording, and a saved one is rendered again for every message, so a rendering must not be
+//! able to take the service down. Three bounds, each refused with its reason on preview, on save and at send time
+//! (where the default wording is sent instead, [`super::delivery`]):
+//!
+//! * **What a wording may say** ([`no_growing_operators`] on its tokens, [`permitted`] on its compiled
+//!   instructions): variables, `if`, `for` over what the facts hold, tests, and the
+//!   filters of [`FILTERS`]. Not what makes text grow faster than the work spent on it: `*` (a string repeated a
+//!   hundred million times is one instruction), `+`, `**` and `~`, captures (`{% set %}…{% endset %}`,
+//!   `{% filter %}`: each doubles what it captures), function calls (`range`) and the other filters (`replace`,
+//!   `indent`, `format` pad or repeat). Minijinja's fuel alone does not bound memory: one instruction can make
+//!   100 MB.
+//! * **How much work** ([`MAX_FUEL`] instructions of minijinja's machine per part; a default wording takes a few
+//!   hundred) and **how much text** ([`MAX_OUTPUT_BYTES`] per part, written into a buffer that refuses more).
+//! * **Where and how long**: on a blocking thread, [`RENDERINGS_AT_ONCE`] at a time, given up after [`DEADLINE`]
+//!   (the fuel ends the thread's work soon after).
+
+use std::io;
+use std::time::Duration;
 
 use askama::Template;
 use chrono::{Datelike, NaiveDate, Weekday};
-use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use minijinja::machinery::{tokenize, Instruction, Token, WhitespaceConfig};
+use minijinja::syntax::SyntaxConfig;
+use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
 use serde::Serialize;
+use tokio::sync::Semaphore;
 
 use super::Language;
 use crate::domain::money;
@@ -33,6 +57,38 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("stay.party", "who stays, e.g. 2 adults, 1 child"),
     ("stay.price", "the total price with its currency, e.g. EUR 240.00"),
 ];
+
+/// The most instructions of minijinja's machine one part (subject or body) may run.
+pub const MAX_FUEL: u64 = 20_000;
+/// The most one rendered part may hold.
+pub const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+/// How long a rendering may take, waiting for its turn included.
+pub const DEADLINE: Duration = Duration::from_secs(2);
+/// Renderings run at once; the others wait for a turn (within [`DEADLINE`]).
+pub const RENDERINGS_AT_ONCE: usize = 2;
+/// The longest subject and body a wording may have.
+pub const MAX_SUBJECT_CHARS: usize = 200;
+pub const MAX_BODY_CHARS: usize = 10_000;
+/// The filters a wording may use: each gives back at most about as much text as it was given.
+pub const FILTERS: &[&str] = &[
+    "upper",
+    "lower",
+    "title",
+    "capitalize",
+    "trim",
+    "default",
+    "d",
+    "length",
+    "count",
+    "first",
+    "last",
+    "string",
+    "int",
+    "abs",
+    "round",
+];
+
+static RENDERINGS: Semaphore = Semaphore::const_new(RENDERINGS_AT_ONCE);
 
 /// What a message says about its stay and hotel.
 #[derive(Debug, Clone)]
@@ -145,12 +201,37 @@ struct HtmlLetter<'a> {
     footer: Vec<String>,
 }
 
-/// Renders `subject` and `body` (a hotel's template or the default) with `facts`.
-pub fn render(language: Language, subject: &str, body: &str, facts: &Facts) -> Result<Letter, TemplateError> {
+/// Renders `subject` and `body` (a hotel's wording or the default) with `facts`, within the bounds of the module's
+/// documentation, off the async workers.
+pub async fn render(language: Language, subject: &str, body: &str, facts: &Facts) -> Result<Letter, TemplateError> {
+    let (subject, body, facts) = (subject.to_string(), body.to_string(), facts.clone());
+    let bounded = async {
+        // The permit is held by the blocking thread, so that a rendering given up still counts until it ends.
+        let permit = RENDERINGS.acquire().await.map_err(|_| TemplateError("the service is stopping".into()))?;
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            render_now(language, &subject, &body, &facts)
+        })
+        .await
+        .map_err(|_| TemplateError("the wording could not be rendered".into()))?
+    };
+    tokio::time::timeout(DEADLINE, bounded).await.unwrap_or_else(|_| {
+        Err(TemplateError(format!("the wording took longer than {} s to render", DEADLINE.as_secs())))
+    })
+}
+
+/// [`render`] on the calling thread.
+fn render_now(language: Language, subject: &str, body: &str, facts: &Facts) -> Result<Letter, TemplateError> {
+    if subject.chars().count() > MAX_SUBJECT_CHARS {
+        return Err(TemplateError(format!("the subject is longer than {MAX_SUBJECT_CHARS} characters")));
+    }
+    if body.chars().count() > MAX_BODY_CHARS {
+        return Err(TemplateError(format!("the body is longer than {MAX_BODY_CHARS} characters")));
+    }
     let context = context(language, facts);
     let env = environment();
-    let render = |source: &str| env.render_str(source, &context).map_err(|e| TemplateError(explain(&e)));
-    let subject = one_line(&render(subject)?);
+    let render = |source: &str| bounded_render(&env, source, &context);
+    let subject = subject_line(&render(subject)?);
     if subject.is_empty() {
         return Err(TemplateError("the subject is empty".into()));
     }
@@ -181,12 +262,101 @@ pub fn render(language: Language, subject: &str, body: &str, facts: &Facts) -> R
 }
 
 /// The default wording of `kind` rendered, and checks that a hotel's own wording renders, before it is saved.
-pub fn check(language: Language, subject: &str, body: &str, hotel_name: &str) -> Result<Letter, TemplateError> {
-    render(language, subject, body, &Facts::example(hotel_name))
+pub async fn check(language: Language, subject: &str, body: &str, hotel_name: &str) -> Result<Letter, TemplateError> {
+    render(language, subject, body, &Facts::example(hotel_name)).await
 }
 
-fn environment() -> Environment<'static> {
+/// One part rendered: compiled, its instructions [`permitted`], run with the fuel of the environment into a buffer
+/// of at most [`MAX_OUTPUT_BYTES`].
+fn bounded_render(env: &Environment<'_>, source: &str, context: &Context<'_>) -> Result<String, TemplateError> {
+    no_growing_operators(source)?;
+    let template = env.template_from_str(source).map_err(|e| TemplateError(explain(&e)))?;
+    permitted(&template)?;
+    let mut out = Capped::default();
+    match template.render_captured_to(context, &mut out) {
+        Ok(_) => String::from_utf8(out.bytes).map_err(|_| TemplateError("the wording made invalid text".into())),
+        Err(_) if out.overflowed => {
+            Err(TemplateError(format!("the text would be longer than {} KiB", MAX_OUTPUT_BYTES / 1024)))
+        }
+        Err(e) if e.kind() == ErrorKind::OutOfFuel => {
+            Err(TemplateError("the wording does too much work (loops within loops)".into()))
+        }
+        Err(e) => Err(TemplateError(explain(&e))),
+    }
+}
+
+/// Refuses a wording that joins or repeats text, before it is compiled: minijinja computes an operation on two
+/// constants while compiling (`'x' * 100000000` is 100 MB made before anything runs).
+fn no_growing_operators(source: &str) -> Result<(), TemplateError> {
+    for token in tokenize(source, false, SyntaxConfig, WhitespaceConfig::default()) {
+        let (token, span) = token.map_err(|e| TemplateError(explain(&e)))?;
+        if matches!(token, Token::Plus | Token::Mul | Token::Pow | Token::Tilde) {
+            return Err(TemplateError(format!(
+                "cannot join or repeat text: +, *, ** and ~ are not available (line {})",
+                span.start_line
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a compiled wording that uses what could make its text grow without bound (the module's documentation).
+fn permitted(template: &minijinja::Template<'_, '_>) -> Result<(), TemplateError> {
+    let compiled = minijinja::machinery::get_compiled_template(template);
+    let instructions = &compiled.instructions;
+    for idx in 0..instructions.len() {
+        let Ok(at) = u32::try_from(idx) else { break };
+        let refusal = match instructions.get(at) {
+            // Refused by their tokens already; kept here so that a way of writing them the tokens miss is refused.
+            Some(Instruction::Add | Instruction::Mul | Instruction::Pow | Instruction::StringConcat) => {
+                Some("cannot join or repeat text: +, *, ** and ~ are not available".to_string())
+            }
+            Some(Instruction::CallFunction(..) | Instruction::CallMethod(..) | Instruction::CallObject(..)) => {
+                Some("cannot call functions (such as range)".to_string())
+            }
+            Some(Instruction::BeginCapture(_)) => {
+                Some("cannot capture text: {% set %} blocks and {% filter %} are not available".to_string())
+            }
+            Some(Instruction::ApplyFilter(name, ..)) if !FILTERS.contains(name) => {
+                Some(format!("the filter {name} is not available (available: {})", FILTERS.join(", ")))
+            }
+            _ => None,
+        };
+        if let Some(refusal) = refusal {
+            return Err(TemplateError(match instructions.get_line(at) {
+                Some(line) => format!("{refusal} (line {line})"),
+                None => refusal,
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// A buffer that refuses to grow past [`MAX_OUTPUT_BYTES`].
+#[derive(Default)]
+struct Capped {
+    bytes: Vec<u8>,
+    overflowed: bool,
+}
+
+impl io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.bytes.len().saturating_add(buf.len()) > MAX_OUTPUT_BYTES {
+            self.overflowed = true;
+            return Err(io::Error::other("the text is too long"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn environment<'source>() -> Environment<'source> {
     let mut env = Environment::new();
+    env.set_fuel(Some(MAX_FUEL));
     // A misspelt variable must fail when the template is saved, not print nothing to a guest.
     env.set_undefined_behavior(UndefinedBehavior::Strict);
     // Both parts are made from plain text: the HTML part escapes all of it when it is laid out.
@@ -201,8 +371,12 @@ fn explain(err: &minijinja::Error) -> String {
     }
 }
 
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+/// A subject on one line, in which no text (a guest's name) reads as an RFC 2047 encoded word: a mail program
+/// decodes `=?utf-8?b?…?=` in a header into whatever it encodes. A word joiner (U+2060, invisible) after each `=`
+/// before `?` breaks the pattern, and, not being ASCII, makes the mailer encode the word itself, so the guest sees
+/// the text as it was typed.
+fn subject_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ").replace("=?", "=\u{2060}?")
 }
 
 fn context(language: Language, facts: &Facts) -> Context<'_> {
@@ -357,12 +531,12 @@ mod tests {
     use crate::domain::guest_messages::defaults::wording;
     use crate::domain::guest_messages::MessageKind;
 
-    #[test]
-    fn every_default_renders_in_both_languages() {
+    #[tokio::test]
+    async fn every_default_renders_in_both_languages() {
         for kind in MessageKind::ALL {
             for language in [Language::English, Language::German] {
                 let (subject, body) = wording(kind, language);
-                let letter = check(language, subject, body, "Hotel Aurora").expect("default renders");
+                let letter = check(language, subject, body, "Hotel Aurora").await.expect("default renders");
                 assert!(letter.subject.contains("K7QM3XHD"), "{kind:?} {language:?}: {}", letter.subject);
                 assert!(letter.text.contains("Ana Silva") && letter.html.contains("Ana Silva"));
                 assert!(letter.text.contains("EUR 240.00") && letter.html.contains("EUR 240.00"));
@@ -370,11 +544,12 @@ mod tests {
         }
     }
 
-    #[test]
-    fn guest_text_is_escaped_in_the_html_part_only() {
+    #[tokio::test]
+    async fn guest_text_is_escaped_in_the_html_part_only() {
         let mut facts = Facts::example("Hotel <b>Aurora</b>");
         facts.guest_first_name = "<script>alert(1)</script>".into();
         let letter = render(Language::English, "Hello {{ guest.first_name }}", "Hi {{ guest.first_name }}", &facts)
+            .await
             .expect("renders");
         assert!(letter.text.contains("Hi <script>alert(1)</script>"));
         assert!(!letter.html.contains("<script>"));
@@ -383,18 +558,82 @@ mod tests {
         assert!(!letter.html.contains("<b>Aurora"));
     }
 
-    #[test]
-    fn unknown_variables_and_broken_syntax_are_refused() {
-        let err = check(Language::English, "Hi", "Dear {{ guest.nickname }}", "H").expect_err("unknown variable");
+    #[tokio::test]
+    async fn unknown_variables_and_broken_syntax_are_refused() {
+        let err = check(Language::English, "Hi", "Dear {{ guest.nickname }}", "H").await.expect_err("unknown variable");
         assert!(!err.0.is_empty());
-        check(Language::English, "Hi {{", "Body", "H").expect_err("broken syntax");
-        check(Language::English, "   ", "Body", "H").expect_err("empty subject");
+        check(Language::English, "Hi {{", "Body", "H").await.expect_err("broken syntax");
+        check(Language::English, "   ", "Body", "H").await.expect_err("empty subject");
     }
 
-    #[test]
-    fn subjects_are_one_line() {
-        let letter = render(Language::English, "A\r\nBcc: x@example.com", "B", &Facts::example("H")).expect("renders");
+    /// What a wording may not say, each refused with its reason before it runs.
+    #[tokio::test]
+    async fn what_makes_text_grow_is_refused() {
+        for (body, reason) in [
+            ("{% for i in range(4) %}{{ 'x' * 100000000 }}{% endfor %}", "repeat"),
+            ("{% for i in range(4) %}{{ hotel.name }}{% endfor %}", "functions"),
+            ("{{ 'x' * 100000000 }}", "repeat"),
+            ("{{ guest.first_name ~ guest.first_name }}", "repeat"),
+            ("{{ guest.first_name + guest.first_name }}", "repeat"),
+            ("{% set a %}{{ hotel.address }}{{ hotel.address }}{% endset %}{{ a }}", "capture"),
+            ("{% filter upper %}{{ hotel.address }}{% endfilter %}", "capture"),
+            ("{{ hotel.address|replace(' ', hotel.address) }}", "replace is not available"),
+            ("{{ hotel.address|indent(100000000) }}", "indent is not available"),
+            ("{{ hotel.address.replace(' ', hotel.address) }}", "functions"),
+        ] {
+            let err = check(Language::English, "Hi", body, "H").await.expect_err(body);
+            assert!(err.0.contains(reason), "{body}: {err}");
+        }
+        // What a wording needs stays: variables, conditions, loops, the simple filters.
+        check(
+            Language::English,
+            "Hi {{ guest.first_name|upper }}",
+            "{% if stay.nights > 1 %}{{ stay.nights }} nights{% else %}one night{% endif %}\n\
+             {% for c in guest.first_name %}{{ c }}{% endfor %} {{ hotel.contact_email|default('-') }}",
+            "H",
+        )
+        .await
+        .expect("a plain wording renders");
+    }
+
+    #[tokio::test]
+    async fn work_and_text_are_bounded() {
+        let err = check(
+            Language::English,
+            "Hi",
+            "{% for a in hotel.address %}{% for b in hotel.address %}{% for c in hotel.address %}.{% endfor %}\
+             {% endfor %}{% endfor %}",
+            "H",
+        )
+        .await
+        .expect_err("too much work");
+        assert!(err.0.contains("too much work"), "{err}");
+        let mut facts = Facts::example("H");
+        facts.hotel_address = vec!["x".repeat(190)];
+        let err = render(
+            Language::English,
+            "Hi",
+            "{% for a in 'abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz' %}\
+             {% for b in 'abcdefghijklmnopqrstuvwxyz' %}{{ hotel.address }}{% endfor %}{% endfor %}",
+            &facts,
+        )
+        .await
+        .expect_err("too much text");
+        assert!(err.0.contains("longer than 64 KiB"), "{err}");
+        let err = check(Language::English, "Hi", &"x".repeat(MAX_BODY_CHARS + 1), "H").await.expect_err("too long");
+        assert!(err.0.contains("longer than 10000"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn subjects_are_one_line() {
+        let letter =
+            render(Language::English, "A\r\nBcc: x@example.com", "B", &Facts::example("H")).await.expect("renders");
         assert_eq!(letter.subject, "A Bcc: x@example.com");
+        let mut facts = Facts::example("H");
+        facts.guest_first_name = "=?utf-8?b?UmVmdW5kIHBlbmRpbmc=?=".into();
+        let letter = render(Language::English, "Dear {{ guest.first_name }}", "B", &facts).await.expect("renders");
+        assert!(!letter.subject.contains("=?"), "{}", letter.subject);
+        assert_eq!(letter.subject.replace('\u{2060}', ""), "Dear =?utf-8?b?UmVmdW5kIHBlbmRpbmc=?=");
     }
 
     #[test]

@@ -111,16 +111,17 @@ pub async fn save_template(
     let hotel = hotels::get(db, actor, hotel_id).await?;
     if let Some((subject, body)) = wording {
         let mut errors = Vec::new();
-        if subject.chars().count() > 200 {
-            errors.push(FieldError::field("subject", "must be at most 200 characters"));
-        }
-        if body.chars().count() > 10_000 {
-            errors.push(FieldError::field("body", "must be at most 10,000 characters"));
-        }
-        if let Err(err) = render::check(language, subject, "", &hotel.name) {
+        if subject.chars().count() > render::MAX_SUBJECT_CHARS {
+            errors.push(FieldError::field(
+                "subject",
+                format!("must be at most {} characters", render::MAX_SUBJECT_CHARS),
+            ));
+        } else if let Err(err) = render::check(language, subject, "", &hotel.name).await {
             errors.push(FieldError::field("subject", format!("does not render: {err}")));
         }
-        if let Err(err) = render::check(language, "subject", body, &hotel.name) {
+        if body.chars().count() > render::MAX_BODY_CHARS {
+            errors.push(FieldError::field("body", "must be at most 10,000 characters"));
+        } else if let Err(err) = render::check(language, "subject", body, &hotel.name).await {
             errors.push(FieldError::field("body", format!("does not render: {err}")));
         }
         if !errors.is_empty() {
@@ -139,6 +140,6 @@ pub async fn save_template(
 }
 
 /// A preview of one message with example facts, in the hotel's name.
-pub fn preview(hotel_name: &str, language: Language, subject: &str, body: &str) -> Result<Letter, TemplateError> {
-    render::check(language, subject, body, hotel_name)
+pub async fn preview(hotel_name: &str, language: Language, subject: &str, body: &str) -> Result<Letter, TemplateError> {
+    render::check(language, subject, body, hotel_name).await
 }

@@ -5,12 +5,12 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use super::operators::in_organization;
 use super::{
-    check_new_password, hash, insert_operator, issue_session, who, Operator, OperatorIn, Organization, SessionLimits,
-    SessionOut,
+    check_new_password, claim_email, hash, insert_operator, issue_session, who, Operator, OperatorIn, Organization,
+    SessionLimits, SessionOut,
 };
 use crate::domain::access::Actor;
 use crate::domain::validate::Checks;
-use crate::domain::{new_id, now, secrets, Error, Result};
+use crate::domain::{attempts, new_id, now, secrets, Error, Result};
 use crate::store::{self, identity as rows, Db};
 
 /// How long an invitation link works.
@@ -38,7 +38,16 @@ pub async fn invite_operator(db: &Db, actor: &Actor, email: &str, name: &str) ->
     checks.finish()?;
     let unknowable = hash(&secrets::generate("")).await?;
     let mut tx = db.begin_write().await?;
-    let operator = insert_operator(&mut tx, &input, &unknowable).await?;
+    // The organization's own operators are its to see; whether another organization has the address is not said:
+    // the invitation is made alike, and its acceptance says so ([`accept_invitation`]).
+    let wanted = input.email.trim().to_lowercase();
+    if rows::list_operators(tx.conn(), &actor.organization_id).await?.iter().any(|o| o.email.to_lowercase() == wanted) {
+        return Err(Error::Validation(vec![crate::domain::FieldError::field(
+            "email",
+            "an operator of your organization has this e-mail already",
+        )]));
+    }
+    let operator = insert_operator(&mut tx, &input, &unknowable, false).await?;
     let invitation = new_invitation(&mut tx, actor, &operator).await?;
     tx.commit().await?;
     Ok(invitation)
@@ -114,16 +123,27 @@ async fn valid_invitation(conn: &mut store::Conn, token: &str) -> Result<rows::S
 
 /// Sets the invited operator's password through their link, once, and signs them in. The link stops working.
 /// `user_agent` is the browser's, recorded on the session it gets (the operator's list of signed-in browsers).
+///
+/// The token is checked before anything costly: a made-up link answers 404 after one read. A real one is counted
+/// as a sign-in of the invited operator from `address` ([`crate::domain::attempts`]) before the password is hashed,
+/// so that hashing cannot be asked for faster than signing in.
 pub async fn accept_invitation(
     db: &Db,
     token: &str,
     password: &str,
+    address: &str,
     limits: SessionLimits,
     user_agent: Option<&str>,
 ) -> Result<SessionOut> {
+    let invited = {
+        let mut conn = db.read().await?;
+        let stored = valid_invitation(&mut conn, token).await?;
+        rows::get_operator(&mut conn, &stored.operator_id).await?.ok_or(Error::NotFound("invitation"))?
+    };
     let mut checks = Checks::new();
     check_new_password(&mut checks, password);
     checks.finish()?;
+    let attempt = attempts::begin_sign_in(db, &invited.email, address).await?;
     let password_hash = hash(password).await?;
     let mut tx = db.begin_write().await?;
     let stored = valid_invitation(tx.conn(), token).await?;
@@ -133,8 +153,10 @@ pub async fn accept_invitation(
     }
     let operator = rows::get_operator(tx.conn(), &stored.operator_id).await?.ok_or(Error::NotFound("invitation"))?;
     let at = now();
+    claim_email(&mut tx, &operator).await?;
     rows::set_password_hash(tx.conn(), &operator.id, &password_hash, at).await?;
     rows::delete_operator_invitations(tx.conn(), &operator.id).await?;
     tx.commit().await?;
+    attempt.succeeded(db).await?;
     issue_session(db, operator, limits, user_agent).await
 }

@@ -25,8 +25,8 @@ pub use operators::{
     reset_password, OperatorEntry,
 };
 pub use sessions::{
-    authenticate_api_key, authenticate_token, issue_session, issue_token, login, logout, me, sign_in, LoginIn, MeOut,
-    SessionLimits, SessionOut,
+    authenticate_api_key, authenticate_token, end_replaced_session, issue_session, issue_token, login, logout, me,
+    sign_in, LoginIn, MeOut, SessionLimits, SessionOut,
 };
 pub(crate) use sessions::{insert_token, NewToken};
 
@@ -66,12 +66,18 @@ pub async fn create_operator(db: &Db, input: OperatorIn<'_>) -> Result<Operator>
     checks.finish()?;
     let password_hash = hash(input.password).await?;
     let mut tx = db.begin_write().await?;
-    let op = insert_operator(&mut tx, &input, &password_hash).await?;
+    let op = insert_operator(&mut tx, &input, &password_hash, true).await?;
     tx.commit().await?;
     Ok(op)
 }
 
-async fn insert_operator(tx: &mut store::WriteTx, input: &OperatorIn<'_>, password_hash: &str) -> Result<Operator> {
+/// Inserts an operator; one who `claims_email` signs in with it at once (see `store::identity::insert_operator`).
+async fn insert_operator(
+    tx: &mut store::WriteTx,
+    input: &OperatorIn<'_>,
+    password_hash: &str,
+    claims_email: bool,
+) -> Result<Operator> {
     let op = Operator {
         id: new_id(),
         organization_id: input.organization_id.to_string(),
@@ -82,7 +88,7 @@ async fn insert_operator(tx: &mut store::WriteTx, input: &OperatorIn<'_>, passwo
     if rows::get_organization(tx.conn(), &op.organization_id).await?.is_none() {
         return Err(Error::NotFound("organization"));
     }
-    match rows::insert_operator(tx.conn(), &op, password_hash).await {
+    match rows::insert_operator(tx.conn(), &op, password_hash, claims_email).await {
         Err(e) if e.kind() == store::ErrorKind::Taken => Err(Error::Validation(vec![super::FieldError::field(
             "email",
             "an operator with this e-mail already exists",
@@ -91,6 +97,19 @@ async fn insert_operator(tx: &mut store::WriteTx, input: &OperatorIn<'_>, passwo
             other?;
             Ok(op)
         }
+    }
+}
+
+/// The operator signs in with their e-mail from now on (an invited one, choosing or given a password): 409 when
+/// an operator of any organization has claimed it meanwhile. One address signs in to one organization.
+async fn claim_email(tx: &mut store::WriteTx, operator: &Operator) -> Result<()> {
+    match rows::claim_operator_email(tx.conn(), operator).await {
+        Err(e) if e.kind() == store::ErrorKind::Taken => Err(Error::Conflict(format!(
+            "{} is the e-mail address of an operator already, and one address can sign in to one organization \
+             only; ask for an invitation to another address",
+            operator.email
+        ))),
+        other => Ok(other?),
     }
 }
 

@@ -4,7 +4,8 @@
 use chrono::{DateTime, Utc};
 
 use super::{
-    check_new_password, create_operator, hash, issue_session, sign_in, Operator, OperatorIn, SessionLimits, SessionOut,
+    check_new_password, claim_email, create_operator, hash, issue_session, sign_in, Operator, OperatorIn,
+    SessionLimits, SessionOut,
 };
 use crate::domain::access::{Actor, Credential};
 use crate::domain::validate::Checks;
@@ -77,6 +78,8 @@ pub async fn reset_password(db: &Db, actor: &Actor, operator_id: &str, password:
     let password_hash = hash(password).await?;
     let mut tx = db.begin_write().await?;
     let operator = in_organization(tx.conn(), actor, operator_id).await?;
+    // An invited operator given a password signs in with their address from now on.
+    claim_email(&mut tx, &operator).await?;
     replace_password(&mut tx, &operator.id, &password_hash).await?;
     tx.commit().await?;
     Ok(operator)

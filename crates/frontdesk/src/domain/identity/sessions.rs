@@ -186,6 +186,23 @@ pub async fn logout(db: &Db, actor: &Actor) -> Result<()> {
     Ok(())
 }
 
+/// Ends the session a browser held before it signed in again (the token of its session cookie), whoever's it was:
+/// a session planted in the browser, or left there, must not outlive the sign-in that replaces it.
+pub async fn end_replaced_session(db: &Db, token: &str) -> Result<()> {
+    if !token.starts_with(secrets::ACCESS_TOKEN_PREFIX) {
+        return Ok(());
+    }
+    let digest = secrets::digest(token);
+    let Some(stored) = rows::find_access_token(&mut *db.read().await?, &digest).await? else { return Ok(()) };
+    if !secrets::digests_match(&stored.token_hash, &digest) || stored.revoked {
+        return Ok(());
+    }
+    let mut tx = db.begin_write().await?;
+    rows::revoke_access_token(tx.conn(), &stored.id, now()).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
 pub async fn me(db: &Db, actor: &Actor) -> Result<MeOut> {
     let Credential::Operator { operator_id, .. } = &actor.credential else {
         return Err(Error::Forbidden("this endpoint requires an operator access token".into()));
@@ -221,7 +238,9 @@ pub async fn authenticate_token(db: &Db, token: &str) -> Result<Actor> {
             return Err(Error::Unauthorized("the session has ended: it was not used for too long".into()));
         }
     }
-    if at - last_used >= LAST_USED_GRANULARITY {
+    // The first use is recorded at once (a token used once must not read "not yet"), later ones at most once per
+    // granularity, as for API keys.
+    if stored.last_used_at.is_none_or(|t| at - t >= LAST_USED_GRANULARITY) {
         let db = db.clone();
         let id = stored.id.clone();
         tokio::spawn(async move {

@@ -9,7 +9,7 @@ use crate::domain::access::{Actor, Scope};
 use crate::domain::daily_rates::{self, DailyRate, DailyRateIn, Stored, MAX_STAY_NIGHTS};
 use crate::domain::hotels::{self};
 use crate::domain::{money, now, Error, FieldError, Result};
-use crate::store::Db;
+use crate::store::{self, Db};
 
 /// How a bulk edit changes each night's price.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +52,9 @@ impl<T: Copy> Change<T> {
         }
     }
 }
+
+/// The most rate plans one change may name (a form posts what it likes: each name costs a look-up).
+pub const MAX_BULK_PLANS: usize = 100;
 
 /// One change to many nights: the nights of `from` to `to` (both included) that fall on `weekdays`, of each plan
 /// of `rate_plan_ids`. A restriction flag is set (`Some(true)`), cleared (`Some(false)`) or kept (`None`).
@@ -118,6 +121,9 @@ impl BulkEdit {
         let mut fail = |field: &str, message: String| errors.push(FieldError::field(field, message));
         if self.rate_plan_ids.is_empty() {
             fail("ratePlanIds", "Choose at least one rate plan.".into());
+        }
+        if self.rate_plan_ids.len() > MAX_BULK_PLANS {
+            fail("ratePlanIds", format!("Choose at most {MAX_BULK_PLANS} rate plans for one change."));
         }
         if self.weekdays.is_empty() {
             fail("weekdays", "Choose at least one day of the week.".into());
@@ -319,6 +325,7 @@ pub async fn preview(db: &Db, actor: &Actor, hotel_id: &str, edit: &BulkEdit) ->
     let hotel = hotels::get(db, actor, hotel_id).await?;
     refuse(edit.check(hotel.today()))?;
     let ids = plan_ids(edit);
+    refuse_foreign_plans(db, actor, &hotel.id, &ids).await?;
     let mut conn = db.read().await?;
     let stored = Stored::read(&mut conn, actor, &ids, edit.from, edit.to).await?;
     drop(conn);
@@ -333,6 +340,7 @@ pub async fn apply(db: &Db, actor: &Actor, hotel_id: &str, edit: &BulkEdit) -> R
     let hotel = hotels::get(db, actor, hotel_id).await?;
     refuse(edit.check(hotel.today()))?;
     let ids = plan_ids(edit);
+    refuse_foreign_plans(db, actor, &hotel.id, &ids).await?;
     let mut tx = db.begin_write().await?;
     let stored = Stored::lock(&mut tx, actor, &ids, edit.from, edit.to).await?;
     let (changed, outcome) = plan(edit, &hotel.id, &stored)?;
@@ -348,6 +356,16 @@ fn refuse(errors: Vec<FieldError>) -> Result<()> {
         Ok(())
     } else {
         Err(Error::Validation(errors))
+    }
+}
+
+/// Refuses plan ids that are not the hotel's, with one read of its plans, before any plan is read by its id.
+async fn refuse_foreign_plans(db: &Db, actor: &Actor, hotel_id: &str, ids: &[&str]) -> Result<()> {
+    let own = store::rate_plans::list(&mut *db.read().await?, &actor.organization_id, hotel_id, None).await?;
+    if ids.iter().all(|id| own.iter().any(|p| p.id == *id)) {
+        Ok(())
+    } else {
+        Err(Error::Validation(vec![FieldError::field("ratePlanIds", "Choose rate plans of this hotel.")]))
     }
 }
 

@@ -142,8 +142,17 @@ pub struct WebhookSettings {
 }
 
 impl WebhookSettings {
+    /// The settings with the service's sealing key ([`crate::domain::service_keys::KeyRing`]).
+    pub fn new(secret_box: SecretBox, allow_private_addresses: bool) -> WebhookSettings {
+        WebhookSettings { secret_box, allow_private_addresses }
+    }
+
+    /// The settings of a process given no secrets key (the database keeps the keys): a second dispatcher of a test
+    /// or a benchmark.
     pub async fn load(db: &Db, allow_private_addresses: bool) -> Result<WebhookSettings> {
-        Ok(WebhookSettings { secret_box: SecretBox::load(db, "webhook_secret_key").await?, allow_private_addresses })
+        let keys =
+            crate::domain::service_keys::KeyRing::open(db, &Default::default()).await.map_err(Error::Internal)?;
+        Ok(WebhookSettings::new(keys.sealing, allow_private_addresses))
     }
 }
 

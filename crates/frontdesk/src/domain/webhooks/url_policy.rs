@@ -50,6 +50,11 @@ pub fn is_forbidden(ip: IpAddr) -> bool {
             if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
                 return is_forbidden_v4(v4(s[6], s[7]));
             }
+            // Local-use NAT64 (64:ff9b:1::/48, RFC 8215) reaches IPv4 through a translator of the local network, with
+            // the address placed where that network chooses: none of it is a public receiver.
+            if s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1 {
+                return true;
+            }
             // 6to4 (2002::/16) tunnels to the IPv4 address in its second and third groups.
             if s[0] == 0x2002 {
                 return is_forbidden_v4(v4(s[1], s[2]));
@@ -158,6 +163,8 @@ mod tests {
             "::ffff:127.0.0.1",
             "::ffff:10.0.0.1",
             "64:ff9b::a9fe:a9fe",
+            "64:ff9b:1::a00:1",
+            "64:ff9b:1:ffff:ffff:ffff:ffff:ffff",
             // 6to4 of 127.0.0.1, 10.0.0.1 and 169.254.169.254.
             "2002:7f00:1::1",
             "2002:a00:1::",

@@ -4,7 +4,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::app::limits::ClientAddress;
+use crate::app::limits::{ClientAddress, SignInLimited};
 use crate::app::AppState;
 use crate::domain::identity::{self, LoginIn, MeOut, SessionOut};
 use crate::domain::Result;
@@ -30,6 +30,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     )
 )]
 async fn login(
+    _: SignInLimited,
     State(state): State<AppState>,
     ClientAddress(address): ClientAddress,
     headers: axum::http::HeaderMap,

@@ -39,7 +39,7 @@ use super::assets;
 use super::form::FormErrors;
 use super::page::render;
 use super::view;
-use crate::app::limits::{client_address, limit};
+use crate::app::limits::{client_address, limit_address};
 use crate::app::AppState;
 use crate::domain::availability::booking_page::{self};
 use crate::domain::availability::AvailabilityQuery;
@@ -71,9 +71,7 @@ impl FromRequestParts<AppState> for Visitor {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let address = client_address(parts, state);
-        limit(parts, state, &format!("address:{address}"), state.config.public_rate_limit_per_minute)
-            .await
-            .map_err(|err| error_page(err, None))?;
+        limit_address(parts, state).await.map_err(|err| error_page(err, None))?;
         Ok(Visitor { address })
     }
 }

@@ -162,7 +162,7 @@ async fn edit(
 ) -> WebResult {
     let (kind, language) = parse(&kind, &language)?;
     let wording = guest_messages::template(&state.db, &page.session.actor, &page.hotel.id, kind, language).await?;
-    let preview = guest_messages::preview(&page.hotel.name, language, &wording.subject, &wording.body).ok();
+    let preview = guest_messages::preview(&page.hotel.name, language, &wording.subject, &wording.body).await.ok();
     let t = WordingTemplate {
         chrome: page.chrome(&state, Section::Settings, kind.label()).await?,
         kind: kind.label(),
@@ -216,7 +216,7 @@ async fn save_wording(
         }
         _ => {}
     }
-    let preview = match guest_messages::preview(&page.hotel.name, language, &form.subject, &form.body) {
+    let preview = match guest_messages::preview(&page.hotel.name, language, &form.subject, &form.body).await {
         Ok(letter) => Some(letter),
         Err(err) => {
             if !errors.has("body") && !errors.has("subject") {

@@ -8,7 +8,7 @@ use axum::routing::{get, post};
 use axum::{Form, Router};
 use serde::Deserialize;
 
-use crate::app::limits::client_address;
+use crate::app::limits::{client_address, limit_sign_in};
 use crate::app::AppState;
 use crate::domain::identity::{self, LoginIn};
 use crate::domain::{secrets, Error};
@@ -105,11 +105,21 @@ async fn sign_in(State(state): State<AppState>, request: Request) -> Response {
         let message = "The sign-in form had expired. Please sign in again.".to_string();
         return form_page(&state, &next, &form.email, Some(message), None, StatusCode::FORBIDDEN);
     }
+    if let Err(err) = limit_sign_in(&parts, &state).await {
+        let message = format!("Too many sign-in requests from your network. {err}");
+        return form_page(&state, &next, &form.email, Some(message), None, StatusCode::TOO_MANY_REQUESTS);
+    }
     let address = client_address(&parts, &state);
     let login = LoginIn { email: form.email.clone(), password: form.password };
     let user_agent = parts.headers.get(axum::http::header::USER_AGENT).and_then(|v| v.to_str().ok());
     match identity::login(&state.db, login, &address, state.config.session_limits(), user_agent).await {
         Ok(signed_in) => {
+            // The browser's earlier session (another operator's, or one planted in it) ends with this sign-in.
+            if let Some(earlier) = session::cookie(&parts.headers, Cookie::Session.name(&state)) {
+                if let Err(err) = identity::end_replaced_session(&state.db, &earlier).await {
+                    return page::error_response(err);
+                }
+            }
             let mut response = Redirect::to(&next).into_response();
             let max_age = (signed_in.expires_at - chrono::Utc::now()).num_seconds().max(0);
             session::append_cookie(

@@ -175,7 +175,7 @@ async fn mistakes_are_shown_beside_their_fields(engine: Engine) {
     send(&b).await;
     b.wait_for_text("Please check the fields marked below.").await;
     assert_eq!(b.text("#firstName-error").await, "Must not be empty.");
-    assert_eq!(b.text("#email-error").await, "Must be an e-mail address.");
+    assert_eq!(b.text("#email-error").await, "Must be an e-mail address such as ana@example.com.");
     assert_eq!(invalid("#lastName").await, "true");
     assert_eq!(b.find("#email").await.prop("value").await.unwrap().as_deref(), Some("not an address"));
     b.assert_page_ok("the guest form with mistakes").await;

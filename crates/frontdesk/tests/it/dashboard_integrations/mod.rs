@@ -10,7 +10,7 @@ mod pages;
 mod webhooks;
 
 use crate::common::browser::Browser;
-use crate::common::{Org, TestServer, PASSWORD};
+use crate::common::{Dashboard, Org, TestServer, PASSWORD};
 use base64::Engine as _;
 use frontdesk::store::Engine;
 use serde_json::{json, Value};
@@ -36,48 +36,6 @@ async fn shown_secret(b: &Browser) -> String {
     b.wait_for_text("Shown once").await;
     let field = b.find("#secret").await;
     field.prop("value").await.expect("value").expect("a secret")
-}
-
-/// A client that shows redirects instead of following them, and sends the dashboard's cookie of `token`.
-struct Dashboard<'a> {
-    s: &'a TestServer,
-    token: String,
-    client: reqwest::Client,
-}
-impl<'a> Dashboard<'a> {
-    fn new(s: &'a TestServer, token: &str) -> Dashboard<'a> {
-        let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().expect("client");
-        Dashboard { s, token: token.to_string(), client }
-    }
-
-    async fn get(&self, path: &str) -> (u16, String) {
-        let answer = self
-            .client
-            .get(format!("{}{path}", self.s.base))
-            .header("cookie", format!("fd_session={}", self.token))
-            .send()
-            .await
-            .expect("page");
-        (answer.status().as_u16(), answer.text().await.expect("html"))
-    }
-
-    /// Posts a form with this session's CSRF token: (status, headers, body).
-    async fn post(&self, path: &str, fields: &[(&str, &str)]) -> (u16, reqwest::header::HeaderMap, String) {
-        let csrf = frontdesk::web::session::csrf_for(&self.token);
-        let mut form: Vec<(&str, &str)> = vec![("_csrf", csrf.as_str())];
-        form.extend_from_slice(fields);
-        let answer = self
-            .client
-            .post(format!("{}{path}", self.s.base))
-            .header("cookie", format!("fd_session={}", self.token))
-            .form(&form)
-            .send()
-            .await
-            .expect("post");
-        let status = answer.status().as_u16();
-        let headers = answer.headers().clone();
-        (status, headers, answer.text().await.expect("html"))
-    }
 }
 
 fn pkce() -> (String, String) {

@@ -91,6 +91,9 @@ async fn webhook_urls_cannot_reach_inside(engine: Engine) {
         "http://[2002:7f00:1::1]/hook",
         "http://[2002:a9fe:a9fe::]/latest/meta-data",
         "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook",
+        // Local-use NAT64 (RFC 8215) reaches the local network's IPv4 through its translator.
+        "http://[64:ff9b:1::a00:1]/hook",
+        "http://[64:ff9b:1:a9fe:a9fe::]/latest/meta-data",
     ] {
         subscribe(url).await.expect(400);
     }

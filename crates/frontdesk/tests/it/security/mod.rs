@@ -2,11 +2,14 @@
 //! password guessing on every way to sign in, sessions, the public booking page and API, input that slipped past the
 //! checks, slow clients, headers, the connector's consent, webhook URLs and booking-page embedding.
 
+mod addresses_and_sign_in;
 mod consent_webhooks_and_embedding;
 mod input_and_headers;
 mod password_guessing;
 mod public_booking;
+mod secrets_key;
 mod sessions;
+mod wordings_and_mail;
 
 use crate::common::{day, Auth, Org, TestServer};
 use frontdesk::config::Config;

@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 use super::{render_form, Area, SetupChrome, SetupConfirm, SetupPage};
-use crate::app::limits::ClientAddress;
+use crate::app::limits::{client_address, limit_sign_in, ClientAddress};
 use crate::app::AppState;
 use crate::domain::identity::{self, Invitation, Operator, OperatorEntry};
 use crate::domain::{secrets, Error};
@@ -422,12 +422,20 @@ async fn accept(State(state): State<AppState>, request: Request) -> Response {
     if !session::csrf_matches(&expected, Some(&form.csrf)) {
         return page::forbidden("This form has expired. Open the invitation link again.");
     }
+    if let Err(err) = limit_sign_in(&parts, &state).await {
+        return page::error_response(err);
+    }
     let token = form.token;
+    let address = client_address(&parts, &state);
     let user_agent = parts.headers.get(axum::http::header::USER_AGENT).and_then(|v| v.to_str().ok());
-    match identity::accept_invitation(&state.db, &token, &form.password, state.config.session_limits(), user_agent)
-        .await
-    {
+    let limits = state.config.session_limits();
+    match identity::accept_invitation(&state.db, &token, &form.password, &address, limits, user_agent).await {
         Ok(signed_in) => {
+            if let Some(earlier) = session::cookie(&parts.headers, Cookie::Session.name(&state)) {
+                if let Err(err) = identity::end_replaced_session(&state.db, &earlier).await {
+                    return page::error_response(err);
+                }
+            }
             let flash = Flash::success(format!("Welcome, {}. Your password is set.", signed_in.operator.name));
             let mut response = session::redirect_with("/", flash, &state);
             let max_age = (signed_in.expires_at - chrono::Utc::now()).num_seconds().max(0);
