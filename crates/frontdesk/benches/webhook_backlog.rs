@@ -184,7 +184,7 @@ async fn run_case(engine: Engine, backlog: usize) -> Option<Outcome> {
             webhooks::create(
                 &server.db,
                 settings,
-                &Actor::system(&server.org),
+                &Actor::command_line(&server.org),
                 WebhookSubscriptionIn { hotel_id: server.hotel.clone(), url, events },
             )
             .await

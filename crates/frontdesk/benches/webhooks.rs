@@ -144,7 +144,7 @@ async fn run(engine: Engine) {
         webhooks::create(
             &server.db,
             &settings,
-            &Actor::system(&server.org),
+            &Actor::command_line(&server.org),
             WebhookSubscriptionIn {
                 hotel_id: server.hotel.clone(),
                 url: format!("{url}/subscriber-{n}"),

@@ -422,13 +422,13 @@ async fn admin(db: &Db, cmd: AdminCommand, leaf: &ArgMatches, file: Option<&Path
         // The same functions as the dashboard's Operators page, acting for the operator's organization.
         AdminCommand::SetPassword { email, password, .. } => {
             let operator = identity::find_operator_by_email(db, &email).await.map_err(explain)?;
-            let actor = Actor::system(&operator.organization_id);
+            let actor = Actor::command_line(&operator.organization_id);
             let changed = identity::reset_password(db, &actor, &operator.id, &password).await.map_err(explain)?;
             json!({ "passwordChanged": changed })
         }
         AdminCommand::RemoveOperator { email, .. } => {
             let operator = identity::find_operator_by_email(db, &email).await.map_err(explain)?;
-            let actor = Actor::system(&operator.organization_id);
+            let actor = Actor::command_line(&operator.organization_id);
             json!({ "removed": identity::remove_operator(db, &actor, &operator.id).await.map_err(explain)? })
         }
         AdminCommand::CreateToken { email, tokens, .. } => {

@@ -5,6 +5,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use crate::domain::api_keys::{self, ApiKeyIn};
+use crate::domain::change::{Job, Writer};
 use crate::domain::daily_rates::{self, DailyRateIn, DailyRatesIn};
 use crate::domain::guests::{self, GuestIn};
 use crate::domain::hotels::{self, Hotel, HotelIn};
@@ -36,9 +37,10 @@ pub async fn seed(db: &Db) -> anyhow::Result<Seeded> {
         return Ok(Seeded { organization_id: org.id.clone(), hotel_id: None, api_key_secret: None });
     }
     anyhow::ensure!(orgs.is_empty(), "--demo seeds only an empty database, and this one already has organizations");
-    let org = identity::create_organization(db, DEMO_ORGANIZATION).await?;
-    identity::create_operator(
+    let org = identity::create_organization_as(db, Writer::Job(Job::Demo), DEMO_ORGANIZATION).await?;
+    identity::create_operator_as(
         db,
+        Writer::Job(Job::Demo),
         identity::OperatorIn {
             organization_id: &org.id,
             email: DEMO_EMAIL,
@@ -47,8 +49,9 @@ pub async fn seed(db: &Db) -> anyhow::Result<Seeded> {
         },
     )
     .await?;
-    let hotel = hotels::create_for_organization(
+    let hotel = hotels::create_as(
         db,
+        Writer::Job(Job::Demo),
         &org.id,
         HotelIn {
             name: "Harbour View Hotel".into(),
@@ -67,10 +70,12 @@ pub async fn seed(db: &Db) -> anyhow::Result<Seeded> {
         },
     )
     .await?;
-    seed_catalogue(db, &Actor::system(&org.id), &hotel.id).await?;
-    seed_stays(db, &Actor::system(&org.id), &hotel.id).await?;
-    let key = api_keys::create_for_organization(
+    let demo = Actor::service(&org.id, Writer::Job(Job::Demo));
+    seed_catalogue(db, &demo, &hotel.id).await?;
+    seed_stays(db, &demo, &hotel.id).await?;
+    let key = api_keys::create_as(
         db,
+        Writer::Job(Job::Demo),
         &org.id,
         ApiKeyIn {
             name: "Demo key (every scope)".into(),

@@ -12,14 +12,16 @@
 //!   parse (extractors in `http/extract.rs`), authorize ([`http::auth::Principal`]), call the domain, shape the
 //!   answer. Every error leaves through [`domain::Error`]'s `IntoResponse` as RFC 9457 problem JSON.
 //! * [`domain`]: business rules (validation, tenancy, state moves, secrets). It knows nothing of HTTP and is written
-//!   once for both database engines.
+//!   once for both database engines. Every write goes through one door, [`domain::change::Change`]: it begins with
+//!   who makes the change ([`model::changes::Writer`]), holds the write transaction, and is told what was written,
+//!   record by record; the webhook event follows from that, in the same transaction.
 //! * [`model`]: the records themselves (a reservation, a room, a scope, an event kind): fields, JSON and OpenAPI
 //!   shape, text forms. Below both [`domain`] and [`store`], importing nothing of the crate; the rules about a
 //!   record are `impl` blocks in [`domain`].
 //! * [`store`]: data access. All SQL lives here, written once in the portable subset that SQLite and PostgreSQL share
 //!   (see the module docs for the rules that keep it portable), run through each engine's own sqlx driver
-//!   ([`store::Conn`], [`store::query`]). Every write goes through [`store::WriteTx`], which also records webhook
-//!   events in the same transaction (the outbox). Where storage is going (native types) is `docs/storage.md`.
+//!   ([`store::Conn`], [`store::query`]). A write's transaction is a [`store::WriteTx`], begun only by the door
+//!   (and by the store's own writes that change no record); it records webhook events in the outbox. Where storage is going (native types) is `docs/storage.md`.
 //! * [`web`]: the web pages: the operator dashboard, the public booking page and the assistant connector's sign-in
 //!   and consent pages; askama templates, handlers as thin as the REST ones over the same domain functions.
 //! * [`mcp`]: the read-only assistant connector (an MCP server) and its tools; its bearer check is `http/mcp.rs`.
@@ -33,7 +35,7 @@
 //! Dependencies run one way: [`router`] and [`cli`] sit above the surfaces ([`http`], [`web`], [`mcp`], [`worker`]),
 //! which import [`app`], [`domain`] and [`store`]; [`domain`] calls [`store`], and both speak [`model`]'s records;
 //! [`store`] never names [`domain`] and [`model`] names nothing (`tests/it/layers.rs` reads the source to hold
-//! this). Among the surfaces only `http/mcp.rs`, the bearer check, names
+//! this, and that no write begins outside the door). Among the surfaces only `http/mcp.rs`, the bearer check, names
 //! [`mcp`] (to hand it the caller); nothing names [`http`] or [`web`] but [`router`] and [`cli`].
 
 pub mod app;

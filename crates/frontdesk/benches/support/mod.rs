@@ -144,7 +144,7 @@ impl BenchServer {
     }
 
     pub fn actor(&self) -> Actor {
-        Actor::system(&self.org)
+        Actor::command_line(&self.org)
     }
 
     pub fn basic(&self) -> String {

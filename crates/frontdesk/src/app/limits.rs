@@ -22,7 +22,7 @@ pub async fn limit_actor(parts: &Parts, state: &AppState, actor: &Actor) -> Resu
         Credential::Operator { operator_id, .. } => {
             (format!("operator:{operator_id}"), state.config.operator_rate_limit_per_minute)
         }
-        Credential::System => return Ok(()),
+        Credential::System(_) => return Ok(()),
     };
     limit(parts, state, &bucket, per_minute).await
 }

@@ -2,6 +2,7 @@
 
 use super::{Error, Result};
 pub use crate::model::access::Scope;
+use crate::model::changes::Writer;
 
 impl Scope {
     /// What a new key gets when it is created without scopes: read-only access to everything.
@@ -15,8 +16,9 @@ pub enum Credential {
     Operator { operator_id: String, token_id: String },
     /// An API key with its scopes.
     ApiKey { key_id: String, scopes: Vec<Scope>, rate_limit_per_minute: Option<u32> },
-    /// The service itself, acting for an organization from the command line (admin commands, demo seeding).
-    System,
+    /// The service itself, acting for an organization as `writer`: the command line, the demo's seeding, a job,
+    /// the booking page's requests.
+    System(Writer),
 }
 
 /// An authenticated caller. Every domain operation takes one and confines itself to `organization_id` (and to
@@ -29,20 +31,25 @@ pub struct Actor {
 }
 
 impl Actor {
-    /// The service acting for an organization, with an operator's rights.
-    pub fn system(organization_id: &str) -> Actor {
-        Actor { organization_id: organization_id.to_string(), hotel_pin: None, credential: Credential::System }
+    /// The service's administrator acting for an organization (the `frontdesk` command, benchmarks).
+    pub fn command_line(organization_id: &str) -> Actor {
+        Actor::service(organization_id, Writer::CommandLine)
+    }
+
+    /// The service acting for an organization as `writer`, with an operator's rights.
+    pub fn service(organization_id: &str, writer: Writer) -> Actor {
+        Actor { organization_id: organization_id.to_string(), hotel_pin: None, credential: Credential::System(writer) }
     }
 
     /// Operators, and the service itself, may do everything within the organization.
     pub fn is_operator(&self) -> bool {
-        matches!(self.credential, Credential::Operator { .. } | Credential::System)
+        matches!(self.credential, Credential::Operator { .. } | Credential::System(_))
     }
 
     /// 403 unless the caller holds `scope` (operators hold all).
     pub fn require_scope(&self, scope: Scope) -> Result<()> {
         match &self.credential {
-            Credential::Operator { .. } | Credential::System => Ok(()),
+            Credential::Operator { .. } | Credential::System(_) => Ok(()),
             Credential::ApiKey { scopes, .. } if scopes.contains(&scope) => Ok(()),
             Credential::ApiKey { .. } => {
                 Err(Error::Forbidden(format!("this API key lacks the scope {}", scope.as_str())))

@@ -6,6 +6,7 @@ use utoipa::ToSchema;
 use super::access::{Actor, Scope};
 use super::validate::{clean, Checks};
 use super::{new_id, now, secrets, Error, Result};
+use crate::domain::change::{Change, Record, RecordKind, Writer};
 pub use crate::model::api_keys::ApiKey;
 use crate::store::{self, Db};
 
@@ -76,15 +77,20 @@ pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<ApiKey> {
     store::api_keys::get(&mut *db.read().await?, &actor.organization_id, id).await?.ok_or(Error::NotFound("API key"))
 }
 
-/// Creates a key for the actor's organization. Also used by the admin command, with an operator-less actor.
+/// Creates a key for an organization, by the service's administrator (the admin command).
 pub async fn create_for_organization(db: &Db, organization_id: &str, input: ApiKeyIn) -> Result<ApiKeyCreated> {
+    create_as(db, Writer::CommandLine, organization_id, input).await
+}
+
+/// Creates a key for an organization, by `writer` (the operator check is the caller's).
+pub async fn create_as(db: &Db, writer: Writer, organization_id: &str, input: ApiKeyIn) -> Result<ApiKeyCreated> {
     let mut checks = Checks::new();
     checks.line("name", &input.name, 200);
     if let Some(limit) = input.rate_limit_per_minute {
         checks.range("rateLimitPerMinute", limit, 1, MAX_RATE_LIMIT);
     }
     checks.finish()?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, writer).await?;
     if let Some(hotel_id) = &input.hotel_id {
         if store::hotels::get(tx.conn(), organization_id, hotel_id).await?.is_none() {
             return Err(Error::NotFound("hotel"));
@@ -101,13 +107,14 @@ pub async fn create_for_organization(db: &Db, organization_id: &str, input: ApiK
         last_used_at: None,
     };
     store::api_keys::insert(tx.conn(), organization_id, &key, &secrets::digest(&secret)).await?;
+    tx.created(organization_id, &key).await?;
     tx.commit().await?;
     Ok(ApiKeyCreated { key, secret })
 }
 
 pub async fn create(db: &Db, actor: &Actor, input: ApiKeyIn) -> Result<ApiKeyCreated> {
     actor.require_operator()?;
-    create_for_organization(db, &actor.organization_id, input).await
+    create_as(db, Writer::for_actor(actor), &actor.organization_id, input).await
 }
 
 pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ApiKeyPatch) -> Result<ApiKey> {
@@ -120,9 +127,10 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ApiKeyPatch) -> Res
         checks.range("rateLimitPerMinute", limit, 1, MAX_RATE_LIMIT);
     }
     checks.finish()?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let mut key =
         store::api_keys::get(tx.conn(), &actor.organization_id, id).await?.ok_or(Error::NotFound("API key"))?;
+    let before = key.clone();
     if let Some(name) = patch.name {
         key.name = clean(&name);
     }
@@ -133,6 +141,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ApiKeyPatch) -> Res
         key.rate_limit_per_minute = limit;
     }
     store::api_keys::update(tx.conn(), &actor.organization_id, &key).await?;
+    tx.updated(&actor.organization_id, &before, &key).await?;
     tx.commit().await?;
     Ok(key)
 }
@@ -140,9 +149,18 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ApiKeyPatch) -> Res
 /// Deletes (revokes) a key: its secret stops working at once.
 pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<ApiKey> {
     actor.require_operator()?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let key = store::api_keys::get(tx.conn(), &actor.organization_id, id).await?.ok_or(Error::NotFound("API key"))?;
     store::api_keys::delete(tx.conn(), &actor.organization_id, id).await?;
+    tx.deleted(&actor.organization_id, &key).await?;
     tx.commit().await?;
     Ok(key)
+}
+
+impl Record for ApiKey {
+    const KIND: RecordKind = RecordKind::ApiKey;
+
+    fn hotel_id(&self) -> Option<&str> {
+        self.hotel_id.as_deref()
+    }
 }

@@ -46,7 +46,8 @@ use std::net::{IpAddr, Ipv6Addr};
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::{now, secrets, Error, Result};
-use crate::store::{attempts as rows, Db, WriteTx};
+use crate::domain::change::{Change, Writer};
+use crate::store::{attempts as rows, Db};
 
 /// Failed sign-ins of one account from one address before each further attempt must wait.
 pub const FREE_PER_ACCOUNT_AND_ADDRESS: i64 = 5;
@@ -124,6 +125,8 @@ impl SignInBuckets {
 #[must_use = "a sign-in must say how it ended"]
 pub struct SignInAttempt {
     buckets: SignInBuckets,
+    /// Who signs in: someone at the client address, until the password says who.
+    visitor: Writer,
 }
 
 /// When the last of `counts` allows another attempt after `at`: `None` when one may be made now.
@@ -154,7 +157,8 @@ pub async fn begin_sign_in(db: &Db, email: &str, address: &str) -> Result<SignIn
         let of_account = rows::peek(&mut conn, &buckets.account, at).await?;
         refuse_while_waiting(&pair, &from_address, &of_account, at)?;
     }
-    let mut tx = db.begin_write().await?;
+    let visitor = Writer::Visitor { address: address.to_string() };
+    let mut tx = Change::begin_as(db, visitor.clone()).await?;
     let pair = rows::lock(tx.conn(), &buckets.pair, at).await?;
     let from_address = rows::lock(tx.conn(), &buckets.address, at).await?;
     let of_account = rows::lock(tx.conn(), &buckets.account, at).await?;
@@ -166,7 +170,7 @@ pub async fn begin_sign_in(db: &Db, email: &str, address: &str) -> Result<SignIn
     }
     rows::purge(tx.conn(), at).await?;
     tx.commit().await?;
-    Ok(SignInAttempt { buckets })
+    Ok(SignInAttempt { buckets, visitor })
 }
 
 /// Refuses an attempt while one of its counts asks to wait.
@@ -193,7 +197,7 @@ impl SignInAttempt {
     /// than from when the attempt came in (checking a password takes a while).
     pub async fn failed(self, db: &Db) -> Result<()> {
         let at = now();
-        let mut tx = db.begin_write().await?;
+        let mut tx = Change::begin_as(db, self.visitor).await?;
         for bucket in [&self.buckets.pair, &self.buckets.address, &self.buckets.account] {
             rows::touch(tx.conn(), bucket, at, at + SIGN_IN_WINDOW).await?;
         }
@@ -205,7 +209,7 @@ impl SignInAttempt {
     /// from the address's and the account's counts (the failures of others stay).
     pub async fn succeeded(self, db: &Db) -> Result<()> {
         let at = now();
-        let mut tx = db.begin_write().await?;
+        let mut tx = Change::begin_as(db, self.visitor).await?;
         rows::delete(tx.conn(), &self.buckets.pair).await?;
         for bucket in [&self.buckets.address, &self.buckets.account] {
             match rows::lock(tx.conn(), bucket, at).await? {
@@ -237,12 +241,7 @@ pub struct BookingCounts {
 }
 
 /// Locks the counts of a public booking request for `hotel_id` from `address` for the guest `email`.
-pub async fn lock_booking_counts(
-    tx: &mut WriteTx,
-    hotel_id: &str,
-    address: &str,
-    email: &str,
-) -> Result<BookingCounts> {
+pub async fn lock_booking_counts(tx: &mut Change, hotel_id: &str, address: &str, email: &str) -> Result<BookingCounts> {
     let at = now();
     let address = bucket(&["booking", "address", hotel_id, &counted_address(address)]);
     let email = bucket(&["booking", "email", hotel_id, &account(email)]);
@@ -254,7 +253,7 @@ pub async fn lock_booking_counts(
 impl BookingCounts {
     /// Counts the request, or refuses it ([`Error::TooManyAttempts`]) when the address's or the e-mail's count for
     /// the hotel is spent (a limit of 0 counts nothing).
-    pub async fn count(self, tx: &mut WriteTx, limits: BookingLimits) -> Result<()> {
+    pub async fn count(self, tx: &mut Change, limits: BookingLimits) -> Result<()> {
         let at = self.at;
         let mut next = Vec::new();
         for ((bucket, count), limit) in [(self.address, limits.per_address), (self.email, limits.per_email)] {

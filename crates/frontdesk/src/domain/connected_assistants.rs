@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 
 use super::oauth::redirect_host;
 use super::{now, Actor, Error, Result};
+use crate::domain::change::Change;
 use crate::store::{identity, oauth as rows, Db};
 
 /// A client connected to the organization.
@@ -60,7 +61,7 @@ pub async fn get(db: &Db, actor: &Actor, client_id: &str) -> Result<ConnectedAss
 /// Cuts a client off from the actor's organization (see the module's description).
 pub async fn revoke(db: &Db, actor: &Actor, client_id: &str) -> Result<ConnectedAssistant> {
     let assistant = get(db, actor, client_id).await?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     rows::revoke_client_in_organization(tx.conn(), &actor.organization_id, client_id, now()).await?;
     tx.commit().await?;
     Ok(assistant)

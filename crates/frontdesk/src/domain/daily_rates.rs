@@ -10,6 +10,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::access::{Actor, Scope};
 use super::validate::{calendar_date, parse_date, Checks};
 use super::{hotels, money, not_null, now, nullable, rate_plans, Error, FieldError, Result};
+use crate::domain::change::{Change, Record, RecordKind};
 pub use crate::model::daily_rates::DailyRate;
 pub use crate::store::daily_rates::{NightRate, StayRates};
 use crate::store::{self, Db};
@@ -126,7 +127,7 @@ pub async fn upsert(db: &Db, actor: &Actor, input: DailyRatesIn) -> Result<Vec<D
             format!("at most {MAX_BATCH} entries per call, got {}", input.values.len()),
         )]));
     }
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let written = write(&mut tx, actor, &input.values).await?;
     tx.commit().await?;
     Ok(written)
@@ -139,7 +140,7 @@ pub async fn upsert(db: &Db, actor: &Actor, input: DailyRatesIn) -> Result<Vec<D
 /// and guests); public availability sees the change through the hotel's availability version, which the
 /// database's triggers bump in this same transaction (migration 0008), and through [`crate::store::recent`],
 /// which reuses no answer read before a write of this process commits.
-pub async fn write(tx: &mut store::WriteTx, actor: &Actor, values: &[DailyRateIn]) -> Result<Vec<DailyRate>> {
+pub async fn write(tx: &mut Change, actor: &Actor, values: &[DailyRateIn]) -> Result<Vec<DailyRate>> {
     actor.require_scope(Scope::RatesWrite)?;
     let mut plan_ids: Vec<&str> = values.iter().map(|v| v.rate_plan_id.as_str()).collect();
     plan_ids.sort_unstable();
@@ -152,13 +153,14 @@ pub async fn write(tx: &mut store::WriteTx, actor: &Actor, values: &[DailyRateIn
     let from = dates.iter().min().copied().unwrap_or(today);
     let to = dates.iter().max().copied().unwrap_or(today);
     let stored = Stored::lock(tx, actor, &plan_ids, from, to).await?;
-    write_locked(tx, &stored, values, today).await
+    write_locked(tx, &actor.organization_id, &stored, values, today).await
 }
 
 /// The end of [`write`] for a caller that has already locked and read what `values` name, in `tx`, with
 /// [`Stored::lock`] (the dashboard's bulk edit, which reads the stored records to compute its entries).
 pub async fn write_locked(
-    tx: &mut store::WriteTx,
+    tx: &mut Change,
+    organization_id: &str,
     stored: &Stored,
     values: &[DailyRateIn],
     today: NaiveDate,
@@ -166,7 +168,22 @@ pub async fn write_locked(
     let at = now();
     let merged = check_and_merge(values, stored, today, at)?;
     store::daily_rates::upsert(tx.conn(), &merged, at).await?;
+    for night in &merged {
+        match stored.record(&night.rate_plan_id, night.date) {
+            Some(before) => tx.updated(organization_id, before, night).await?,
+            None => tx.created(organization_id, night).await?,
+        }
+    }
     Ok(merged)
+}
+
+/// A night's record: it names its plan, not its hotel (the plan does).
+impl Record for DailyRate {
+    const KIND: RecordKind = RecordKind::DailyRate;
+
+    fn hotel_id(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// What a batch is checked and merged against: the rate plans it may write (the caller's, keyed by id) and
@@ -181,7 +198,7 @@ impl Stored {
     /// The plans among `plan_ids` that `actor` may write, locked until `tx` ends (so that writers of the same
     /// plans' rates take turns), and their records from `from` to `to` (inclusive).
     pub async fn lock(
-        tx: &mut store::WriteTx,
+        tx: &mut Change,
         actor: &Actor,
         plan_ids: &[&str],
         from: NaiveDate,

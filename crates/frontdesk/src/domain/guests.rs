@@ -5,10 +5,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::access::{Actor, Scope};
-use super::events::{self, EventKind};
 use super::listing::{ListItems, ListParams, Listing, Shape, Vocabulary};
 use super::validate::{clean, Checks};
 use super::{hotels, new_id, not_null, now, nullable, Error, Result};
+use crate::domain::change::{Change, Record, RecordKind};
 pub use crate::model::guests::Guest;
 use crate::store::{self, Db};
 
@@ -183,7 +183,7 @@ pub async fn same_email_in_hotel(db: &Db, actor: &Actor, guest: &Guest) -> Resul
 }
 
 /// Inserts a guest within a write that is already under way (the booking request creates its guest this way).
-pub async fn insert(tx: &mut store::WriteTx, actor: &Actor, input: GuestIn) -> Result<Guest> {
+pub async fn insert(tx: &mut Change, actor: &Actor, input: GuestIn) -> Result<Guest> {
     let hotel_id = match actor.resolve_hotel(input.hotel_id.as_deref())? {
         Some(hotel_id) => Some(hotels::require_named(tx.conn(), actor, Some(&hotel_id)).await?.id),
         None => None,
@@ -204,13 +204,13 @@ pub async fn insert(tx: &mut store::WriteTx, actor: &Actor, input: GuestIn) -> R
     };
     validate(&guest)?;
     store::guests::insert(tx.conn(), &actor.organization_id, &guest).await?;
-    events::record(tx, &actor.organization_id, guest.hotel_id.as_deref(), EventKind::GuestCreated, &guest).await?;
+    tx.created(&actor.organization_id, &guest).await?;
     Ok(guest)
 }
 
 pub async fn create(db: &Db, actor: &Actor, input: GuestIn) -> Result<Guest> {
     actor.require_scope(Scope::GuestsWrite)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let guest = insert(&mut tx, actor, input).await?;
     tx.commit().await?;
     Ok(guest)
@@ -218,8 +218,9 @@ pub async fn create(db: &Db, actor: &Actor, input: GuestIn) -> Result<Guest> {
 
 pub async fn update(db: &Db, actor: &Actor, id: &str, patch: GuestPatch) -> Result<Guest> {
     actor.require_scope(Scope::GuestsWrite)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let mut g = visible(tx.conn(), actor, id).await?;
+    let before = g.clone();
     if let Some(hotel_id) = patch.hotel_id {
         g.hotel_id = match hotel_id {
             Some(hotel_id) => Some(hotels::require_named(tx.conn(), actor, Some(&hotel_id)).await?.id),
@@ -253,7 +254,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: GuestPatch) -> Resu
     g.updated_at = now();
     validate(&g)?;
     store::guests::update(tx.conn(), &actor.organization_id, &g).await?;
-    events::record(&mut tx, &actor.organization_id, g.hotel_id.as_deref(), EventKind::GuestUpdated, &g).await?;
+    tx.updated(&actor.organization_id, &before, &g).await?;
     tx.commit().await?;
     Ok(g)
 }
@@ -261,12 +262,20 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: GuestPatch) -> Resu
 /// Deletes a guest who has no reservations (409 otherwise).
 pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Guest> {
     actor.require_scope(Scope::GuestsWrite)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let g = visible(tx.conn(), actor, id).await?;
     store::guests::delete(tx.conn(), &actor.organization_id, id)
         .await
         .map_err(|e| super::in_use(e, "the guest has reservations; delete or reassign them first"))?;
-    events::record(&mut tx, &actor.organization_id, g.hotel_id.as_deref(), EventKind::GuestDeleted, &g).await?;
+    tx.deleted(&actor.organization_id, &g).await?;
     tx.commit().await?;
     Ok(g)
+}
+
+impl Record for Guest {
+    const KIND: RecordKind = RecordKind::Guest;
+
+    fn hotel_id(&self) -> Option<&str> {
+        self.hotel_id.as_deref()
+    }
 }

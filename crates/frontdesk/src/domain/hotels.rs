@@ -9,6 +9,7 @@ use super::access::Actor;
 use super::codes::{CurrencyCode, TimezoneName};
 use super::validate::{clean, Checks};
 use super::{new_id, not_null, now, nullable, Error, Result};
+use crate::domain::change::{Change, Record, RecordKind, Writer};
 pub use crate::model::hotels::{Address, EmbedOrigin, Hotel, EMBED_ORIGIN_PATTERN};
 use crate::store::{self, Db};
 
@@ -222,11 +223,16 @@ fn validate(h: &mut Hotel) -> Result<()> {
 
 pub async fn create(db: &Db, actor: &Actor, input: HotelIn) -> Result<Hotel> {
     actor.require_operator()?;
-    create_for_organization(db, &actor.organization_id, input).await
+    create_as(db, Writer::for_actor(actor), &actor.organization_id, input).await
 }
 
-/// Creates a hotel in an organization (the operator check is the caller's; the demo seeding calls this directly).
+/// Creates a hotel in an organization, by the service's administrator (the command line, benchmarks).
 pub async fn create_for_organization(db: &Db, organization_id: &str, input: HotelIn) -> Result<Hotel> {
+    create_as(db, Writer::CommandLine, organization_id, input).await
+}
+
+/// Creates a hotel in an organization, by `writer` (the operator check is the caller's).
+pub async fn create_as(db: &Db, writer: Writer, organization_id: &str, input: HotelIn) -> Result<Hotel> {
     let at = now();
     let mut hotel = Hotel {
         id: new_id(),
@@ -249,8 +255,9 @@ pub async fn create_for_organization(db: &Db, organization_id: &str, input: Hote
         updated_at: at,
     };
     validate(&mut hotel)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, writer).await?;
     store::hotels::insert(tx.conn(), organization_id, &hotel).await?;
+    tx.created(organization_id, &hotel).await?;
     tx.commit().await?;
     Ok(hotel)
 }
@@ -269,8 +276,9 @@ pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<Hotel> {
 
 pub async fn update(db: &Db, actor: &Actor, id: &str, patch: HotelPatch) -> Result<Hotel> {
     actor.require_operator()?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let mut h = store::hotels::get(tx.conn(), &actor.organization_id, id).await?.ok_or(Error::NotFound("hotel"))?;
+    let before = h.clone();
     macro_rules! apply {
         ($($field:ident => $target:expr),* $(,)?) => {
             $(if let Some(v) = patch.$field { $target = v; })*
@@ -295,6 +303,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: HotelPatch) -> Resu
     h.updated_at = now();
     validate(&mut h)?;
     store::hotels::update(tx.conn(), &actor.organization_id, &h).await?;
+    tx.updated(&actor.organization_id, &before, &h).await?;
     tx.commit().await?;
     Ok(h)
 }
@@ -314,6 +323,14 @@ pub async fn optional_filter(conn: &mut store::Conn, actor: &Actor, requested: O
             Ok(Some(hotel_id))
         }
         None => Ok(None),
+    }
+}
+
+impl Record for Hotel {
+    const KIND: RecordKind = RecordKind::Hotel;
+
+    fn hotel_id(&self) -> Option<&str> {
+        Some(&self.id)
     }
 }
 

@@ -12,7 +12,8 @@
 //! same key committed first; PostgreSQL aborts the transaction), drop the transaction and ask [`replay`] again.
 
 use super::{now, secrets, Error, Result};
-use crate::store::{self, idempotency as rows, WriteTx};
+use crate::domain::change::Change;
+use crate::store::{self, idempotency as rows};
 
 /// Which way in a key was sent to; keys of different namespaces never meet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,12 +124,13 @@ pub fn caller_scope(actor: &super::Actor) -> String {
     match &actor.credential {
         super::access::Credential::ApiKey { key_id, .. } => format!("api-key:{key_id}"),
         super::access::Credential::Operator { operator_id, .. } => format!("operator:{operator_id}"),
-        super::access::Credential::System => "system".to_string(),
+        // Stored in idempotency rows: the same text for every writer the service acts as.
+        super::access::Credential::System(_) => "system".to_string(),
     }
 }
 
 /// Remembers what the request with `key` made, in the transaction that makes it.
-pub async fn remember(tx: &mut WriteTx, key: &Key<'_>, request_digest: &str, result_id: &str) -> Result<Remembered> {
+pub async fn remember(tx: &mut Change, key: &Key<'_>, request_digest: &str, result_id: &str) -> Result<Remembered> {
     match rows::insert(tx.conn(), key.stored(), key.organization_id, request_digest, result_id, now()).await {
         Ok(()) => Ok(Remembered::Stored),
         Err(err) if err.kind() == store::ErrorKind::Taken => Ok(Remembered::TakenMeanwhile),

@@ -9,6 +9,7 @@ pub mod access;
 pub mod api_keys;
 pub mod attempts;
 pub mod availability;
+pub mod change;
 pub mod connected_assistants;
 pub mod connector;
 pub mod daily_rates;

@@ -13,6 +13,7 @@ use super::access::{Actor, Credential};
 use super::identity::{self, NewToken, Operator};
 use super::validate::{clean, Checks};
 use super::{now, secrets, Error, Result};
+use crate::domain::change::Change;
 use crate::store::{identity as rows, Db};
 
 /// A token issued by signing in.
@@ -123,7 +124,7 @@ pub async fn create(db: &Db, actor: &Actor, name: &str, expires_on: Option<Naive
         .ok_or_else(|| Error::Internal(anyhow::anyhow!("no far expiry")))?;
     let name = clean(name);
     let secret = secrets::generate(secrets::ACCESS_TOKEN_PREFIX);
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let operator: Operator =
         rows::get_operator(tx.conn(), operator_id).await?.ok_or(Error::Unauthorized("no such operator".into()))?;
     let new = NewToken {
@@ -160,7 +161,7 @@ pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<OperatorToken> {
 /// Revokes one of the operator's tokens or sessions: its next request answers 401.
 pub async fn revoke(db: &Db, actor: &Actor, id: &str) -> Result<OperatorToken> {
     let (operator_id, token_id) = operator_of(actor)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let row = rows::get_operator_token(tx.conn(), operator_id, id).await?.ok_or(Error::NotFound("access token"))?;
     rows::revoke_access_token(tx.conn(), id, now()).await?;
     tx.commit().await?;
@@ -171,7 +172,7 @@ pub async fn revoke(db: &Db, actor: &Actor, id: &str) -> Result<OperatorToken> {
 /// stay: scripts are not sessions. Answers how many sessions ended.
 pub async fn sign_out_other_sessions(db: &Db, actor: &Actor) -> Result<u64> {
     let (operator_id, token_id) = operator_of(actor)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let ended = rows::revoke_other_sessions(tx.conn(), operator_id, token_id, now()).await?;
     tx.commit().await?;
     Ok(ended)

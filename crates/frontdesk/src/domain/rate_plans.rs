@@ -7,6 +7,7 @@ use super::access::{Actor, Scope};
 use super::codes::CurrencyCode;
 use super::validate::{clean, Checks};
 use super::{hotels, new_id, not_null, now, nullable, room_types, store_conflict, Error, FieldError, Result};
+use crate::domain::change::{Change, Record, RecordKind};
 pub use crate::model::rate_plans::RatePlan;
 use crate::store::{self, Db};
 
@@ -110,7 +111,7 @@ const DUPLICATE_CODE: &str = "the hotel already has a rate plan with this code";
 /// Creates a plan, or updates the one named by `id` ("creates or updates").
 pub async fn upsert(db: &Db, actor: &Actor, input: RatePlanIn) -> Result<RatePlan> {
     actor.require_scope(Scope::RatesWrite)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let hotel = hotels::require_named(tx.conn(), actor, input.hotel_id.as_deref()).await?;
     let plan = match input.id.clone() {
         Some(id) => {
@@ -125,12 +126,13 @@ pub async fn upsert(db: &Db, actor: &Actor, input: RatePlanIn) -> Result<RatePla
                 currency: input.currency,
                 active: input.active,
             };
-            let plan = apply(existing, patch);
+            let plan = apply(existing.clone(), patch);
             check_room_type(tx.conn(), actor, &plan).await?;
             validate(&plan)?;
             store::rate_plans::update(tx.conn(), &actor.organization_id, &plan)
                 .await
                 .map_err(|e| store_conflict(e, DUPLICATE_CODE))?;
+            tx.updated(&actor.organization_id, &existing, &plan).await?;
             plan
         }
         None => {
@@ -151,6 +153,7 @@ pub async fn upsert(db: &Db, actor: &Actor, input: RatePlanIn) -> Result<RatePla
             store::rate_plans::insert(tx.conn(), &actor.organization_id, &plan)
                 .await
                 .map_err(|e| store_conflict(e, DUPLICATE_CODE))?;
+            tx.created(&actor.organization_id, &plan).await?;
             plan
         }
     };
@@ -180,13 +183,15 @@ fn apply(mut plan: RatePlan, patch: RatePlanPatch) -> RatePlan {
 
 pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RatePlanPatch) -> Result<RatePlan> {
     actor.require_scope(Scope::RatesWrite)?;
-    let mut tx = db.begin_write().await?;
-    let plan = apply(visible(tx.conn(), actor, id).await?, patch);
+    let mut tx = Change::begin(db, actor).await?;
+    let before = visible(tx.conn(), actor, id).await?;
+    let plan = apply(before.clone(), patch);
     check_room_type(tx.conn(), actor, &plan).await?;
     validate(&plan)?;
     store::rate_plans::update(tx.conn(), &actor.organization_id, &plan)
         .await
         .map_err(|e| store_conflict(e, DUPLICATE_CODE))?;
+    tx.updated(&actor.organization_id, &before, &plan).await?;
     tx.commit().await?;
     Ok(plan)
 }
@@ -194,11 +199,20 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RatePlanPatch) -> R
 /// Deletes a plan and its daily rates, unless reservations were booked under it (409).
 pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<RatePlan> {
     actor.require_scope(Scope::RatesWrite)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let plan = visible(tx.conn(), actor, id).await?;
     store::rate_plans::delete(tx.conn(), &actor.organization_id, id).await.map_err(|e| {
         super::in_use(e, "reservations were booked under this rate plan; it can be deactivated instead")
     })?;
+    tx.deleted(&actor.organization_id, &plan).await?;
     tx.commit().await?;
     Ok(plan)
+}
+
+impl Record for RatePlan {
+    const KIND: RecordKind = RecordKind::RatePlan;
+
+    fn hotel_id(&self) -> Option<&str> {
+        Some(&self.hotel_id)
+    }
 }

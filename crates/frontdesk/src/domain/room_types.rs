@@ -6,6 +6,7 @@ use utoipa::ToSchema;
 use super::access::{Actor, Scope};
 use super::validate::{clean, Checks};
 use super::{hotels, new_id, not_null, now, nullable, Error, Result};
+use crate::domain::change::{Change, Record, RecordKind};
 pub use crate::model::room_types::RoomType;
 use crate::store::{self, Db};
 
@@ -127,7 +128,7 @@ pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<RoomType> {
 pub async fn create(db: &Db, actor: &Actor, input: RoomTypeIn) -> Result<RoomType> {
     actor.require_scope(Scope::RoomsWrite)?;
     let at = now();
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let hotel = hotels::require_named(tx.conn(), actor, input.hotel_id.as_deref()).await?;
     let room_type = RoomType {
         id: new_id(),
@@ -144,14 +145,16 @@ pub async fn create(db: &Db, actor: &Actor, input: RoomTypeIn) -> Result<RoomTyp
         LimitsGiven { occupancy: true, adults: input.max_adults.is_some(), children: input.max_children.is_some() };
     validate(&room_type, given)?;
     store::room_types::insert(tx.conn(), &actor.organization_id, &room_type).await?;
+    tx.created(&actor.organization_id, &room_type).await?;
     tx.commit().await?;
     Ok(room_type)
 }
 
 pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomTypePatch) -> Result<RoomType> {
     actor.require_scope(Scope::RoomsWrite)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let mut t = visible(tx.conn(), actor, id).await?;
+    let before = t.clone();
     let given = LimitsGiven {
         occupancy: patch.max_occupancy.is_some(),
         adults: patch.max_adults.is_some(),
@@ -175,6 +178,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomTypePatch) -> R
     t.updated_at = now();
     validate(&t, given)?;
     store::room_types::update(tx.conn(), &actor.organization_id, &t).await?;
+    tx.updated(&actor.organization_id, &before, &t).await?;
     tx.commit().await?;
     Ok(t)
 }
@@ -182,11 +186,20 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomTypePatch) -> R
 /// Deletes a room type that nothing uses any more (rooms, rate plans and reservations keep it: 409).
 pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<RoomType> {
     actor.require_scope(Scope::RoomsWrite)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let t = visible(tx.conn(), actor, id).await?;
     store::room_types::delete(tx.conn(), &actor.organization_id, id).await.map_err(|e| {
         super::in_use(e, "the room type still has rooms, rate plans or reservations; remove those first")
     })?;
+    tx.deleted(&actor.organization_id, &t).await?;
     tx.commit().await?;
     Ok(t)
+}
+
+impl Record for RoomType {
+    const KIND: RecordKind = RecordKind::RoomType;
+
+    fn hotel_id(&self) -> Option<&str> {
+        Some(&self.hotel_id)
+    }
 }

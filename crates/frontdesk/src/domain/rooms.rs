@@ -10,8 +10,9 @@ use super::access::{Actor, Scope};
 use super::reservations::inventory;
 use super::validate::{clean, Checks};
 use super::{hotels, identity, new_id, not_null, now, nullable, room_types, store_conflict, Error, Result};
+use crate::domain::change::{Change, Record, RecordKind};
 pub use crate::model::rooms::{HousekeepingStatus, Room};
-use crate::store::{self, Db, WriteTx};
+use crate::store::{self, Db};
 
 impl HousekeepingStatus {
     /// Whether a room in this state can be sold.
@@ -100,7 +101,7 @@ pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<Room> {
 
 pub async fn create(db: &Db, actor: &Actor, input: RoomIn) -> Result<Room> {
     actor.require_scope(Scope::RoomsWrite)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     if let Some(hotel_id) = actor.resolve_hotel(input.hotel_id.as_deref())? {
         hotels::require_named(tx.conn(), actor, Some(&hotel_id)).await?;
     }
@@ -122,14 +123,16 @@ pub async fn create(db: &Db, actor: &Actor, input: RoomIn) -> Result<Room> {
     store::rooms::insert(tx.conn(), &actor.organization_id, &room)
         .await
         .map_err(|e| store_conflict(e, "the hotel already has a room with this name"))?;
+    tx.created(&actor.organization_id, &room).await?;
     tx.commit().await?;
     Ok(room)
 }
 
 pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomPatch) -> Result<Room> {
     actor.require_scope(Scope::RoomsWrite)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let mut room = visible(tx.conn(), actor, id).await?;
+    let before = room.clone();
     let new_type = match &patch.room_type_id {
         Some(room_type_id) => Some(room_type_of_hotel(tx.conn(), actor, room_type_id, Some(&room.hotel_id)).await?.id),
         None => None,
@@ -163,6 +166,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomPatch) -> Resul
     store::rooms::update(tx.conn(), &actor.organization_id, &room)
         .await
         .map_err(|e| store_conflict(e, "the hotel already has a room with this name"))?;
+    tx.updated(&actor.organization_id, &before, &room).await?;
     tx.commit().await?;
     Ok(room)
 }
@@ -171,13 +175,14 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomPatch) -> Resul
 /// otherwise).
 pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Room> {
     actor.require_scope(Scope::RoomsWrite)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let room = visible(tx.conn(), actor, id).await?;
     let room = inventory::lock_room(&mut tx, &actor.organization_id, &room).await?;
     inventory::release_room(&mut tx, &room, "be deleted").await?;
     store::rooms::delete(tx.conn(), &actor.organization_id, id)
         .await
         .map_err(|e| super::in_use(e, "reservations are assigned to this room; unassign them first"))?;
+    tx.deleted(&actor.organization_id, &room).await?;
     tx.commit().await?;
     Ok(room)
 }
@@ -186,7 +191,7 @@ pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Room> {
 /// history. The caller writes the room; a status that does not change records nothing. Taking a room out of order
 /// must first pass [`inventory::release_room`] (as [`update`] does).
 pub(crate) async fn set_status(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     actor: &Actor,
     room: &mut Room,
     status: HousekeepingStatus,
@@ -217,7 +222,7 @@ pub async fn status_history(
 /// Sets the housekeeping status of room `room_id` inside a write under way (check-out marks its rooms DIRTY), as
 /// `by`. A room out of order stays so: only an explicit change ([`update`]) brings it back.
 pub(crate) async fn mark(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     actor: &Actor,
     room_id: &str,
     status: HousekeepingStatus,
@@ -233,4 +238,12 @@ pub(crate) async fn mark(
     room.updated_at = now();
     store::rooms::update(tx.conn(), &actor.organization_id, &room).await?;
     Ok(())
+}
+
+impl Record for Room {
+    const KIND: RecordKind = RecordKind::Room;
+
+    fn hotel_id(&self) -> Option<&str> {
+        Some(&self.hotel_id)
+    }
 }

@@ -22,6 +22,7 @@ use sha2::Sha256;
 
 use super::secrets::SecretBox;
 use super::{now, secrets, Result};
+use crate::domain::change::{Change, Job, Writer};
 use crate::store::{self, Db};
 
 /// The database's key that seals webhook secrets, when it keeps its keys itself.
@@ -117,7 +118,7 @@ impl KeyRing {
             return Ok(KeyRing { sealing: database_sealing(db).await?, offer_signing: database_offer_key(db).await? });
         };
         let at = now();
-        let mut tx = db.begin_write().await?;
+        let mut tx = Change::begin_as(db, Writer::Job(Job::Startup)).await?;
         let check = store::service_secrets::lock(tx.conn(), CHECK, "", at).await?;
         let sealed_under = if check == current.check_value() {
             None
@@ -165,7 +166,7 @@ impl KeyRing {
 async fn database_sealing(db: &Db) -> Result<SecretBox> {
     let mut fresh = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut fresh);
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Job(Job::Startup)).await?;
     let stored = store::service_secrets::get_or_create(tx.conn(), SEALING_KEY, &hex::encode(fresh), now()).await?;
     tx.commit().await?;
     let key = hex::decode(stored).map_err(|_| anyhow::anyhow!("the stored key {SEALING_KEY} is not hex"))?;
@@ -174,7 +175,7 @@ async fn database_sealing(db: &Db) -> Result<SecretBox> {
 
 /// The database's own offer key, made by the first process that needs it.
 async fn database_offer_key(db: &Db) -> Result<Vec<u8>> {
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Job(Job::Startup)).await?;
     let value = store::service_secrets::get_or_create(tx.conn(), OFFER_KEY, &secrets::generate(""), now()).await?;
     tx.commit().await?;
     Ok(value.into_bytes())

@@ -50,7 +50,7 @@ pub async fn export(db: &Db, organization_id: &str, out: &mut impl Write) -> any
         .iter()
         .find(|o| o.id == organization_id)
         .with_context(|| format!("there is no organization {organization_id} (see `frontdesk admin list-orgs`)"))?;
-    let actor = Actor::system(organization_id);
+    let actor = Actor::command_line(organization_id);
     let mut counts = ExportCounts::default();
     line(out, "export", &json!({"format": 1, "organization": organization, "exportedAt": crate::domain::now()}))?;
 

@@ -196,7 +196,8 @@ impl Db {
         Ok(Pooled(self.read.get().await?))
     }
 
-    /// Starts the one kind of transaction every write goes through.
+    /// Starts the one kind of transaction every write goes through. Outside the store only the door for writes,
+    /// `domain::change::Change`, calls it (`tests/it/layers.rs`).
     pub async fn begin_write(&self) -> StoreResult<WriteTx> {
         let waiting = self.waiting.write.wait();
         let conn = self.write.get().await;

@@ -119,3 +119,37 @@ fn the_store_calls_none_of_the_domains_rules_on_the_records() {
         found.join("\n")
     );
 }
+
+/// Every write goes through one door, `domain::change::Change`, which begins the transaction with who makes the
+/// change and derives what follows from what it wrote (the webhook event; later the audit and channel rows). The
+/// store's transaction is begun there, and by the store's own writes that change no record (the backfill after a
+/// migration, the fold of the lists' count changes, the readiness probe).
+#[test]
+fn every_write_goes_through_the_door() {
+    let allowed = [
+        "domain/change.rs",
+        "store/mod.rs",
+        "store/maintenance.rs",
+        "store/reservation_counts.rs",
+        "store/write_health.rs",
+    ];
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files: Vec<(PathBuf, Vec<String>)> = code_of("")
+        .into_iter()
+        .filter(|(path, _)| {
+            let relative = path.strip_prefix(&src).unwrap_or(path).to_string_lossy().replace('\\', "/");
+            !allowed.contains(&relative.as_str())
+        })
+        .collect();
+    assert!(files.len() > 100, "the sources were not found: {}", files.len());
+    let found = offences(&files, |line| {
+        line.contains("begin_write(") || line.contains("WriteTx") || line.contains("record_event(")
+    });
+    assert!(
+        found.is_empty(),
+        "a write bypasses the door: begin it with `Change::begin(db, actor)` (or `Change::begin_as(db, writer)` \
+         for a job, the booking page or a sign-in: domain/change.rs), pass `&mut Change` to the helpers, and say \
+         what it wrote with `created`, `updated` or `deleted`:\n{}",
+        found.join("\n")
+    );
+}

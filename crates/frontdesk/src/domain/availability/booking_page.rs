@@ -8,6 +8,7 @@ use chrono::{NaiveDate, Utc};
 use subtle::ConstantTimeEq;
 
 use super::{public_hotel, search, AvailabilityCopies, AvailabilityQuery, Claims, Offer, OfferKey, Stay};
+use crate::domain::change::Writer;
 use crate::domain::hotels::Hotel;
 use crate::domain::idempotency::Namespace;
 use crate::domain::reservations::{self, ReservationStatus};
@@ -187,7 +188,8 @@ pub async fn receipt(db: &Db, key: &OfferKey, hotel_id: &str, reservation_id: &s
         return Err(Error::NotFound("booking request"));
     }
     let (organization_id, hotel, _) = public_hotel(&mut *db.read().await?, hotel_id).await?;
-    let system = Actor::system(&organization_id);
+    // A read, for the guest of the booking page: the rights of the service, no address needed.
+    let system = Actor::service(&organization_id, Writer::BookingPage { address: String::new() });
     let r = reservations::get(db, &system, reservation_id).await?;
     if r.hotel_id != hotel.id {
         return Err(Error::NotFound("booking request"));

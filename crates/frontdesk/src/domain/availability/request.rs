@@ -13,6 +13,7 @@ use super::super::reservations::{write, ReservationIn, ReservationRoomIn, Reserv
 use super::super::validate::{carries_address, clean, is_email, Checks};
 use super::super::{guests, secrets, Actor, Error, FieldError, Result};
 use super::{price, public_hotel, Claims, OfferKey, Stay};
+use crate::domain::change::{Change, Writer};
 use crate::store::{self, Db};
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -80,6 +81,9 @@ pub struct BookingFrom<'a> {
     /// Where the request's idempotency key lives: the booking page's form and the API have a namespace each.
     pub namespace: Namespace,
     pub idempotency_key: Option<&'a str>,
+    /// Who sends it: the booking page's or the public API's guest (`Writer::BookingPage`), or a trusted
+    /// integration.
+    pub writer: &'a Writer,
     /// A caller of the public: anyone without an API key that may write reservations. Its requests are counted
     /// per client address and guest e-mail ([`attempts::lock_booking_counts`]), and an exact repeat of an open
     /// request (same e-mail, dates and room type) answers that request instead of making another.
@@ -115,7 +119,7 @@ pub async fn book(
     }
     let digest = request_digest(&input);
 
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, from.writer.clone()).await?;
     let (organization_id, hotel, _) = public_hotel(tx.conn(), hotel_id).await?;
     let idempotency = from.idempotency_key.map(|k| idempotency::Key {
         namespace: from.namespace,
@@ -215,7 +219,7 @@ pub(super) fn check_request(
 /// Prices the offer of `claims` again under the inventory lock and makes the request: a new guest as typed and a
 /// REQUESTED reservation. 409 when the offer is gone or its price changed.
 pub(super) async fn request_stay(
-    tx: &mut store::WriteTx,
+    tx: &mut Change,
     organization_id: &str,
     hotel: &Hotel,
     claims: &Claims,
@@ -235,7 +239,8 @@ pub(super) async fn request_stay(
             claims.s, offer.total
         )));
     }
-    let system = Actor::system(organization_id);
+    // The rights of the service, acting as whoever sent the request.
+    let system = Actor::service(organization_id, tx.writer().clone());
     let guest_in = guests::GuestIn {
         hotel_id: Some(hotel.id.clone()),
         first_name: clean(&input.guest.first_name),

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use chrono::NaiveDate;
 
 use crate::domain::access::{Actor, Scope};
+use crate::domain::change::Change;
 use crate::domain::guests::{self, Guest, GuestIn};
 use crate::domain::reservations::{self, inventory, write, Reservation, ReservationIn, Source};
 use crate::domain::validate::Checks;
@@ -125,7 +126,7 @@ pub async fn book_at_desk(
     let digest = idempotency::digest(&[&guest_part, &serde_json::to_string(&input).map_err(anyhow::Error::from)?]);
     let scope = idempotency::caller_scope(actor);
     let key = form_token.map(|token| desk_form_key(actor, &scope, token));
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     if let Some(key) = &key {
         match idempotency::seen(tx.conn(), key, &digest).await? {
             idempotency::Seen::New => {}

@@ -6,6 +6,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 
 use super::settings::settings_of;
 use super::{defaults, render, Facts, GuestMessage, Language, Letter, MessageKind, MessageStatus};
+use crate::domain::change::{Change, Job, Writer};
 use crate::domain::hotels::Hotel;
 use crate::domain::reservations::ReservationStatus;
 use crate::domain::{now, Result};
@@ -25,7 +26,7 @@ pub struct Claimed {
 pub async fn claim_due(db: &Db, lease: TimeDelta, limit: i64) -> Result<Vec<Claimed>> {
     let at = now();
     let until = at + lease;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Job(Job::MailDispatcher)).await?;
     let claimed = rows::claim_due(tx.conn(), at, until, limit).await?;
     tx.commit().await?;
     claimed
@@ -199,7 +200,7 @@ pub async fn after_attempt(db: &Db, claimed: &Claimed, attempt: &Attempt, first_
             result.last_error = Some(reason);
         }
     }
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Job(Job::MailDispatcher)).await?;
     let recorded = rows::record_attempt(tx.conn(), &m.id, claimed.claimed_until, &result, at).await?;
     tx.commit().await?;
     Ok(recorded)

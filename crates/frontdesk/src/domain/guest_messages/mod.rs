@@ -1,6 +1,6 @@
 //! Guest messages: the e-mails a hotel sends a guest about a stay, and the rules of when.
 //!
-//! * **When.** A message follows the reservation's own event ([`plan`], called by [`super::events::record`] in the
+//! * **When.** A message follows the reservation's own event ([`plan`], called by the reservations' writes in the
 //!   write's transaction), so it is enqueued exactly when the change that causes it commits, whoever wrote it (the
 //!   REST API, the dashboard, the booking page). A booking request gets "request received"; a stay that becomes
 //!   CONFIRMED gets "stay confirmed" once and a pre-arrival reminder; a request turned down gets "request
@@ -28,6 +28,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{new_id, now, Actor, Error, Result};
+use crate::domain::change::Change;
 use crate::store::guest_messages::{self as rows, MessageRow};
 use crate::store::{self, Db};
 pub use delivery::{
@@ -212,7 +213,7 @@ pub async fn of_guest(db: &Db, actor: &Actor, guest_id: &str) -> Result<Vec<Gues
 /// Sends a message again: a new message of the same kind about the same stay, to the guest's address as it is
 /// now, due at once. A reminder for a stay that no longer needs one is skipped when its time comes, as any.
 pub async fn resend(db: &Db, actor: &Actor, message_id: &str) -> Result<GuestMessage> {
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let original = rows::get(tx.conn(), &actor.organization_id, message_id).await?.ok_or(Error::NotFound("message"))?;
     if !actor.sees_hotel(Some(&original.hotel_id)) {
         return Err(Error::NotFound("message"));

@@ -5,12 +5,12 @@ use chrono::{DateTime, Days, NaiveDate, NaiveTime, TimeDelta, TimeZone, Utc};
 
 use super::settings::{settings_of, MessageSettings};
 use super::{Language, MessageKind, MessageStatus};
-use crate::domain::events::EventKind;
+use crate::domain::change::{Action, Change};
 use crate::domain::hotels::Hotel;
 use crate::domain::reservations::{Reservation, ReservationStatus};
 use crate::domain::{new_id, now, Error, Result};
+use crate::store;
 use crate::store::guest_messages::{self as rows, MessageRow};
-use crate::store::{self, WriteTx};
 
 /// When the reminder of a stay arriving on `check_in` is due.
 pub fn reminder_due(hotel: &Hotel, settings: &MessageSettings, check_in: NaiveDate) -> DateTime<Utc> {
@@ -25,9 +25,9 @@ pub fn reminder_due(hotel: &Hotel, settings: &MessageSettings, check_in: NaiveDa
         .unwrap_or_else(|| day.and_time(time).and_utc())
 }
 
-/// Plans the messages a reservation's event calls for, in the transaction that records the event: called by
-/// [`crate::domain::events::record`] for every reservation event.
-pub async fn plan(tx: &mut WriteTx, organization_id: &str, event: EventKind, r: &Reservation) -> Result<()> {
+/// Plans the messages a reservation's change calls for, in the change's own transaction: called by the
+/// reservations' writes for every change of a reservation (`reservations::write::wrote`).
+pub async fn plan(tx: &mut Change, organization_id: &str, action: Action, r: &Reservation) -> Result<()> {
     let existing = rows::of_reservation(tx.conn(), &r.id).await?;
     let had = |kind: MessageKind| existing.iter().any(|m| m.kind == kind.as_str());
     let pending_reminders: Vec<&MessageRow> = existing
@@ -36,12 +36,12 @@ pub async fn plan(tx: &mut WriteTx, organization_id: &str, event: EventKind, r: 
         .collect();
     let at = now();
     let waiting: Vec<String> = pending_reminders.iter().map(|m| m.id.clone()).collect();
-    if event == EventKind::ReservationDeleted {
+    if action == Action::Deleted {
         return cancel(tx, &waiting).await;
     }
     let mut wanted = Vec::new();
     match r.status {
-        ReservationStatus::Requested if event == EventKind::ReservationCreated => {
+        ReservationStatus::Requested if action == Action::Created => {
             wanted.push(MessageKind::RequestReceived);
         }
         ReservationStatus::Requested => {}
@@ -102,7 +102,7 @@ pub async fn plan(tx: &mut WriteTx, organization_id: &str, event: EventKind, r: 
 }
 
 /// Cancels the waiting reminders `ids`.
-async fn cancel(tx: &mut WriteTx, ids: &[String]) -> Result<()> {
+async fn cancel(tx: &mut Change, ids: &[String]) -> Result<()> {
     let at = now();
     for id in ids {
         rows::end_pending(tx.conn(), id, MessageStatus::Cancelled.as_str(), at).await?;
@@ -129,7 +129,7 @@ struct Recipient {
 }
 
 impl Recipient {
-    async fn of(tx: &mut WriteTx, organization_id: &str, r: &Reservation) -> Result<Option<Recipient>> {
+    async fn of(tx: &mut Change, organization_id: &str, r: &Reservation) -> Result<Option<Recipient>> {
         let Some(guest_id) = &r.guest_id else { return Ok(None) };
         let Some(guest) = store::guests::get(tx.conn(), organization_id, guest_id).await? else { return Ok(None) };
         Ok(guest.email.filter(|e| !e.trim().is_empty()).map(|email| Recipient {
@@ -141,7 +141,7 @@ impl Recipient {
 }
 
 async fn enqueue(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     organization_id: &str,
     r: &Reservation,
     to: &Recipient,

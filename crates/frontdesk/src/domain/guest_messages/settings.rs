@@ -2,6 +2,7 @@
 //! and its own wording of each message in each language (defaults until it saves its own).
 
 use super::{defaults, render, Language, Letter, MessageKind, TemplateError};
+use crate::domain::change::Change;
 use crate::domain::{hotels, now, validate, Actor, Error, FieldError, Result};
 use crate::store;
 use crate::store::guest_messages::{self as rows, SettingsRow};
@@ -62,7 +63,7 @@ pub async fn save_settings(db: &Db, actor: &Actor, hotel_id: &str, s: MessageSet
     if !errors.is_empty() {
         return Err(Error::Validation(errors));
     }
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let row = SettingsRow {
         contact_email: s.contact_email.clone(),
         contact_phone: s.contact_phone.clone(),
@@ -128,7 +129,7 @@ pub async fn save_template(
             return Err(Error::Validation(errors));
         }
     }
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     match wording {
         Some((subject, body)) => {
             rows::save_template(tx.conn(), &hotel.id, kind.as_str(), language.code(), subject, body, now()).await?

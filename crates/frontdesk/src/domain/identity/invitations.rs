@@ -9,6 +9,7 @@ use super::{
     SessionLimits, SessionOut,
 };
 use crate::domain::access::Actor;
+use crate::domain::change::{Change, Writer};
 use crate::domain::validate::Checks;
 use crate::domain::{attempts, new_id, now, secrets, Error, Result};
 use crate::store::{self, identity as rows, Db};
@@ -37,7 +38,7 @@ pub async fn invite_operator(db: &Db, actor: &Actor, email: &str, name: &str) ->
     checks.line("name", input.name, 200);
     checks.finish()?;
     let unknowable = hash(&secrets::generate("")).await?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     // The organization's own operators are its to see; whether another organization has the address is not said:
     // the invitation is made alike, and its acceptance says so ([`accept_invitation`]).
     let wanted = input.email.trim().to_lowercase();
@@ -49,6 +50,7 @@ pub async fn invite_operator(db: &Db, actor: &Actor, email: &str, name: &str) ->
     }
     let operator = insert_operator(&mut tx, &input, &unknowable, false).await?;
     let invitation = new_invitation(&mut tx, actor, &operator).await?;
+    tx.created(&operator.organization_id, &operator).await?;
     tx.commit().await?;
     Ok(invitation)
 }
@@ -56,7 +58,7 @@ pub async fn invite_operator(db: &Db, actor: &Actor, email: &str, name: &str) ->
 /// A new link for an operator who has not chosen a password yet (their earlier links stop working).
 pub async fn renew_invitation(db: &Db, actor: &Actor, operator_id: &str) -> Result<Invitation> {
     actor.require_operator()?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let operator = in_organization(tx.conn(), actor, operator_id).await?;
     let pending = rows::invitation_expiries(tx.conn(), &actor.organization_id).await?;
     if !pending.iter().any(|(id, _)| *id == operator.id) {
@@ -68,7 +70,7 @@ pub async fn renew_invitation(db: &Db, actor: &Actor, operator_id: &str) -> Resu
     Ok(invitation)
 }
 
-async fn new_invitation(tx: &mut store::WriteTx, actor: &Actor, operator: &Operator) -> Result<Invitation> {
+async fn new_invitation(tx: &mut Change, actor: &Actor, operator: &Operator) -> Result<Invitation> {
     let token = secrets::generate(INVITATION_PREFIX);
     let created_at = now();
     let expires_at = created_at + INVITATION_TTL;
@@ -145,7 +147,7 @@ pub async fn accept_invitation(
     checks.finish()?;
     let attempt = attempts::begin_sign_in(db, &invited.email, address).await?;
     let password_hash = hash(password).await?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Visitor { address: address.to_string() }).await?;
     let stored = valid_invitation(tx.conn(), token).await?;
     // Deleted first: of two uses of one link at once, only the one that deletes it goes on.
     if !rows::delete_invitation(tx.conn(), &stored.id).await? {

@@ -14,6 +14,7 @@ mod sessions;
 use super::access::{Actor, Credential};
 use super::validate::{clean, Checks};
 use super::{new_id, now, secrets, Error, Result};
+use crate::domain::change::{Change, Record, RecordKind, Writer};
 pub use crate::model::identity::{Operator, Organization};
 use crate::store::{self, identity as rows, Db};
 pub use invitations::{
@@ -30,13 +31,19 @@ pub use sessions::{
 };
 pub(crate) use sessions::{insert_token, NewToken};
 
+/// Creates an organization, by the service's administrator.
 pub async fn create_organization(db: &Db, name: &str) -> Result<Organization> {
+    create_organization_as(db, Writer::CommandLine, name).await
+}
+
+pub async fn create_organization_as(db: &Db, writer: Writer, name: &str) -> Result<Organization> {
     let mut checks = Checks::new();
     checks.line("name", name, 200);
     checks.finish()?;
     let org = Organization { id: new_id(), name: clean(name), created_at: now() };
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, writer).await?;
     rows::insert_organization(tx.conn(), &org).await?;
+    tx.created(&org.id, &org).await?;
     tx.commit().await?;
     Ok(org)
 }
@@ -58,22 +65,28 @@ pub struct OperatorIn<'a> {
     pub password: &'a str,
 }
 
+/// Creates an operator with a password, by the service's administrator.
 pub async fn create_operator(db: &Db, input: OperatorIn<'_>) -> Result<Operator> {
+    create_operator_as(db, Writer::CommandLine, input).await
+}
+
+pub async fn create_operator_as(db: &Db, writer: Writer, input: OperatorIn<'_>) -> Result<Operator> {
     let mut checks = Checks::new();
     checks.email("email", input.email);
     checks.line("name", input.name, 200);
     check_new_password(&mut checks, input.password);
     checks.finish()?;
     let password_hash = hash(input.password).await?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, writer).await?;
     let op = insert_operator(&mut tx, &input, &password_hash, true).await?;
+    tx.created(&op.organization_id, &op).await?;
     tx.commit().await?;
     Ok(op)
 }
 
 /// Inserts an operator; one who `claims_email` signs in with it at once (see `store::identity::insert_operator`).
 async fn insert_operator(
-    tx: &mut store::WriteTx,
+    tx: &mut Change,
     input: &OperatorIn<'_>,
     password_hash: &str,
     claims_email: bool,
@@ -102,7 +115,7 @@ async fn insert_operator(
 
 /// The operator signs in with their e-mail from now on (an invited one, choosing or given a password): 409 when
 /// an operator of any organization has claimed it meanwhile. One address signs in to one organization.
-async fn claim_email(tx: &mut store::WriteTx, operator: &Operator) -> Result<()> {
+async fn claim_email(tx: &mut Change, operator: &Operator) -> Result<()> {
     match rows::claim_operator_email(tx.conn(), operator).await {
         Err(e) if e.kind() == store::ErrorKind::Taken => Err(Error::Conflict(format!(
             "{} is the e-mail address of an operator already, and one address can sign in to one organization \
@@ -164,6 +177,22 @@ pub async fn who(conn: &mut store::Conn, actor: &Actor) -> Result<String> {
             Some(key) => format!("API key {}", key.name),
             None => "an API key".to_string(),
         },
-        Credential::System => "Frontdesk".to_string(),
+        Credential::System(_) => "Frontdesk".to_string(),
     })
+}
+
+impl Record for Organization {
+    const KIND: RecordKind = RecordKind::Organization;
+
+    fn hotel_id(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl Record for Operator {
+    const KIND: RecordKind = RecordKind::Operator;
+
+    fn hotel_id(&self) -> Option<&str> {
+        None
+    }
 }

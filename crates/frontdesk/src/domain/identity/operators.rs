@@ -4,10 +4,12 @@
 use chrono::{DateTime, Utc};
 
 use super::{
-    check_new_password, claim_email, create_operator, hash, issue_session, sign_in, Operator, OperatorIn,
+    check_new_password, claim_email, create_operator_as, hash, issue_session, sign_in, Operator, OperatorIn,
     SessionLimits, SessionOut,
 };
 use crate::domain::access::{Actor, Credential};
+use crate::domain::change::Change;
+use crate::domain::change::Writer;
 use crate::domain::validate::Checks;
 use crate::domain::{now, Error, FieldError, Result};
 use crate::store::{self, identity as rows, Db};
@@ -58,7 +60,8 @@ fn acting_operator(actor: &Actor) -> Option<&str> {
 /// Adds an operator with a password chosen for them, to the actor's organization.
 pub async fn add_operator(db: &Db, actor: &Actor, email: &str, name: &str, password: &str) -> Result<Operator> {
     actor.require_operator()?;
-    create_operator(db, OperatorIn { organization_id: &actor.organization_id, email, name, password }).await
+    let input = OperatorIn { organization_id: &actor.organization_id, email, name, password };
+    create_operator_as(db, Writer::for_actor(actor), input).await
 }
 
 /// Gives another operator of the actor's organization a new password. Every session token, connector token and
@@ -76,7 +79,7 @@ pub async fn reset_password(db: &Db, actor: &Actor, operator_id: &str, password:
     check_new_password(&mut checks, password);
     checks.finish()?;
     let password_hash = hash(password).await?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let operator = in_organization(tx.conn(), actor, operator_id).await?;
     // An invited operator given a password signs in with their address from now on.
     claim_email(&mut tx, &operator).await?;
@@ -86,7 +89,7 @@ pub async fn reset_password(db: &Db, actor: &Actor, operator_id: &str, password:
 }
 
 /// Stores a new password hash and ends everything the old password opened.
-async fn replace_password(tx: &mut store::WriteTx, operator_id: &str, password_hash: &str) -> Result<()> {
+async fn replace_password(tx: &mut Change, operator_id: &str, password_hash: &str) -> Result<()> {
     let at = now();
     rows::set_password_hash(tx.conn(), operator_id, password_hash, at).await?;
     rows::revoke_operator_tokens(tx.conn(), operator_id, at).await?;
@@ -122,7 +125,7 @@ pub async fn change_own_password(
         Err(err) => return Err(err),
     }
     let password_hash = hash(new).await?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     replace_password(&mut tx, &me.id, &password_hash).await?;
     tx.commit().await?;
     issue_session(db, me, limits, user_agent).await
@@ -137,14 +140,15 @@ pub async fn remove_operator(db: &Db, actor: &Actor, operator_id: &str) -> Resul
     if acting_operator(actor) == Some(operator_id) {
         return Err(Error::Conflict("you cannot remove yourself; another operator of your organization can".into()));
     }
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     rows::lock_organization(tx.conn(), &actor.organization_id).await?;
     let operator = in_organization(tx.conn(), actor, operator_id).await?;
-    let by_command_line = matches!(actor.credential, Credential::System);
+    let by_command_line = matches!(actor.credential, Credential::System(Writer::CommandLine));
     if !by_command_line && rows::count_operators(tx.conn(), &actor.organization_id).await? <= 1 {
         return Err(Error::Conflict("the last operator of an organization cannot be removed".into()));
     }
     rows::delete_operator(tx.conn(), &operator.id).await?;
+    tx.deleted(&operator.organization_id, &operator).await?;
     tx.commit().await?;
     Ok(operator)
 }

@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 
 use super::{busy, Operator, Organization};
 use crate::domain::access::{Actor, Credential};
+use crate::domain::change::{Change, Job, Writer};
 use crate::domain::{attempts, new_id, now, operator_tokens, secrets, Error, Result};
 use crate::store::api_keys::scopes_from_text;
 use crate::store::{self, identity as rows, Db};
@@ -55,7 +56,7 @@ pub async fn issue_token(db: &Db, operator: Operator, ttl: TimeDelta) -> Result<
         expires_at: created_at + ttl,
         idle: None,
     };
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::CommandLine).await?;
     insert_token(&mut tx, &operator, &token, created_at, &new).await?;
     tx.commit().await?;
     Ok(SessionOut { token, expires_at: new.expires_at, operator })
@@ -77,7 +78,7 @@ pub async fn issue_session(
         expires_at: created_at + limits.ttl,
         idle: limits.idle,
     };
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Operator { operator_id: operator.id.clone() }).await?;
     insert_token(&mut tx, &operator, &token, created_at, &new).await?;
     tx.commit().await?;
     Ok(SessionOut { token, expires_at: new.expires_at, operator })
@@ -94,7 +95,7 @@ pub(crate) struct NewToken<'a> {
 
 /// Stores a new access token (its digest) in the transaction; answers its id.
 pub(crate) async fn insert_token(
-    tx: &mut store::WriteTx,
+    tx: &mut Change,
     operator: &Operator,
     token: &str,
     created_at: DateTime<Utc>,
@@ -180,7 +181,7 @@ pub async fn logout(db: &Db, actor: &Actor) -> Result<()> {
     let Credential::Operator { token_id, .. } = &actor.credential else {
         return Err(Error::Forbidden("only an operator access token can be logged out".into()));
     };
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     rows::revoke_access_token(tx.conn(), token_id, now()).await?;
     tx.commit().await?;
     Ok(())
@@ -188,7 +189,8 @@ pub async fn logout(db: &Db, actor: &Actor) -> Result<()> {
 
 /// Ends the session a browser held before it signed in again (the token of its session cookie), whoever's it was:
 /// a session planted in the browser, or left there, must not outlive the sign-in that replaces it.
-pub async fn end_replaced_session(db: &Db, token: &str) -> Result<()> {
+/// `writer` is the sign-in that replaces it.
+pub async fn end_replaced_session(db: &Db, writer: Writer, token: &str) -> Result<()> {
     if !token.starts_with(secrets::ACCESS_TOKEN_PREFIX) {
         return Ok(());
     }
@@ -197,7 +199,7 @@ pub async fn end_replaced_session(db: &Db, token: &str) -> Result<()> {
     if !secrets::digests_match(&stored.token_hash, &digest) || stored.revoked {
         return Ok(());
     }
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, writer).await?;
     rows::revoke_access_token(tx.conn(), &stored.id, now()).await?;
     tx.commit().await?;
     Ok(())
@@ -293,14 +295,14 @@ pub async fn authenticate_api_key(db: &Db, secret: &str) -> Result<Actor> {
 }
 
 async fn touch_access_token(db: &Db, id: &str, at: DateTime<Utc>) -> Result<()> {
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Job(Job::LastUse)).await?;
     rows::touch_access_token(tx.conn(), id, at, at - LAST_USED_GRANULARITY).await?;
     tx.commit().await?;
     Ok(())
 }
 
 async fn touch_api_key(db: &Db, id: &str, at: DateTime<Utc>) -> Result<()> {
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Job(Job::LastUse)).await?;
     store::api_keys::touch(tx.conn(), id, at, at - LAST_USED_GRANULARITY).await?;
     tx.commit().await?;
     Ok(())

@@ -8,6 +8,7 @@ use super::super::{new_id, now, secrets, Error};
 use super::{
     OAuthError, Settings, CODE_PREFIX, CODE_TTL, MAX_STATE_LEN, PURGE_AFTER, SCOPE, TICKET_PREFIX, TICKET_TTL,
 };
+use crate::domain::change::{Change, Writer};
 use crate::store::{oauth as rows, Db};
 
 /// The parameters of an OAuth request's form or query, each at most once (RFC 6749 3.1, 3.2), without control
@@ -181,7 +182,7 @@ pub async fn sign_in(
         code_used: false,
         created_at,
     };
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Operator { operator_id: operator.id.clone() }).await?;
     // Sign-ins are rare and made by people: a good moment to forget what expired (a day ago, so that a late
     // replay still finds its family).
     rows::purge(tx.conn(), created_at - PURGE_AFTER).await?;
@@ -212,7 +213,9 @@ pub async fn decide(db: &Db, settings: &Settings, ticket: &str, approve: bool) -
         return Ok(None);
     }
     let digest = secrets::digest(ticket);
-    let mut tx = db.begin_write().await?;
+    // The operator who answers is the grant's: read first, to begin the change as them.
+    let Some(asked) = rows::grant_by_ticket(&mut *db.read().await?, &digest).await? else { return Ok(None) };
+    let mut tx = Change::begin_as(db, Writer::Operator { operator_id: asked.operator_id }).await?;
     let Some(grant) = rows::grant_by_ticket(tx.conn(), &digest).await? else { return Ok(None) };
     let at = now();
     if !secrets::digests_match(&grant.ticket_hash, &digest) || grant.ticket_expires_at <= at {

@@ -89,6 +89,12 @@ impl From<crate::store::Error> for OAuthError {
     }
 }
 
+impl From<Error> for OAuthError {
+    fn from(err: Error) -> Self {
+        OAuthError::internal(err)
+    }
+}
+
 type OAuthResult<T> = Result<T, OAuthError>;
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ use super::super::{new_id, now};
 use super::{
     parse_scope, OAuthError, OAuthResult, MAX_CLIENT_NAME, MAX_REDIRECT_URIS, MAX_URI_LEN, SCOPE, UNUSED_CLIENT_TTL,
 };
+use crate::domain::change::{Change, Writer};
 use crate::store::{oauth as rows, Db};
 
 #[derive(Debug, Deserialize)]
@@ -92,7 +93,7 @@ pub async fn register(db: &Db, input: RegistrationIn) -> OAuthResult<Registratio
         None => "Unnamed assistant".to_string(),
     };
     let client = rows::ClientRow { id: new_id(), name, redirect_uris: input.redirect_uris, created_at: now() };
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Assistant { client_id: client.id.clone() }).await?;
     rows::purge_unused_clients(tx.conn(), client.created_at - UNUSED_CLIENT_TTL).await?;
     rows::insert_client(tx.conn(), &client).await?;
     tx.commit().await?;

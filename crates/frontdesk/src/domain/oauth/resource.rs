@@ -5,6 +5,7 @@ use chrono::{TimeDelta, Utc};
 use super::super::access::{Actor, Credential};
 use super::super::secrets;
 use super::{same_resource, Settings, ACCESS_TOKEN_PREFIX, SCOPE};
+use crate::domain::change::{Change, Job, Writer};
 use crate::store::{oauth as rows, Db};
 
 /// Why a bearer token was refused at the connector.
@@ -44,7 +45,7 @@ pub async fn authenticate(db: &Db, settings: &Settings, token: &str) -> Result<A
         let id = row.id.clone();
         tokio::spawn(async move {
             let touched = async {
-                let mut tx = db.begin_write().await?;
+                let mut tx = Change::begin_as(&db, Writer::Job(Job::LastUse)).await?;
                 rows::touch_token(tx.conn(), &id, at, at - TimeDelta::seconds(60)).await?;
                 tx.commit().await?;
                 Ok::<_, super::super::Error>(())

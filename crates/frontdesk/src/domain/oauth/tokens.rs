@@ -10,6 +10,7 @@ use super::{
     parse_scope, same_resource, OAuthError, OAuthResult, Settings, ACCESS_TOKEN_PREFIX, CODE_PREFIX,
     REFRESH_TOKEN_PREFIX,
 };
+use crate::domain::change::{Change, Writer};
 use crate::store::{oauth as rows, Db};
 
 #[derive(Debug, Default, Deserialize)]
@@ -81,7 +82,7 @@ pub(super) async fn exchange_code(db: &Db, settings: &Settings, p: TokenParams) 
     }
     let digest = secrets::digest(code);
     let at = now();
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Assistant { client_id: client_id.to_string() }).await?;
     let grant = rows::grant_by_code(tx.conn(), &digest)
         .await?
         .filter(|g| g.code_hash.as_deref().is_some_and(|h| secrets::digests_match(h, &digest)))
@@ -140,7 +141,7 @@ impl From<&rows::GrantRow> for Family {
 }
 
 pub(super) async fn issue(
-    tx: &mut crate::store::WriteTx,
+    tx: &mut Change,
     settings: &Settings,
     family: &Family,
     at: DateTime<Utc>,
@@ -192,7 +193,7 @@ pub(super) async fn refresh(db: &Db, settings: &Settings, p: TokenParams) -> OAu
     }
     let digest = secrets::digest(token);
     let at = now();
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Assistant { client_id: client_id.to_string() }).await?;
     let row = rows::token_by_hash(tx.conn(), &digest)
         .await?
         .filter(|t| t.kind == "refresh" && secrets::digests_match(&t.token_hash, &digest))
@@ -252,7 +253,7 @@ pub async fn revoke(db: &Db, p: RevokeParams) -> OAuthResult<()> {
     }
     let digest = secrets::digest(token);
     let at = now();
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Assistant { client_id: client_id.to_string() }).await?;
     let Some(row) = rows::token_by_hash(tx.conn(), &digest).await? else { return Ok(()) };
     if !secrets::digests_match(&row.token_hash, &digest) || row.client_id != client_id {
         return Ok(());

@@ -341,11 +341,11 @@ pub async fn apply(db: &Db, actor: &Actor, hotel_id: &str, edit: &BulkEdit) -> R
     refuse(edit.check(hotel.today()))?;
     let ids = plan_ids(edit);
     refuse_foreign_plans(db, actor, &hotel.id, &ids).await?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = crate::domain::change::Change::begin(db, actor).await?;
     let stored = Stored::lock(&mut tx, actor, &ids, edit.from, edit.to).await?;
     let (changed, outcome) = plan(edit, &hotel.id, &stored)?;
     if !changed.is_empty() {
-        daily_rates::write_locked(&mut tx, &stored, &changed, Utc::now().date_naive()).await?;
+        daily_rates::write_locked(&mut tx, &actor.organization_id, &stored, &changed, Utc::now().date_naive()).await?;
         tx.commit().await?;
     }
     Ok(outcome)

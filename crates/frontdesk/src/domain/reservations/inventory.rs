@@ -21,7 +21,8 @@ use chrono::{Days, NaiveDate};
 use super::super::rooms::{HousekeepingStatus, Room};
 use super::super::{Error, Result};
 use super::{ReservationStatus, RoomStatus};
-use crate::store::{self, WriteTx};
+use crate::domain::change::Change;
+use crate::store;
 
 /// Whether a room of a reservation in `reservation` status, itself in `room` status, holds one physical room of its
 /// type on each night of the stay.
@@ -60,7 +61,7 @@ pub async fn free_rooms(
 /// Checks, under the room-type locks, that one more room of each listed type (a type listed twice needs two)
 /// fits every night of `[from, to)`. 409 naming the first night that is full.
 pub async fn take(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     organization_id: &str,
     room_types: &[String],
     from: NaiveDate,
@@ -112,7 +113,7 @@ impl Stay<'_> {
 /// arrival to it in the morning, and the check-in waits for the check-out: see [`room_free_now`].) (Within one
 /// reservation, whose rooms share every night, a room is assigned once: the request's validation sees to that.)
 pub async fn assign(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     organization_id: &str,
     room_id: &str,
     room_type_id: &str,
@@ -140,7 +141,7 @@ pub async fn assign(
 
 /// The room, locked (PostgreSQL; SQLite's write transactions are exclusive) and read again: 409 when it no longer
 /// exists or is out of order.
-async fn locked_sellable_room(tx: &mut WriteTx, organization_id: &str, room_id: &str) -> Result<Room> {
+async fn locked_sellable_room(tx: &mut Change, organization_id: &str, room_id: &str) -> Result<Room> {
     let engine = tx.engine();
     store::reservations::lock_room(tx.conn(), engine, room_id).await?;
     match store::rooms::get(tx.conn(), organization_id, room_id).await? {
@@ -157,7 +158,7 @@ async fn locked_sellable_room(tx: &mut WriteTx, organization_id: &str, room_id: 
 /// is still in the room until checked out). 409 naming the stay otherwise. Two writers racing for one room take
 /// turns on the lock, and the second sees the first's check-in.
 pub async fn room_free_now(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     organization_id: &str,
     room_id: &str,
     reservation_id: &str,
@@ -180,7 +181,7 @@ fn occupied(room: &Room, occupant: &store::reservations::Occupant) -> Error {
 /// The room `room_id` of the organization, read again under the lock of its room type and its own lock, for a
 /// write that may take it out of its type's sellable rooms. 409 if another write moved it to another type between
 /// the caller's first read and the lock (rare: the caller may simply retry).
-pub async fn lock_room(tx: &mut WriteTx, organization_id: &str, room: &Room) -> Result<Room> {
+pub async fn lock_room(tx: &mut Change, organization_id: &str, room: &Room) -> Result<Room> {
     let engine = tx.engine();
     store::reservations::lock_room_types(tx.conn(), engine, std::slice::from_ref(&room.room_type_id)).await?;
     store::reservations::lock_room(tx.conn(), engine, &room.id).await?;
@@ -194,7 +195,7 @@ pub async fn lock_room(tx: &mut WriteTx, organization_id: &str, room: &Room) -> 
 /// Checks, under the locks of [`lock_room`], that `room` may stop counting as a sellable room of its type (it moves
 /// to another type, goes out of order or is deleted): no stay that holds inventory has it assigned, and on every
 /// night the type's other sellable rooms still cover the rooms it holds. 409 naming the reason otherwise.
-pub async fn release_room(tx: &mut WriteTx, room: &Room, change: &str) -> Result<()> {
+pub async fn release_room(tx: &mut Change, room: &Room, change: &str) -> Result<()> {
     if let Some(reservation) = store::reservations::held_assignment(tx.conn(), &room.id).await? {
         return Err(Error::Conflict(format!(
             "room {} cannot {change}: it is assigned to reservation {reservation}, which holds it; assign the stay \
@@ -234,7 +235,7 @@ fn first_night_over(stays: &[(NaiveDate, NaiveDate)], capacity: i64) -> Option<N
 /// a daily rate exists, it is not stop-sell, and its allotment (`availability`, when set) has room after what other
 /// stays hold under the plan. Approval of a booking request runs this on top of [`take`].
 pub async fn take_allotments(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     organization_id: &str,
     rooms: &[(String, NaiveDate, NaiveDate)],
     reservation_id: &str,
@@ -284,7 +285,7 @@ pub async fn take_allotments(
 }
 
 /// "rate plan <name>", for messages (people know plans by name, not by id).
-async fn plan_name(tx: &mut WriteTx, organization_id: &str, plan_id: &str) -> Result<String> {
+async fn plan_name(tx: &mut Change, organization_id: &str, plan_id: &str) -> Result<String> {
     Ok(match store::rate_plans::get(tx.conn(), organization_id, plan_id).await? {
         Some(plan) => format!("rate plan {}", plan.name),
         None => "the rate plan".to_string(),

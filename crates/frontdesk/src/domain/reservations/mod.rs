@@ -25,6 +25,7 @@ pub use crate::model::reservations::{
 };
 
 use super::access::{Actor, Scope};
+use super::change::{Record, RecordKind};
 use super::codes::CurrencyCode;
 use super::listing::{ListItems, ListParams, Listing, Shape, Vocabulary};
 use super::validate::Checks;
@@ -317,4 +318,12 @@ pub async fn list(
     let total = store::reservations::count(db, &actor.organization_id, &stay, &page).await?;
     let items = store::reservations::list(db, &actor.organization_id, &stay, &page).await?.map_err(Error::from).boxed();
     Ok(Listing { total, items: ListItems::Streamed(items), projection: page.projection })
+}
+
+impl Record for Reservation {
+    const KIND: RecordKind = RecordKind::Reservation;
+
+    fn hotel_id(&self) -> Option<&str> {
+        Some(&self.hotel_id)
+    }
 }

@@ -6,6 +6,7 @@
 
 use rand::Rng;
 
+use crate::domain::change::{Change, Job, Writer};
 use crate::store::{self, Db};
 
 /// The characters of a reference: digits 2-9 and the capital letters without I, L, O and U.
@@ -23,7 +24,7 @@ pub fn draw() -> String {
 pub async fn fill_missing(db: &Db) -> anyhow::Result<()> {
     const BATCH: i64 = 500;
     loop {
-        let mut tx = db.begin_write().await?;
+        let mut tx = Change::begin_as(db, Writer::Job(Job::Migration)).await?;
         let missing = store::maintenance::without_reference(tx.conn(), BATCH).await?;
         if missing.is_empty() {
             return Ok(());

@@ -18,11 +18,12 @@ use super::inventory;
 use super::write::{folio_for, instant};
 use super::{Folio, Reservation, ReservationRoom, RoomStatus};
 use crate::domain::access::Actor;
+use crate::domain::change::Change;
 use crate::domain::hotels::Hotel;
 use crate::domain::rooms::{self, HousekeepingStatus};
 use crate::domain::{identity, money, now, Error, Result};
+use crate::store;
 use crate::store::reservations::CheckOut;
-use crate::store::{self, WriteTx};
 
 /// The last day a stay can be checked in: the day before departure.
 pub fn last_check_in_day(r: &Reservation) -> NaiveDate {
@@ -62,7 +63,7 @@ fn assigned_rooms(rooms: &[ReservationRoom]) -> Vec<&str> {
 
 /// CONFIRMED -> CHECKED_IN: on the stay's dates, every room assigned, each in order and free now.
 pub(super) async fn check_in(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     organization_id: &str,
     r: &Reservation,
     rooms: &[ReservationRoom],
@@ -117,7 +118,7 @@ pub fn check_out_preview(r: &Reservation, today: NaiveDate) -> CheckOutPreview {
 /// CHECKED_IN -> CHECKED_OUT: shortens an early departure (see the module's rules), records the check-out and marks
 /// the rooms DIRTY. Answers the folio to write when charges were removed.
 pub(super) async fn check_out(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     actor: &Actor,
     hotel: &Hotel,
     r: &mut Reservation,
@@ -160,7 +161,7 @@ pub async fn checked_out_today(db: &crate::store::Db, hotel: &Hotel, r: &Reserva
 /// the caller takes them again under the inventory locks). Answers the folio to write when an early departure is
 /// reverted.
 pub(super) async fn undo_check_out(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     organization_id: &str,
     hotel: &Hotel,
     r: &mut Reservation,

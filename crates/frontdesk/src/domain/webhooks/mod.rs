@@ -14,6 +14,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::events::EventKind;
 use super::validate::Checks;
 use super::{new_id, now, secrets, Actor, Error, FieldError, Result};
+use crate::domain::change::{Change, Job, Record, RecordKind, Writer};
 pub use crate::model::webhooks::{WebhookDelivery, WebhookSubscription};
 pub use crate::store::webhooks::Target;
 use crate::store::{self, Db};
@@ -110,7 +111,7 @@ pub async fn record_failed_delivery(db: &Db, id: &str) -> Result<Option<(i64, bo
 }
 
 async fn count_failed_delivery(db: &Db, id: &str) -> Result<Option<(i64, bool)>> {
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Job(Job::WebhookDispatcher)).await?;
     let Some(FailureCount { consecutive_failures, active }) =
         store::webhooks::count_failure(tx.conn(), id, &store::format_ts(now())).await?
     else {
@@ -210,8 +211,9 @@ pub async fn create(
         created_at: at,
         updated_at: at,
     };
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     store::webhooks::insert(tx.conn(), &actor.organization_id, &subscription, &sealed).await?;
+    tx.created(&actor.organization_id, &subscription).await?;
     tx.commit().await?;
     Ok(WebhookSubscriptionCreated { subscription, secret })
 }
@@ -229,10 +231,11 @@ pub async fn update(
         Some(url) if *url != current.url => Some(check_url("url", url, settings).await?),
         _ => None,
     };
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let mut subscription = store::webhooks::get(tx.conn(), &actor.organization_id, id)
         .await?
         .ok_or(Error::NotFound("webhook subscription"))?;
+    let before = subscription.clone();
     if let Some(url) = url {
         subscription.url = url;
     }
@@ -252,17 +255,19 @@ pub async fn update(
     }
     subscription.updated_at = now();
     store::webhooks::update(tx.conn(), &actor.organization_id, &subscription).await?;
+    tx.updated(&actor.organization_id, &before, &subscription).await?;
     tx.commit().await?;
     Ok(subscription)
 }
 
 pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<WebhookSubscription> {
     actor.require_operator()?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let subscription = store::webhooks::get(tx.conn(), &actor.organization_id, id)
         .await?
         .ok_or(Error::NotFound("webhook subscription"))?;
     store::webhooks::delete(tx.conn(), &actor.organization_id, id).await?;
+    tx.deleted(&actor.organization_id, &subscription).await?;
     tx.commit().await?;
     Ok(subscription)
 }
@@ -279,4 +284,12 @@ pub async fn deliveries(db: &Db, actor: &Actor, id: &str, query: DeliveriesQuery
         return Err(Error::NotFound("webhook subscription"));
     }
     Ok(store::webhooks::deliveries(&mut conn, id, limit).await?)
+}
+
+impl Record for WebhookSubscription {
+    const KIND: RecordKind = RecordKind::WebhookSubscription;
+
+    fn hotel_id(&self) -> Option<&str> {
+        Some(&self.hotel_id)
+    }
 }

@@ -8,6 +8,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::app::limits::ClientAddress;
 use crate::app::AppState;
 use crate::domain::availability::{self, AvailabilityQuery, BookingFrom, BookingIn, BookingOut, Offer, PublicCaller};
+use crate::domain::change::Writer;
 use crate::domain::idempotency::Namespace;
 use crate::domain::{Actor, Error, FieldError, Result, Scope};
 use crate::http::auth::MaybePrincipal;
@@ -91,7 +92,12 @@ async fn book_reservation(
     };
     // An integration trusted to write reservations is not the public.
     let trusted = caller.as_ref().is_some_and(|actor| actor.require_scope(Scope::ReservationsWrite).is_ok());
+    let writer = match (&caller, trusted) {
+        (Some(actor), true) => Writer::for_actor(actor),
+        _ => Writer::BookingPage { address: address.clone() },
+    };
     let from = BookingFrom {
+        writer: &writer,
         namespace: Namespace::BookReservation,
         idempotency_key: key.as_deref(),
         public: (!trusted).then(|| PublicCaller { address: &address, limits: state.config.booking_limits() }),

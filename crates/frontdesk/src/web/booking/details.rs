@@ -17,6 +17,7 @@ use super::{
 use crate::app::AppState;
 use crate::domain::availability::booking_page::{self, Rechecked, Stale};
 use crate::domain::availability::{self, BookingFrom, BookingGuestIn, BookingIn, Offer, PublicCaller};
+use crate::domain::change::Writer;
 use crate::domain::hotels::Hotel;
 use crate::domain::idempotency::Namespace;
 use crate::domain::{money, Error};
@@ -260,7 +261,9 @@ pub(super) async fn send_request(
     if !errors.is_empty() {
         return form_again(&state, &hotel, form, errors).await;
     }
+    let writer = Writer::BookingPage { address: visitor.address.clone() };
     let from = BookingFrom {
+        writer: &writer,
         namespace: Namespace::BookingPage,
         idempotency_key: Some(&key),
         public: Some(PublicCaller { address: &visitor.address, limits: state.config.booking_limits() }),

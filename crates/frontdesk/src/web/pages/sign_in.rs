@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use crate::app::limits::{client_address, limit_sign_in};
 use crate::app::AppState;
+use crate::domain::change::Writer;
 use crate::domain::identity::{self, LoginIn};
 use crate::domain::{secrets, Error};
 use crate::web::assets;
@@ -116,7 +117,13 @@ async fn sign_in(State(state): State<AppState>, request: Request) -> Response {
         Ok(signed_in) => {
             // The browser's earlier session (another operator's, or one planted in it) ends with this sign-in.
             if let Some(earlier) = session::cookie(&parts.headers, Cookie::Session.name(&state)) {
-                if let Err(err) = identity::end_replaced_session(&state.db, &earlier).await {
+                if let Err(err) = identity::end_replaced_session(
+                    &state.db,
+                    Writer::Operator { operator_id: signed_in.operator.id.clone() },
+                    &earlier,
+                )
+                .await
+                {
                     return page::error_response(err);
                 }
             }

@@ -14,6 +14,7 @@ use super::{
     hand_out, lane, prepare, sweep, DispatcherOptions, Job, LaneRegistry, LaneState, Outcome, Shared,
     FAILING_LANE_CAPACITY, LANE_CAPACITY,
 };
+use crate::domain::change::{self, Change, Writer};
 use crate::domain::events::EventKind;
 use crate::domain::webhooks::Target;
 use crate::store::outbox::{self, PendingEvent};
@@ -136,7 +137,7 @@ pub(super) async fn claim(
     let until = now + TimeDelta::from_std(options.lease)?;
     let mut claimed: Vec<(Arc<Target>, Vec<PendingEvent>)> = Vec::new();
     {
-        let mut tx = shared.db.begin_write().await?;
+        let mut tx = Change::begin_as(&shared.db, Writer::Job(change::Job::WebhookDispatcher)).await?;
         for target in targets {
             let room = match lanes.get(&target.id) {
                 Some(lane) => lane.state.room(),
@@ -229,7 +230,7 @@ pub(super) async fn extend_claims(shared: &Shared, options: &DispatcherOptions) 
         return Ok(());
     }
     let until = format_ts(Utc::now() + TimeDelta::from_std(options.lease)?);
-    let mut tx = shared.db.begin_write().await?;
+    let mut tx = Change::begin_as(&shared.db, Writer::Job(change::Job::WebhookDispatcher)).await?;
     for (subscription, events) in by_subscription(&pairs) {
         outbox::extend_queued(tx.conn(), subscription, &events, &until).await?;
     }

@@ -11,6 +11,7 @@ use futures::stream::{FuturesUnordered, StreamExt};
 use tokio::sync::mpsc;
 
 use super::{by_subscription, Job, LaneState, Outcome, Shared, LANE_CONCURRENCY};
+use crate::domain::change::{self, Change, Writer};
 use crate::domain::new_id;
 use crate::domain::webhooks::{self, signature, url_policy, WebhookDelivery};
 use crate::store::outbox::{self};
@@ -148,16 +149,16 @@ pub(super) fn finish_job(shared: &Shared, job: &Job) {
         shared.results.send(Outcome::Done { subscription_id: job.target.id.clone(), event_id: job.event.id.clone() });
 }
 
-pub(super) async fn release_claims(db: &Db, pairs: &[(String, String)]) -> crate::store::StoreResult<()> {
-    let mut tx = db.begin_write().await?;
+pub(super) async fn release_claims(db: &Db, pairs: &[(String, String)]) -> crate::domain::Result<()> {
+    let mut tx = Change::begin_as(db, Writer::Job(change::Job::WebhookDispatcher)).await?;
     for (subscription, events) in by_subscription(pairs) {
         outbox::release_queued(tx.conn(), subscription, &events).await?;
     }
     tx.commit().await
 }
 
-pub(super) async fn count_success(db: &Db, id: &str) -> crate::store::StoreResult<()> {
-    let mut tx = db.begin_write().await?;
+pub(super) async fn count_success(db: &Db, id: &str) -> crate::domain::Result<()> {
+    let mut tx = Change::begin_as(db, Writer::Job(change::Job::WebhookDispatcher)).await?;
     store::webhooks::record_success(tx.conn(), id).await?;
     tx.commit().await
 }

@@ -8,13 +8,14 @@ use std::time::Instant;
 use chrono::{TimeDelta, Utc};
 
 use super::{give_event, DispatcherOptions, Lane, LaneRegistry, Shared, FAILING_LANE_CAPACITY, LANE_CAPACITY};
+use crate::domain::change::{Change, Job, Writer};
 use crate::domain::events::EventKind;
 use crate::domain::webhooks::{self, Target};
 use crate::store::outbox::{self, PendingEvent};
 use crate::store::{self, format_ts, Db};
 
 pub(super) async fn sweep(db: &Db) -> anyhow::Result<()> {
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Job(Job::WebhookDispatcher)).await?;
     outbox::sweep(tx.conn()).await?;
     tx.commit().await?;
     Ok(())
@@ -35,7 +36,7 @@ pub(super) async fn hand_out(
     // Taken before the subscriptions are read: a lane that turns one off records the moment after its change
     // committed, so any job read before that change is older than it and is dropped (see `Job::loaded_at`).
     let loaded_at = Instant::now();
-    let mut tx = shared.db.begin_write().await?;
+    let mut tx = Change::begin_as(&shared.db, Writer::Job(Job::WebhookDispatcher)).await?;
     let events = outbox::take_new(tx.conn(), options.batch_size).await?;
     let taken = events.len();
     if events.is_empty() {

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::{by_subscription, InFlight, Outcome};
+use crate::domain::change::{Change, Job, Writer};
 use crate::store::outbox::{self};
 use crate::store::{self, Db};
 
@@ -51,7 +52,7 @@ pub(super) async fn write_batch(
     db: &Db,
     batch: &[Outcome],
     pruned: &mut HashMap<String, Instant>,
-) -> crate::store::StoreResult<Vec<(String, String)>> {
+) -> crate::domain::Result<Vec<(String, String)>> {
     let mut attempts = Vec::new();
     let mut done = Vec::new();
     for outcome in batch {
@@ -60,7 +61,7 @@ pub(super) async fn write_batch(
             Outcome::Done { subscription_id, event_id } => done.push((subscription_id.clone(), event_id.clone())),
         }
     }
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin_as(db, Writer::Job(Job::WebhookDispatcher)).await?;
     store::webhooks::insert_deliveries(tx.conn(), &attempts).await?;
     for (subscription, events) in by_subscription(&done) {
         outbox::finish_queued(tx.conn(), subscription, &events).await?;

@@ -394,6 +394,25 @@ impl Browser {
         assert!(short.is_empty(), "shorter than {pixels} px on {what}: {short:#?}");
     }
 
+    /// Asserts that every visible element matching `css` has text of at least 12 px, which Lighthouse counts as
+    /// legible.
+    pub async fn assert_legible(&self, css: &str, what: &str) {
+        const SIZES: &str = r#"
+            return [...document.querySelectorAll(arguments[0])]
+                .filter(el => el.getClientRects().length)
+                .map(el => [el.outerHTML.slice(0, 80), parseFloat(getComputedStyle(el).fontSize)]);
+        "#;
+        let answer = self.client.execute(SIZES, vec![json!(css)]).await.expect("measures");
+        let sizes = answer.as_array().cloned().unwrap_or_default();
+        assert!(!sizes.is_empty(), "nothing matches {css} on {what}");
+        let small: Vec<String> = sizes
+            .iter()
+            .filter(|pair| pair[1].as_f64().unwrap_or(0.0) < 12.0 - 0.01)
+            .map(|pair| format!("{} is {:.1} px", pair[0], pair[1].as_f64().unwrap_or(0.0)))
+            .collect();
+        assert!(small.is_empty(), "text below 12 px on {what}: {small:#?}");
+    }
+
     /// Emulates forced colours (as Windows' contrast themes force them), or stops.
     pub async fn emulate_forced_colors(&self, on: bool) {
         let value = if on { "active" } else { "none" };

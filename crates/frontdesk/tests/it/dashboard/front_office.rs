@@ -134,6 +134,7 @@ async fn checking_in_with_a_room_shows_on_the_rack(engine: Engine) {
     let row = b.find("tbody tr:has(a.bar.checked-in) th").await.text().await.unwrap();
     assert!(row.starts_with("101"), "{row}");
     b.assert_page_ok("the room rack").await;
+    b.assert_legible(".rack .bar, .rack thead th", "the room rack").await;
     // 30 days across, and the next window.
     b.click_text("a", "30 days").await;
     assert_eq!(b.find_all("thead th").await.len(), 31);

@@ -135,14 +135,14 @@ async fn operator_rules_hold_for_the_dashboard_and_the_command_line(engine: Engi
     let taken = identity::add_operator(&s.db, &me, &rival.operator_email, "Copy", "a long password").await;
     assert!(matches!(taken, Err(Error::Validation(ref errors)) if errors[0].field.as_deref() == Some("email")));
     // The command line may remove an organization's last operator (its administrator can create another).
-    let system = Actor::system(&rival.id);
+    let system = Actor::command_line(&rival.id);
     identity::remove_operator(&s.db, &system, &rival_id).await.unwrap();
     s.get("/api/auth/me", &rival.auth()).await.expect(401);
     // Two operators removing each other at once: the second finds itself the last one's remover and is refused
     // (here the first removal is made by the command line, and `me` still holds its session's actor).
-    identity::remove_operator(&s.db, &Actor::system(&org.id), &colleague.id).await.unwrap();
+    identity::remove_operator(&s.db, &Actor::command_line(&org.id), &colleague.id).await.unwrap();
     let colleague_again =
-        identity::add_operator(&s.db, &Actor::system(&org.id), "dee@example.com", "Dee", "a long password")
+        identity::add_operator(&s.db, &Actor::command_line(&org.id), "dee@example.com", "Dee", "a long password")
             .await
             .unwrap();
     let dee = identity::authenticate_token(

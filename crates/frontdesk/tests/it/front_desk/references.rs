@@ -61,7 +61,7 @@ async fn older_rows_get_references_and_phone_keys_when_migrated(s: TestServer) {
         all.body.as_array().unwrap().iter().map(|r| r["reference"].as_str().unwrap()).collect();
     assert_eq!(references.len(), 3);
     // The desk finds the guest by the end of the number, typed with other spacing, and by name.
-    let actor = Actor::system(&org.id);
+    let actor = Actor::command_line(&org.id);
     for typed in ["912 345 678", "912345678", "(912) 345-678", "Ana Sil", "silva"] {
         let found = frontdesk::domain::front_office::find_guests(&s.db, &actor, typed, 10).await.unwrap();
         assert_eq!(found.iter().map(|g| g.id.clone()).collect::<Vec<_>>(), vec![guest.clone()], "{typed}");

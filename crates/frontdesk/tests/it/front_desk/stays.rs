@@ -264,7 +264,7 @@ async fn housekeeping_changes_record_who_and_when(s: TestServer) {
     s.put(&format!("/api/rooms/{room}"), &key, json!({"housekeepingStatus": "INSPECTED", "floor": 1}))
         .await
         .expect(200);
-    let history = frontdesk::domain::rooms::status_history(&s.db, &Actor::system(&org.id), &room).await.unwrap();
+    let history = frontdesk::domain::rooms::status_history(&s.db, &Actor::command_line(&org.id), &room).await.unwrap();
     let statuses: Vec<&str> = history.iter().map(|(status, _, _)| status.as_str()).collect();
     assert_eq!(statuses, ["INSPECTED", "DIRTY"]);
 }

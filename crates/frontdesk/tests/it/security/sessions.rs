@@ -29,6 +29,29 @@ async fn age_token(s: &TestServer, token: &str, hours: i64) {
     tx.commit().await.unwrap();
 }
 
+/// Whether the token's last use, recorded in the background, is within the last hour (waiting for it up to 2.5 s).
+async fn used_lately(s: &TestServer, token: &str) -> bool {
+    for _ in 0..50 {
+        let mut conn = s.db.read().await.unwrap();
+        let last: Option<String> =
+            frontdesk::store::query("SELECT last_used_at FROM access_tokens WHERE token_hash = $1")
+                .bind(secrets::digest(token))
+                .fetch_one(&mut conn)
+                .await
+                .unwrap()
+                .try_get("last_used_at")
+                .unwrap();
+        if last
+            .is_some_and(|t| frontdesk::store::parse_ts(&t).unwrap() > chrono::Utc::now() - chrono::TimeDelta::hours(1))
+        {
+            return true;
+        }
+        drop(conn);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
 /// Whether the dashboard takes the session `cookie` (else it sends the browser to the sign-in page).
 async fn signed_in(s: &TestServer, cookie: &str) -> bool {
     let answer = no_redirects().get(format!("{}/", s.base)).header("cookie", cookie).send().await.unwrap();
@@ -49,26 +72,7 @@ async fn sessions_end_after_idle_hours(engine: Engine) {
     age_token(&s, &token, 11).await;
     s.get("/api/auth/me", &Auth::Token(token.clone())).await.expect(200);
     // That use was recorded, so the clock starts again from it.
-    let mut recorded = false;
-    for _ in 0..50 {
-        let mut conn = s.db.read().await.unwrap();
-        let last: Option<String> =
-            frontdesk::store::query("SELECT last_used_at FROM access_tokens WHERE token_hash = $1")
-                .bind(secrets::digest(&token))
-                .fetch_one(&mut conn)
-                .await
-                .unwrap()
-                .try_get("last_used_at")
-                .unwrap();
-        if last
-            .is_some_and(|t| frontdesk::store::parse_ts(&t).unwrap() > chrono::Utc::now() - chrono::TimeDelta::hours(1))
-        {
-            recorded = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(recorded, "a use an hour after the last is recorded");
+    assert!(used_lately(&s, &token).await, "a use an hour after the last is recorded");
     age_token(&s, &token, 13).await;
     let ended = s.get("/api/auth/me", &Auth::Token(token.clone())).await.expect(401);
     assert!(ended.body["detail"].as_str().unwrap().contains("not used for too long"), "{}", ended.body);
@@ -76,6 +80,8 @@ async fn sessions_end_after_idle_hours(engine: Engine) {
     // The dashboard's session too: back to the sign-in page, cookie cleared.
     let cookie = dashboard_session(&s, &org.operator_email, PASSWORD).await;
     assert!(signed_in(&s, &cookie).await);
+    // Its first use is recorded as it happens (in the background): aged only after, or the record would undo it.
+    assert!(used_lately(&s, cookie.trim_start_matches("fd_session=")).await, "the first use is recorded");
     age_token(&s, cookie.trim_start_matches("fd_session="), 13).await;
     assert!(!signed_in(&s, &cookie).await);
 

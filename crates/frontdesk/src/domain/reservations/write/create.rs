@@ -7,18 +7,18 @@ use super::super::reference;
 use super::super::{
     Reservation, ReservationIn, ReservationRoom, ReservationRoomIn, ReservationStatus, RoomStatus, Source, MAX_ROOMS,
 };
-use super::{check_counts, check_room, folio_for, hold, instant, room_error, stay_dates, SHARED_ROOM};
+use super::{check_counts, check_room, folio_for, hold, instant, room_error, stay_dates, wrote, Wrote, SHARED_ROOM};
 use crate::domain::access::{Actor, Scope};
-use crate::domain::events::{self, EventKind};
+use crate::domain::change::Change;
 use crate::domain::hotels::{self, Hotel};
 use crate::domain::reservations::inventory;
 use crate::domain::validate::Checks;
 use crate::domain::{guests, idempotency, money, new_id, now, rate_plans, room_types, Error, FieldError, Result};
-use crate::store::{self, Db, WriteTx};
+use crate::store::{self, Db};
 
 pub async fn create(db: &Db, actor: &Actor, input: ReservationIn) -> Result<Reservation> {
     actor.require_scope(Scope::ReservationsWrite)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let r = insert(&mut tx, actor, input).await?;
     tx.commit().await?;
     Ok(r)
@@ -59,7 +59,7 @@ pub async fn create_once(db: &Db, actor: &Actor, input: ReservationIn, key: &str
         })?;
         Ok(Created { reservation, replayed: true })
     };
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     if let Some(id) = idempotency::replay(tx.conn(), &k, &digest).await? {
         drop(tx);
         return replayed(id).await;
@@ -77,7 +77,7 @@ pub async fn create_once(db: &Db, actor: &Actor, input: ReservationIn, key: &str
 /// Creates a reservation inside a write that is already under way (the booking request creates its reservation
 /// together with its guest this way). Three steps: the input's own checks ([`check_new`]), the rooms checked against
 /// the hotel's catalogue and priced ([`price_rooms`]), then the reservation written ([`persist_new`]).
-pub async fn insert(tx: &mut WriteTx, actor: &Actor, input: ReservationIn) -> Result<Reservation> {
+pub async fn insert(tx: &mut Change, actor: &Actor, input: ReservationIn) -> Result<Reservation> {
     let (status, check_in, check_out) = check_new(&input)?;
     let hotel = hotels::require_named(tx.conn(), actor, input.hotel_id.as_deref()).await?;
     if let Some(guest_id) = &input.guest_id {
@@ -149,7 +149,7 @@ fn check_new(input: &ReservationIn) -> Result<(ReservationStatus, NaiveDate, Nai
 /// (its own price, or its rate plan's prices for the stay's nights); the currency (the input's, else the first rate
 /// plan's) and the rooms' total. Every problem is reported at once, by room.
 async fn price_rooms(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     actor: &Actor,
     hotel: &Hotel,
     input: &ReservationIn,
@@ -205,7 +205,7 @@ type PricedRoom = (String, Option<String>, (i64, i64, i64), i64);
 /// and price; `None` when its room type is not the hotel's (nothing more can be checked). Problems go to `errors`;
 /// the first rate plan met sets the `currency` when the input gave none.
 async fn price_room(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     actor: &Actor,
     hotel: &Hotel,
     (i, room): (usize, &ReservationRoomIn),
@@ -279,7 +279,7 @@ async fn price_room(
 /// Writes a new reservation that passed its checks: its reference, the inventory it holds, its rooms, its folio
 /// when confirmed, and its webhook event.
 async fn persist_new(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     actor: &Actor,
     hotel: &Hotel,
     mut r: Reservation,
@@ -298,13 +298,13 @@ async fn persist_new(
         r.folio = Some(folio);
     }
     r.rooms = Some(rooms);
-    events::record(tx, &actor.organization_id, Some(&r.hotel_id), EventKind::ReservationCreated, &r).await?;
+    wrote(tx, &actor.organization_id, Wrote::Created, &r).await?;
     Ok(r)
 }
 
 /// A reference no reservation of the organization has yet. (A draw is taken about once in 650,000 at a million
 /// reservations; ten in a row would mean the random source is broken.)
-async fn new_reference(tx: &mut WriteTx, organization_id: &str) -> Result<String> {
+async fn new_reference(tx: &mut Change, organization_id: &str) -> Result<String> {
     for _ in 0..10 {
         let drawn = reference::draw();
         if !store::reservations::reference_taken(tx.conn(), organization_id, &drawn).await? {

@@ -17,11 +17,11 @@ use super::{
 };
 use super::{inventory, stay};
 use crate::domain::access::{Actor, Scope};
-use crate::domain::events::{self, EventKind};
+use crate::domain::change::{Action, Change};
 use crate::domain::hotels::{self, Hotel};
 use crate::domain::validate::{parse_date, Checks};
-use crate::domain::{guests, money, new_id, now, Error, FieldError, Result};
-use crate::store::{self, Db, WriteTx};
+use crate::domain::{guest_messages, guests, money, new_id, now, Error, FieldError, Result};
+use crate::store::{self, Db};
 
 /// The instant a stay starts or ends: `date` at the hotel's local `time` (`HH:MM`), in UTC.
 pub(crate) fn instant(hotel: &Hotel, date: NaiveDate, time: &str) -> DateTime<Utc> {
@@ -89,7 +89,7 @@ pub(super) fn folio_for(r: &Reservation, rooms: &[ReservationRoom]) -> Folio {
 /// Takes inventory for the rooms of `r` that hold it and checks their assignments (`today` is the hotel's: a room
 /// given to a stay that includes tonight must be free now).
 async fn hold(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     organization_id: &str,
     r: &Reservation,
     rooms: &[ReservationRoom],
@@ -111,7 +111,7 @@ async fn hold(
 
 /// A physical room to assign: the actor's, of the reservation's hotel and of the reservation room's type.
 async fn check_room(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     actor: &Actor,
     hotel_id: &str,
     room_type_id: &str,
@@ -140,7 +140,7 @@ fn check_counts(r: &Reservation) -> Result<()> {
 
 pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ReservationPatch) -> Result<Reservation> {
     actor.require_scope(Scope::ReservationsWrite)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let r = visible(tx.conn(), actor, id).await?;
     let r = change(&mut tx, actor, r, patch).await?;
     tx.commit().await?;
@@ -151,7 +151,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ReservationPatch) -
 /// folio created; otherwise 409 and nothing changes.
 pub async fn approve(db: &Db, actor: &Actor, id: &str) -> Result<Reservation> {
     actor.require_scope(Scope::ReservationsWrite)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let r = visible(tx.conn(), actor, id).await?;
     if r.status != ReservationStatus::Requested {
         return Err(Error::Conflict(format!(
@@ -168,11 +168,14 @@ pub async fn approve(db: &Db, actor: &Actor, id: &str) -> Result<Reservation> {
 /// Applies a patch inside `tx`: the one place where a reservation's state, dates, rooms and folio change. In steps:
 /// the fields, the room assignments, the status move with the front desk's rules ([`stay`]), inventory, then the
 /// writes and the event.
-async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: ReservationPatch) -> Result<Reservation> {
+async fn change(tx: &mut Change, actor: &Actor, mut r: Reservation, patch: ReservationPatch) -> Result<Reservation> {
+    let as_it_was = r.clone();
     if patch.hotel_id.as_deref().is_some_and(|h| h != r.hotel_id) {
         return Err(Error::Conflict("a reservation cannot move to another hotel".into()));
     }
-    let hotel = hotels::require_named(tx.conn(), &Actor::system(&actor.organization_id), Some(&r.hotel_id)).await?;
+    // The hotel of the reservation, whatever the actor's pin (checked on the reservation already).
+    let service = Actor::service(&actor.organization_id, tx.writer().clone());
+    let hotel = hotels::require_named(tx.conn(), &service, Some(&r.hotel_id)).await?;
     let today = hotel.today();
     let mut rooms = store::reservations::rooms(tx.conn(), &r.id).await?;
     let stored = Stored { rooms: rooms.clone(), status: r.status, dates: (r.check_in_date, r.check_out_date) };
@@ -230,7 +233,7 @@ async fn change(tx: &mut WriteTx, actor: &Actor, mut r: Reservation, patch: Rese
         store::reservations::save_folio(tx.conn(), &r.id, folio, at).await?;
     }
     let r = full(tx.conn(), r).await?;
-    events::record(tx, &actor.organization_id, Some(&r.hotel_id), EventKind::ReservationUpdated, &r).await?;
+    wrote(tx, &actor.organization_id, Wrote::Updated(&as_it_was), &r).await?;
     Ok(r)
 }
 
@@ -263,7 +266,7 @@ impl Stored {
 /// Applies the patch's plain fields (dates, times, guest, party, price, texts) to `r`, validated. Answers whether
 /// the stay dates changed.
 async fn apply_fields(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     actor: &Actor,
     hotel: &Hotel,
     r: &mut Reservation,
@@ -329,7 +332,7 @@ async fn apply_fields(
 /// Applies room assignments to `rooms` (validated: a room of the hotel and of the reserved type, one per stay room).
 /// Answers whether an assignment changed; inventory and the rooms' occupancy are checked later, under lock.
 async fn apply_assignments(
-    tx: &mut WriteTx,
+    tx: &mut Change,
     actor: &Actor,
     r: &Reservation,
     rooms: &mut [ReservationRoom],
@@ -369,11 +372,39 @@ async fn apply_assignments(
 /// Deletes a reservation with its rooms, folio and charges; answers it as it was.
 pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Reservation> {
     actor.require_scope(Scope::ReservationsWrite)?;
-    let mut tx = db.begin_write().await?;
+    let mut tx = Change::begin(db, actor).await?;
     let r = visible(tx.conn(), actor, id).await?;
     let r = full(tx.conn(), r).await?;
     store::reservations::delete(tx.conn(), &actor.organization_id, id).await?;
-    events::record(&mut tx, &actor.organization_id, Some(&r.hotel_id), EventKind::ReservationDeleted, &r).await?;
+    wrote(&mut tx, &actor.organization_id, Wrote::Deleted, &r).await?;
     tx.commit().await?;
     Ok(r)
+}
+
+/// What a write did to a reservation.
+pub(super) enum Wrote<'a> {
+    Created,
+    /// Updated; the reservation as it was.
+    Updated(&'a Reservation),
+    Deleted,
+}
+
+/// Says what a write did to a reservation (its event comes from the door), and plans the guest e-mails it calls
+/// for: every write of a reservation ends here, so none forgets to tell the guest.
+pub(super) async fn wrote(tx: &mut Change, organization_id: &str, wrote: Wrote<'_>, r: &Reservation) -> Result<()> {
+    let action = match wrote {
+        Wrote::Created => {
+            tx.created(organization_id, r).await?;
+            Action::Created
+        }
+        Wrote::Updated(before) => {
+            tx.updated(organization_id, before, r).await?;
+            Action::Updated
+        }
+        Wrote::Deleted => {
+            tx.deleted(organization_id, r).await?;
+            Action::Deleted
+        }
+    };
+    guest_messages::plan(tx, organization_id, action, r).await
 }

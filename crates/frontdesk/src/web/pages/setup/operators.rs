@@ -19,6 +19,7 @@ use serde::Deserialize;
 use super::{render_form, Area, SetupChrome, SetupConfirm, SetupPage};
 use crate::app::limits::{client_address, limit_sign_in, ClientAddress};
 use crate::app::AppState;
+use crate::domain::change::Writer;
 use crate::domain::identity::{self, Invitation, Operator, OperatorEntry};
 use crate::domain::{secrets, Error};
 use crate::web::assets;
@@ -432,7 +433,13 @@ async fn accept(State(state): State<AppState>, request: Request) -> Response {
     match identity::accept_invitation(&state.db, &token, &form.password, &address, limits, user_agent).await {
         Ok(signed_in) => {
             if let Some(earlier) = session::cookie(&parts.headers, Cookie::Session.name(&state)) {
-                if let Err(err) = identity::end_replaced_session(&state.db, &earlier).await {
+                if let Err(err) = identity::end_replaced_session(
+                    &state.db,
+                    Writer::Operator { operator_id: signed_in.operator.id.clone() },
+                    &earlier,
+                )
+                .await
+                {
                     return page::error_response(err);
                 }
             }

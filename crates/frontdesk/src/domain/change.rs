@@ -1,0 +1,134 @@
+//! The one door for writes. A write begins a [`Change`] with who makes it ([`Writer`]: from the caller's
+//! [`Actor`], or named by a job, the booking page, a sign-in), which holds the write transaction. It reads and
+//! writes through [`Change::conn`], and says what it wrote, record by record: [`Change::created`],
+//! [`Change::updated`] (with the record as it was), [`Change::deleted`]. From that one call comes the webhook event
+//! where the contract has one ([`event_of`]), in the same transaction; the audit row and the channel change row
+//! will come from the same place. [`Change::commit`] ends it; dropping it rolls everything back.
+//!
+//! A reaction that belongs to another area is called by the area that owns the write (the guest e-mails a
+//! reservation's change calls for are planned by `reservations::write`), never chosen here by the record's type.
+//!
+//! Bookkeeping that changes no record (counts of attempts, leases, last uses, the outbox's hand-out) begins a
+//! change too, so that every write knows who makes it; it has nothing to say.
+//!
+//! `tests/it/layers.rs` refuses a write that begins anywhere else.
+
+use serde::Serialize;
+
+use super::access::{Actor, Credential};
+use super::Result;
+pub use crate::model::changes::{Action, Job, RecordKind, Writer};
+use crate::model::events::EventKind;
+use crate::store::outbox::NewEvent;
+use crate::store::{Conn, Db, Engine, WriteTx};
+
+/// A record a change writes: its kind, and the hotel it belongs to (the event's and, later, the audit row's).
+pub trait Record: Serialize {
+    const KIND: RecordKind;
+
+    fn hotel_id(&self) -> Option<&str>;
+}
+
+/// The webhook event of an action on a record of `kind`, where the contract has one: `reservation.*` and
+/// `guest.*`. A table, like the moves of `ReservationStatus`.
+pub fn event_of(kind: RecordKind, action: Action) -> Option<EventKind> {
+    Some(match (kind, action) {
+        (RecordKind::Reservation, Action::Created) => EventKind::ReservationCreated,
+        (RecordKind::Reservation, Action::Updated) => EventKind::ReservationUpdated,
+        (RecordKind::Reservation, Action::Deleted) => EventKind::ReservationDeleted,
+        (RecordKind::Guest, Action::Created) => EventKind::GuestCreated,
+        (RecordKind::Guest, Action::Updated) => EventKind::GuestUpdated,
+        (RecordKind::Guest, Action::Deleted) => EventKind::GuestDeleted,
+        _ => return None,
+    })
+}
+
+impl Writer {
+    /// Who writes for `actor`: the operator, the API key, or what the service acts as.
+    pub fn for_actor(actor: &Actor) -> Writer {
+        match &actor.credential {
+            Credential::Operator { operator_id, .. } => Writer::Operator { operator_id: operator_id.clone() },
+            Credential::ApiKey { key_id, .. } => Writer::ApiKey { key_id: key_id.clone() },
+            Credential::System(writer) => writer.clone(),
+        }
+    }
+}
+
+/// A write in progress: who makes it, and its transaction.
+pub struct Change {
+    tx: WriteTx,
+    writer: Writer,
+}
+
+impl Change {
+    /// Begins a change made by `actor`.
+    pub async fn begin(db: &Db, actor: &Actor) -> Result<Change> {
+        Change::begin_as(db, Writer::for_actor(actor)).await
+    }
+
+    /// Begins a change made by `writer` (a job, the booking page, someone signing in).
+    pub async fn begin_as(db: &Db, writer: Writer) -> Result<Change> {
+        Ok(Change { tx: db.begin_write().await?, writer })
+    }
+
+    pub fn writer(&self) -> &Writer {
+        &self.writer
+    }
+
+    pub fn conn(&mut self) -> &mut Conn {
+        self.tx.conn()
+    }
+
+    pub fn engine(&self) -> Engine {
+        self.tx.engine()
+    }
+
+    /// `record` of `organization_id` was created (`after` as GET answers it).
+    pub async fn created<R: Record>(&mut self, organization_id: &str, after: &R) -> Result<()> {
+        self.wrote(organization_id, Action::Created, after).await
+    }
+
+    /// A record of `organization_id` was updated: `before` as it was, `after` as GET answers it now.
+    pub async fn updated<R: Record>(&mut self, organization_id: &str, before: &R, after: &R) -> Result<()> {
+        // The audit row will compare the two; the event carries the record as it is now.
+        let _ = before;
+        self.wrote(organization_id, Action::Updated, after).await
+    }
+
+    /// A record of `organization_id` was deleted (`before`: as it was).
+    pub async fn deleted<R: Record>(&mut self, organization_id: &str, before: &R) -> Result<()> {
+        self.wrote(organization_id, Action::Deleted, before).await
+    }
+
+    /// Records what follows from writing `record`: its webhook event, if the contract has one (the record is
+    /// serialized only then, so a change no one listens to costs nothing).
+    async fn wrote<R: Record>(&mut self, organization_id: &str, action: Action, record: &R) -> Result<()> {
+        if let Some(kind) = event_of(R::KIND, action) {
+            let payload = serde_json::to_string(record).map_err(anyhow::Error::from)?;
+            let event = NewEvent { organization_id, hotel_id: record.hotel_id(), kind: kind.as_str(), payload };
+            self.tx.record_event(&event).await?;
+        }
+        Ok(())
+    }
+
+    pub async fn commit(self) -> Result<()> {
+        Ok(self.tx.commit().await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_contracts_events_and_no_others() {
+        use Action::*;
+        assert_eq!(event_of(RecordKind::Reservation, Created), Some(EventKind::ReservationCreated));
+        assert_eq!(event_of(RecordKind::Guest, Deleted), Some(EventKind::GuestDeleted));
+        for kind in [RecordKind::Room, RecordKind::RatePlan, RecordKind::DailyRate, RecordKind::Hotel] {
+            for action in [Created, Updated, Deleted] {
+                assert_eq!(event_of(kind, action), None, "{kind:?} {action:?}");
+            }
+        }
+    }
+}
