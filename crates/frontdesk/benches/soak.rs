@@ -71,8 +71,8 @@ fn note(tallies: &Tallies, kind: &'static str, started: Instant, status: Option<
     }
 }
 
-/// An OAuth access token for the connector, through the same domain steps as the sign-in pages.
-async fn connector_token(server: &BenchServer, email: &str, password: &str) -> String {
+/// An OAuth access token for the assistant endpoint, through the same domain steps as the sign-in pages.
+async fn assistant_token(server: &BenchServer, email: &str, password: &str) -> String {
     let settings = oauth::Settings::new(PUBLIC_URL, chrono::TimeDelta::hours(2), chrono::TimeDelta::days(1));
     let redirect = "http://127.0.0.1:9/callback".to_string();
     let client = oauth::register(
@@ -143,7 +143,7 @@ async fn main() {
     let Some(server) = BenchServer::start(Engine::Postgres).await else { return };
     let url = server.database_url().expect("url");
 
-    // An operator (for the setup, approvals and the connector) and the hotel's catalogue, written through process A.
+    // An operator (for the setup, approvals and the assistant endpoint) and the hotel's catalogue, written through process A.
     let (email, password) = ("soak@frontdesk.test", "soak password");
     let operator = identity::create_operator(
         &server.db,
@@ -216,7 +216,7 @@ async fn main() {
         format!("http://{addr}/hook")
     };
     post("/api/webhooksubscriptions".into(), json!({"hotelId": hotel, "url": receiver_url})).await;
-    let mcp_token = connector_token(&server, email, password).await;
+    let mcp_token = assistant_token(&server, email, password).await;
     let key = server.basic();
 
     println!(

@@ -1,5 +1,5 @@
 //! The application: the state every request handler reaches, and the few request helpers that the REST API
-//! ([`crate::http`]), the web pages ([`crate::web`]) and the assistant connector's endpoint share. Every layer may
+//! ([`crate::http`]), the web pages ([`crate::web`]) and the assistant endpoint's endpoint share. Every layer may
 //! import this module; it imports none of them, so the dependency runs one way (the routers are assembled in
 //! [`crate::router`], above them all).
 //!
@@ -23,7 +23,7 @@ use rate_limit::RateLimiter;
 /// What every handler can reach: a handle on one [`AppParts`], so that the copy axum makes for every request (and
 /// each middleware that takes the state) is one reference count, not one per part. Cloning the parts themselves
 /// (a dozen reference counts in [`Db`], the offer key's bytes) was about 7 % of the service's CPU on the single
-/// reservation in `benches/throughput.rs` (`perf`, stop 38).
+/// reservation in `benches/throughput.rs` (measured with `perf`).
 #[derive(Clone)]
 pub struct AppState(Arc<AppParts>);
 
@@ -66,7 +66,7 @@ impl AppState {
         Ok(AppState(Arc::new(parts)))
     }
 
-    /// Where the assistant connector's authorization server and resource live, and its token lifetimes.
+    /// Where the assistant endpoint's authorization server and resource live, and its token lifetimes.
     pub fn oauth(&self) -> crate::domain::oauth::Settings {
         crate::domain::oauth::Settings::new(
             &self.config.public_base(),

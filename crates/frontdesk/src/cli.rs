@@ -141,7 +141,7 @@ pub enum AdminCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Gives an operator a new password; every session, access token and connector authorization of the operator
+    /// Gives an operator a new password; every session, access token and assistant authorization of the operator
     /// ends.
     SetPassword {
         /// The operator's e-mail.
@@ -153,7 +153,7 @@ pub enum AdminCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Removes an operator, with every session, access token and connector authorization of theirs.
+    /// Removes an operator, with every session, access token and assistant authorization of theirs.
     RemoveOperator {
         /// The operator's e-mail.
         #[arg(long)]

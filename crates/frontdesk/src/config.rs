@@ -232,10 +232,10 @@ pub struct Config {
     /// 16 characters). Without it (and without --metrics-listen) /metrics answers 404.
     #[arg(long, env = "FRONTDESK_METRICS_TOKEN", value_name = "TOKEN", hide_env_values = true)]
     pub metrics_token: Option<String>,
-    /// Lifetime of the assistant connector's OAuth access tokens, in seconds (1 to 86400).
+    /// Lifetime of the assistant endpoint's OAuth access tokens, in seconds (1 to 86400).
     #[arg(long, env = "FRONTDESK_OAUTH_ACCESS_TOKEN_TTL_SECS", value_name = "SECS", default_value_t = 3600)]
     pub oauth_access_token_ttl_secs: i64,
-    /// Lifetime of the assistant connector's OAuth refresh tokens, in days (1 to 365; each use rotates the token).
+    /// Lifetime of the assistant endpoint's OAuth refresh tokens, in days (1 to 365; each use rotates the token).
     #[arg(long, env = "FRONTDESK_OAUTH_REFRESH_TOKEN_TTL_DAYS", value_name = "DAYS", default_value_t = 30)]
     pub oauth_refresh_token_ttl_days: i64,
 }
@@ -365,8 +365,8 @@ impl Config {
     }
 
     /// The limits of public booking requests.
-    pub fn booking_limits(&self) -> crate::domain::attempts::BookingLimits {
-        crate::domain::attempts::BookingLimits {
+    pub fn booking_limits(&self) -> crate::model::limits::BookingLimits {
+        crate::model::limits::BookingLimits {
             per_address: self.booking_requests_per_address_per_hour,
             per_email: self.booking_requests_per_email_per_hour,
         }

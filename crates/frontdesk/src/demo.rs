@@ -374,10 +374,10 @@ impl DemoDesk<'_> {
         for to in moves {
             let at = match to {
                 ReservationStatus::CheckedIn if stay.start < 0 => {
-                    Some(write::instant(hotel, self.day(stay.start), &hotel.check_in_time))
+                    Some(hotel.local_instant(self.day(stay.start), &hotel.check_in_time))
                 }
                 ReservationStatus::CheckedOut if stay.end < 0 => {
-                    Some(write::instant(hotel, self.day(stay.end), &hotel.check_out_time))
+                    Some(hotel.local_instant(self.day(stay.end), &hotel.check_out_time))
                 }
                 _ => None,
             };
@@ -502,7 +502,7 @@ impl Seeded {
             None => String::new(),
         };
         format!(
-            "== Frontdesk demo ==\n  organization: {DEMO_ORGANIZATION} ({org})\n  dashboard: {base}/ (sign in as {DEMO_EMAIL} / {DEMO_PASSWORD}){booking}\n  operator login: {DEMO_EMAIL} / {DEMO_PASSWORD}\n  sign in: {login}\n  {key}\n  API description: {base}/api/openapi.json\n  assistant connector (MCP): {base}/mcp (sign in as the operator above)",
+            "== Frontdesk demo ==\n  organization: {DEMO_ORGANIZATION} ({org})\n  dashboard: {base}/ (sign in as {DEMO_EMAIL} / {DEMO_PASSWORD}){booking}\n  operator login: {DEMO_EMAIL} / {DEMO_PASSWORD}\n  sign in: {login}\n  {key}\n  API description: {base}/api/openapi.json\n  assistant endpoint (MCP): {base}/mcp (sign in as the operator above)",
             org = self.organization_id
         )
     }

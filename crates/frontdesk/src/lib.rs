@@ -5,8 +5,9 @@
 //! The crate is layered so that a change has one obvious home:
 //!
 //! * [`app`]: the application state every handler reaches ([`app::AppState`]) and the request helpers the surfaces
-//!   share (client address, rate limits). Every layer may import it; it imports none of them.
-//! * [`router`]: the whole application assembled in one place: the REST, OAuth, connector and web routers, the
+//!   share (client address, rate limits). Every surface may import it; it names none of them (it builds on
+//!   [`domain`], [`store`] and [`config`]).
+//! * [`router`]: the whole application assembled in one place: the REST, OAuth, assistant and web routers, the
 //!   answer to an unknown path, the middleware, serving. Above every surface, so no surface names another.
 //! * [`http`]: the REST API. One `router()` per resource file under `http/routes`, each handler thin:
 //!   parse (extractors in `http/extract.rs`), authorize ([`http::auth::Principal`]), call the domain, shape the
@@ -22,9 +23,9 @@
 //!   (see the module docs for the rules that keep it portable), run through each engine's own sqlx driver
 //!   ([`store::Conn`], [`store::query`]). A write's transaction is a [`store::WriteTx`], begun only by the door
 //!   (and by the store's own writes that change no record); it records webhook events in the outbox. Where storage is going (native types) is `docs/storage.md`.
-//! * [`web`]: the web pages: the operator dashboard, the public booking page and the assistant connector's sign-in
+//! * [`web`]: the web pages: the operator dashboard, the public booking page and the assistant endpoint's sign-in
 //!   and consent pages; askama templates, handlers as thin as the REST ones over the same domain functions.
-//! * [`mcp`]: the read-only assistant connector (an MCP server) and its tools; its bearer check is `http/mcp.rs`.
+//! * [`mcp`]: the read-only assistant endpoint (an MCP server) and its tools; its bearer check is `http/mcp.rs`.
 //! * [`worker`]: background work beside the HTTP server: the webhook dispatcher, which delivers the outbox; the
 //!   guest e-mail dispatcher; the folder of the reservation count changes (the lists' exact totals).
 //! * [`operations`]: what an operator runs beside the service: `check`, backup and restore, export.

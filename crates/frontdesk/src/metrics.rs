@@ -1,7 +1,7 @@
 //! Metrics in the Prometheus text format, served at `GET /metrics` (see `docs/operations.md`, "Metrics").
 //!
 //! Code records through the `metrics` facade (counters and histograms at the point where things happen: the
-//! request middleware, the rate limiter, the webhook dispatcher, the availability copies, the connector's tools);
+//! request middleware, the rate limiter, the webhook dispatcher, the availability copies, the assistant endpoint's tools);
 //! the Prometheus exporter's recorder keeps them and renders the text. What is a state rather than an event (pool
 //! use, the outbox backlog, the copies held, the process's memory) is read when `/metrics` is scraped.
 //!
@@ -102,8 +102,8 @@ fn describe() {
     describe_gauge!(AVAILABILITY_COPIES, "Hotels whose availability copy this process holds.");
     describe_counter!(AVAILABILITY_LOADS, "Parts of availability copies loaded from the database, by part.");
     describe_counter!(AVAILABILITY_RELOADS, "Availability copies replaced because the hotel's data changed.");
-    describe_counter!(MCP_TOOL_CALLS, "Assistant connector tool calls, by tool and result.");
-    describe_histogram!(MCP_TOOL_DURATION, Unit::Seconds, "Time of assistant connector tool calls, by tool.");
+    describe_counter!(MCP_TOOL_CALLS, "Assistant endpoint tool calls, by tool and result.");
+    describe_histogram!(MCP_TOOL_DURATION, Unit::Seconds, "Time of assistant endpoint tool calls, by tool.");
     describe_counter!(SCRAPE_ERRORS, "Values /metrics could not read at a scrape, by source (the last value stays).");
     describe_gauge!(BUILD_INFO, "Always 1; the version label names the running build.");
     describe_gauge!(PROCESS_RESIDENT_MEMORY, Unit::Bytes, "Resident memory of this process (Linux).");
@@ -376,7 +376,7 @@ pub fn availability_reloaded() {
     counter!(AVAILABILITY_RELOADS).increment(1);
 }
 
-/// One connector tool call. `tool` must be one of the connector's own tool names (or `unknown`).
+/// One assistant tool call. `tool` must be one of the assistant endpoint's own tool names (or `unknown`).
 pub fn mcp_tool_call(tool: &'static str, ok: bool, elapsed: Duration) {
     let result = if ok { "ok" } else { "error" };
     counter!(MCP_TOOL_CALLS, "tool" => tool, "result" => result).increment(1);

@@ -1,5 +1,5 @@
 //! The whole application assembled in one place: the REST API with its OpenAPI document ([`crate::http`]), the
-//! assistant connector's OAuth endpoints and `/mcp`, the web pages ([`crate::web`], the OAuth pages among them), the
+//! assistant endpoint's OAuth endpoints and `/mcp`, the web pages ([`crate::web`], the OAuth pages among them), the
 //! metrics on the main listener, and the answer to an unknown path; then the middleware, and serving. This module
 //! sits above every surface, so none of them needs to name another (crates.io's `src/router.rs` has the same place).
 
@@ -24,7 +24,7 @@ pub fn app(state: AppState) -> Router {
 /// Every route, with its state, before the middleware.
 pub fn routes(state: AppState) -> Router {
     let (router, doc) = http::parts();
-    // The assistant connector and its OAuth endpoints speak their own protocols: not in the REST document.
+    // The assistant endpoint and its OAuth endpoints speak their own protocols: not in the REST document.
     let router =
         router.merge(http::routes::oauth::router()).merge(http::mcp::router(&state)).merge(web::router(&state));
     // Serialized once: the document never changes while the process runs.

@@ -1,5 +1,5 @@
 //! Who the client is and counting a request against its limits: the pieces of the REST extractors that the web
-//! pages and the assistant connector's endpoint use too.
+//! pages and the assistant endpoint's endpoint use too.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -13,7 +13,7 @@ use crate::domain::attempts::counted_address;
 use crate::domain::{Actor, Error};
 
 /// Counts the request against the caller's limit: per API key (its own limit or the default), per operator. For
-/// the REST extractors, the dashboard's session and the connector's bearer tokens alike.
+/// the REST extractors, the dashboard's session and the assistant endpoint's bearer tokens alike.
 pub async fn limit_actor(parts: &Parts, state: &AppState, actor: &Actor) -> Result<(), Error> {
     let (bucket, per_minute) = match &actor.credential {
         Credential::ApiKey { key_id, rate_limit_per_minute, .. } => {

@@ -8,7 +8,7 @@
 //!
 //! # Sign-in
 //!
-//! Every way to sign in (`POST /api/auth/login`, the dashboard's `/sign-in`, the connector's `/oauth/authorize`)
+//! Every way to sign in (`POST /api/auth/login`, the dashboard's `/sign-in`, the assistant endpoint's `/oauth/authorize`)
 //! goes through [`begin_sign_in`] before the password is checked. An attempt is counted when it starts, as a
 //! failure until it succeeds, so that a burst of parallel guesses is counted as it arrives, not after each hash.
 //! Three counts, each allowing some failures and then asking for a growing wait (1 s, 2 s, 4 s, … up to
@@ -224,12 +224,7 @@ impl SignInAttempt {
     }
 }
 
-/// How many public booking requests a hotel takes per [`BOOKING_WINDOW`]; 0 leaves a count unlimited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BookingLimits {
-    pub per_address: u32,
-    pub per_email: u32,
-}
+pub use crate::model::limits::BookingLimits;
 
 /// The counts of a public booking request (per hotel and client address, per hotel and guest e-mail), locked for
 /// the rest of the booking's transaction: concurrent requests from one address or for one e-mail take turns, so that

@@ -1,4 +1,4 @@
-//! The assistants connected to an organization through the connector's OAuth sign-in ([`super::oauth`]): which
+//! The assistants connected to an organization through the assistant endpoint's OAuth sign-in ([`super::oauth`]): which
 //! clients hold a live token, who allowed them, since when, and when they last asked something. Revoking one cuts
 //! it off at once: every token of that client in the organization is revoked and its authorizations are deleted,
 //! so its next call at `/mcp` answers 401 and its refresh token buys nothing. Any operator of the organization sees
@@ -23,7 +23,7 @@ pub struct ConnectedAssistant {
     pub allowed_by: Vec<String>,
     /// When it was first allowed, of the connections still live.
     pub allowed_at: DateTime<Utc>,
-    /// Its last call at the connector, to the minute; `None`: not since it was allowed (or before this was kept).
+    /// Its last call at the assistant endpoint, to the minute; `None`: not since it was allowed (or before this was kept).
     pub last_used_at: Option<DateTime<Utc>>,
 }
 

@@ -1,7 +1,7 @@
 //! Hotels: created and changed by operators, readable by any credential of the organization (a pinned key sees
 //! its own hotel only).
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, NaiveDate, NaiveTime, TimeZone, Utc};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -17,6 +17,19 @@ impl Hotel {
     /// The hotel's time zone (UTC if the stored name is unknown, which validation prevents).
     pub fn time_zone(&self) -> chrono_tz::Tz {
         self.timezone.parse().unwrap_or(chrono_tz::UTC)
+    }
+
+    /// `date` at the hotel's local `time` (`HH:MM`), in UTC: when a stay starts or ends. A local time that a DST
+    /// change skips is taken an hour later.
+    pub fn local_instant(&self, date: NaiveDate, time: &str) -> DateTime<Utc> {
+        let time = NaiveTime::parse_from_str(time, "%H:%M").unwrap_or_default();
+        let local = date.and_time(time);
+        let tz = self.time_zone();
+        tz.from_local_datetime(&local)
+            .earliest()
+            .or_else(|| tz.from_local_datetime(&(local + chrono::TimeDelta::hours(1))).earliest())
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_else(|| Utc.from_utc_datetime(&local))
     }
 
     /// The calendar date it is now at the hotel: the front desk's "today".

@@ -7,13 +7,15 @@
 
 pub mod access;
 pub mod api_keys;
+pub mod assistant;
 pub mod attempts;
 pub mod availability;
+pub mod booking_requests;
 pub mod change;
 pub mod connected_assistants;
-pub mod connector;
 pub mod daily_rates;
 pub mod events;
+pub mod folios;
 pub mod front_office;
 pub mod guest_messages;
 pub mod guests;

@@ -1,4 +1,4 @@
-//! `/mcp`: the assistant connector's Streamable HTTP endpoint (the SDK's tower service, [`crate::mcp::service`])
+//! `/mcp`: the assistant endpoint's Streamable HTTP endpoint (the SDK's tower service, [`crate::mcp::service`])
 //! behind a bearer-token check. Only an OAuth access token issued for this resource is accepted; anything else
 //! (none, an API key, an operator session token, a refresh token, an expired or revoked token) answers 401 with
 //! `WWW-Authenticate: Bearer resource_metadata="…"`, which is how an MCP client discovers where to sign in.
@@ -69,7 +69,7 @@ fn challenge(issuer: &str, invalid: Option<&str>) -> Response {
     }
     let detail = match invalid {
         Some(reason) => reason.to_string(),
-        None => "an OAuth access token for the assistant connector is required (Authorization: Bearer …)".into(),
+        None => "an OAuth access token for the assistant endpoint is required (Authorization: Bearer …)".into(),
     };
     let mut response = Problem::new(StatusCode::UNAUTHORIZED, Some(detail)).into_response();
     if let Ok(value) = HeaderValue::from_str(&value) {

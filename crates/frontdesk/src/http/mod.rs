@@ -1,5 +1,5 @@
 //! The HTTP surface: the REST API's routes and OpenAPI document, the middleware every answer passes through, and
-//! serving connections with graceful shutdown. The REST, OAuth, connector and web routers are assembled in
+//! serving connections with graceful shutdown. The REST, OAuth, assistant and web routers are assembled in
 //! [`crate::router`].
 
 pub mod auth;
@@ -93,7 +93,7 @@ fn with_stack(router: Router, config: &Config) -> Router {
         .layer(axum::middleware::map_response_with_state(config.is_https(), headers::secure))
         // gzip or brotli when the client's Accept-Encoding asks, outside every layer that reads or replaces a body
         // (the problem mapping above). Not for answers under 256 bytes (which come out no smaller), images, or event
-        // streams (the assistant connector's SSE must reach the client as each event is written); a streamed list,
+        // streams (the assistant endpoint's SSE must reach the client as each event is written); a streamed list,
         // whose size is not known beforehand, is compressed.
         .layer(CompressionLayer::new().compress_when(compressible()))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))

@@ -1,5 +1,5 @@
-//! The read-only assistant connector: an MCP server (the official SDK, `rmcp`) whose tools answer questions about
-//! the signed-in operator's organization from [`crate::domain::connector`].
+//! The read-only assistant endpoint: an MCP server (the official SDK, `rmcp`) whose tools answer questions about
+//! the signed-in operator's organization from [`crate::domain::assistant`].
 //!
 //! It is served over Streamable HTTP at `/mcp` in stateless, JSON-response mode (see [`service`]): no session
 //! lives in a process, so any number of processes can answer. Who is asking comes from the bearer-token check in
@@ -20,8 +20,8 @@ use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::domain::assistant::{self, StayQuery};
 use crate::domain::availability::{AvailabilityCopies, OfferKey};
-use crate::domain::connector::{self, StayQuery};
 use crate::domain::{validate, Actor, Error};
 use crate::store::Db;
 
@@ -29,7 +29,7 @@ use crate::store::Db;
 #[derive(Debug, Clone)]
 pub struct Caller(pub Actor);
 
-/// The protocol versions the connector speaks.
+/// The protocol versions the assistant endpoint speaks.
 pub const PROTOCOL_VERSIONS: &[ProtocolVersion] = &[ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25];
 
 const INSTRUCTIONS: &str = "Read-only facts about the hotels of the signed-in operator's organization: hotels, room \
@@ -38,11 +38,11 @@ schedule of counts. Amounts are integers in minor units of the stated currency (
 written like \"50+\" is a lower bound, not a total. Guests and individual reservations are never shown.";
 
 #[derive(Clone)]
-pub struct Connector {
+pub struct AssistantServer {
     db: Db,
     offer_key: OfferKey,
     copies: AvailabilityCopies,
-    tool_router: ToolRouter<Connector>,
+    tool_router: ToolRouter<AssistantServer>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -100,7 +100,7 @@ pub struct ScheduleParams {
     pub date_to: String,
 }
 
-/// Every tool's name, as the metrics label tool calls (a name the connector does not have is `unknown`: what a
+/// Every tool's name, as the metrics label tool calls (a name the assistant endpoint does not have is `unknown`: what a
 /// client sends never becomes a label).
 pub const TOOLS: &[&str] = &[
     "list_hotels",
@@ -142,17 +142,17 @@ fn answer<T: Serialize>(result: Result<T, Error>) -> CallToolResult {
     match result.map(serde_json::to_value) {
         Ok(Ok(value)) => CallToolResult::structured(value),
         Ok(Err(err)) => {
-            tracing::error!(error = %err, "connector answer did not serialize");
+            tracing::error!(error = %err, "an assistant tool's answer did not serialize");
             CallToolResult::error(vec![ContentBlock::text("the service could not answer; try again later")])
         }
-        Err(err) => CallToolResult::error(vec![ContentBlock::text(connector::error_message(&err))]),
+        Err(err) => CallToolResult::error(vec![ContentBlock::text(assistant::error_message(&err))]),
     }
 }
 
 #[tool_router]
-impl Connector {
-    pub fn new(db: Db, offer_key: OfferKey, copies: AvailabilityCopies) -> Connector {
-        Connector { db, offer_key, copies, tool_router: Self::tool_router() }
+impl AssistantServer {
+    pub fn new(db: Db, offer_key: OfferKey, copies: AvailabilityCopies) -> AssistantServer {
+        AssistantServer { db, offer_key, copies, tool_router: Self::tool_router() }
     }
 
     /// The hotels of your organization: id, name, currency and time zone.
@@ -165,7 +165,7 @@ impl Connector {
     ))]
     async fn list_hotels(&self, Extension(parts): Extension<Parts>) -> Result<CallToolResult, ErrorData> {
         as_caller(&parts, async |actor| {
-            connector::hotels(&self.db, actor).await.map(|hotels| serde_json::json!({ "hotels": hotels }))
+            assistant::hotels(&self.db, actor).await.map(|hotels| serde_json::json!({ "hotels": hotels }))
         })
         .await
     }
@@ -184,7 +184,7 @@ impl Connector {
         Extension(parts): Extension<Parts>,
     ) -> Result<CallToolResult, ErrorData> {
         as_caller(&parts, async |actor| {
-            let types = connector::room_types(&self.db, actor, &p.hotel_id).await;
+            let types = assistant::room_types(&self.db, actor, &p.hotel_id).await;
             types.map(|types| serde_json::json!({ "roomTypes": types }))
         })
         .await
@@ -205,7 +205,7 @@ impl Connector {
         Extension(parts): Extension<Parts>,
     ) -> Result<CallToolResult, ErrorData> {
         as_caller(&parts, async |actor| {
-            let plans = connector::rate_plans(&self.db, actor, &p.hotel_id, p.room_type_id.as_deref()).await;
+            let plans = assistant::rate_plans(&self.db, actor, &p.hotel_id, p.room_type_id.as_deref()).await;
             plans.map(|plans| serde_json::json!({ "ratePlans": plans }))
         })
         .await
@@ -226,7 +226,7 @@ impl Connector {
         Extension(parts): Extension<Parts>,
     ) -> Result<CallToolResult, ErrorData> {
         as_caller(&parts, async |actor| {
-            connector::daily_prices(&self.db, actor, &p.rate_plan_id, &p.date_from, &p.date_to).await
+            assistant::daily_prices(&self.db, actor, &p.rate_plan_id, &p.date_from, &p.date_to).await
         })
         .await
     }
@@ -254,7 +254,7 @@ impl Connector {
         };
         as_caller(&parts, async |actor| {
             let offers =
-                connector::availability(&self.db, &self.offer_key, &self.copies, actor, &p.hotel_id, stay).await;
+                assistant::availability(&self.db, &self.offer_key, &self.copies, actor, &p.hotel_id, stay).await;
             offers.map(|offers| serde_json::json!({ "offers": offers }))
         })
         .await
@@ -273,7 +273,7 @@ impl Connector {
         Parameters(p): Parameters<HotelParams>,
         Extension(parts): Extension<Parts>,
     ) -> Result<CallToolResult, ErrorData> {
-        as_caller(&parts, async |actor| connector::housekeeping(&self.db, actor, &p.hotel_id).await).await
+        as_caller(&parts, async |actor| assistant::housekeeping(&self.db, actor, &p.hotel_id).await).await
     }
 
     /// Per-day counts for a hotel over at most 366 days: arrivals, departures, in-house stays and booking
@@ -291,14 +291,14 @@ impl Connector {
         Extension(parts): Extension<Parts>,
     ) -> Result<CallToolResult, ErrorData> {
         as_caller(&parts, async |actor| {
-            connector::schedule(&self.db, actor, &p.hotel_id, &p.date_from, &p.date_to).await
+            assistant::schedule(&self.db, actor, &p.hotel_id, &p.date_from, &p.date_to).await
         })
         .await
     }
 }
 
 #[tool_handler(router = self.tool_router)]
-impl ServerHandler for Connector {
+impl ServerHandler for AssistantServer {
     /// Every tool call, checked once for the service's rule on text before its tool runs: an argument holding a
     /// control character ([`crate::domain::validate::is_forbidden_char`]) is a tool error naming it.
     async fn call_tool(
@@ -338,22 +338,22 @@ impl ServerHandler for Connector {
 
 /// The Streamable HTTP service for `/mcp`: stateless (no session kept in this process) and answering plain JSON.
 ///
-/// The `Host` check of the SDK (against DNS rebinding of servers on a developer's machine) is off: the connector
+/// The `Host` check of the SDK (against DNS rebinding of servers on a developer's machine) is off: the assistant endpoint
 /// is meant to sit behind a public URL and proxies, and it honours no ambient credential (no cookie, no address
 /// allow-list), only a bearer token, which a rebinding page does not have.
 pub fn service(
     db: Db,
     offer_key: OfferKey,
     copies: AvailabilityCopies,
-) -> StreamableHttpService<Connector, NeverSessionManager> {
+) -> StreamableHttpService<AssistantServer, NeverSessionManager> {
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)
         .disable_allowed_hosts();
     // The tools are described once; each request gets a cheap clone.
-    let connector = Connector::new(db, offer_key, copies);
-    StreamableHttpService::new(move || Ok(connector.clone()), Arc::new(NeverSessionManager::default()), config)
+    let server = AssistantServer::new(db, offer_key, copies);
+    StreamableHttpService::new(move || Ok(server.clone()), Arc::new(NeverSessionManager::default()), config)
 }
 
 #[cfg(test)]
@@ -361,7 +361,7 @@ mod tests {
     #[test]
     fn the_metrics_know_every_tool() {
         let mut listed: Vec<String> =
-            super::Connector::tool_router().list_all().into_iter().map(|tool| tool.name.to_string()).collect();
+            super::AssistantServer::tool_router().list_all().into_iter().map(|tool| tool.name.to_string()).collect();
         let mut known: Vec<String> = super::TOOLS.iter().map(|t| t.to_string()).collect();
         listed.sort();
         known.sort();

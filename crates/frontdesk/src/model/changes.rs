@@ -11,7 +11,7 @@ pub enum Writer {
     ApiKey { key_id: String },
     /// A guest on the public booking page or the public booking API, from a client address.
     BookingPage { address: String },
-    /// An AI assistant through the assistant connector, registered as this OAuth client.
+    /// An AI assistant through the assistant endpoint, registered as this OAuth client.
     Assistant { client_id: String },
     /// A sales channel through a channel manager.
     Channel { channel: String },

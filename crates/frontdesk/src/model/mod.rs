@@ -17,6 +17,7 @@ pub mod guests;
 pub mod hotels;
 pub mod identity;
 pub mod json_time;
+pub mod limits;
 pub mod rate_plans;
 pub mod reservations;
 pub mod room_types;

@@ -134,7 +134,7 @@ fn public_url(config: &Config) -> Finding {
             Status::Warn,
             "public URL",
             format!(
-                "not set: links, the booking page's embed snippet and the assistant connector's sign-in use {} \
+                "not set: links, the booking page's embed snippet and the assistant endpoint's sign-in use {} \
                  (set --public-url to the address people and integrations reach)",
                 config.public_base()
             ),

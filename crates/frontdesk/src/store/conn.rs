@@ -19,7 +19,7 @@ use sqlx::postgres::{PgArguments, PgRow};
 use sqlx::sqlite::{SqliteArguments, SqliteRow};
 use sqlx::{Arguments, ColumnIndex, Database, Postgres, Sqlite, TransactionManager, TypeInfo, ValueRef};
 
-use super::pool::Connector;
+use super::connection_manager::ConnectionManager;
 use super::sql::Conditions;
 use super::{Engine, Error, StoreResult};
 
@@ -32,8 +32,8 @@ pub struct Conn {
 }
 
 pub(super) enum Handle {
-    Postgres(Object<Connector<Postgres>>),
-    Sqlite(Object<Connector<Sqlite>>),
+    Postgres(Object<ConnectionManager<Postgres>>),
+    Sqlite(Object<ConnectionManager<Sqlite>>),
 }
 
 impl Conn {

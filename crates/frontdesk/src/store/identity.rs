@@ -143,7 +143,7 @@ pub async fn claim_operator_email(conn: &mut Conn, operator: &Operator) -> Store
     Ok(())
 }
 
-/// Deletes an operator; their access tokens and connector grants and tokens go with them (foreign keys cascade).
+/// Deletes an operator; their access tokens and assistant grants and tokens go with them (foreign keys cascade).
 pub async fn delete_operator(conn: &mut Conn, operator_id: &str) -> StoreResult<()> {
     let delete = Sql::delete().from_table(Operators::Table).and_where(Expr::col(Operators::Id).eq(operator_id)).take();
     statement(conn.engine(), &delete).execute(conn).await?;

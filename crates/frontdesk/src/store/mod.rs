@@ -65,6 +65,7 @@ pub mod api_keys;
 pub mod attempts;
 pub mod booking;
 mod conn;
+mod connection_manager;
 pub mod daily_rates;
 mod errors;
 pub mod guest_messages;

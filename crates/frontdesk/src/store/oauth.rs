@@ -1,4 +1,4 @@
-//! The assistant connector's OAuth records: clients, grants (sign-in ticket and authorization code) and tokens.
+//! The assistant endpoint's OAuth records: clients, grants (sign-in ticket and authorization code) and tokens.
 //! Secrets are looked up by their digest through unique indexes; the rows never hold a secret itself.
 
 use chrono::{DateTime, Utc};
@@ -208,7 +208,7 @@ pub struct TokenRow {
     pub revoked: bool,
     /// When the operator allowed the connection this token descends from.
     pub granted_at: DateTime<Utc>,
-    /// The last use at the connector (access tokens), recorded to the minute.
+    /// The last use at the assistant endpoint (access tokens), recorded to the minute.
     pub last_used_at: Option<DateTime<Utc>>,
 }
 
@@ -331,7 +331,7 @@ pub async fn purge(conn: &mut Conn, before: DateTime<Utc>) -> StoreResult<()> {
     Ok(())
 }
 
-/// Forgets every connector grant and token of an operator (their password changed): sign-ins in progress, codes not
+/// Forgets every assistant grant and token of an operator (their password changed): sign-ins in progress, codes not
 /// yet exchanged and tokens issued all stop working.
 pub async fn forget_operator(conn: &mut Conn, operator_id: &str) -> StoreResult<()> {
     let tokens = Sql::delete()

@@ -253,7 +253,7 @@ pub async fn unqueue_turned_off(
 
 /// Tidies what concurrent processes can leave behind: handed-out events no subscription waits for (when two
 /// processes finish an event's last two rows at the same time, neither sees the other's deletion); and rows queued
-/// for subscriptions that are off, which no release since stop 38 leaves (a turn-off and a hand-out see each
+/// for subscriptions that are off, which no release since the turn-off took its queue with it leaves (a turn-off and a hand-out see each
 /// other's rows, [`super::webhooks::drop_queue`]) but a database written by an earlier one may hold.
 pub async fn sweep(conn: &mut Conn) -> StoreResult<()> {
     let turned_off = Sql::select()

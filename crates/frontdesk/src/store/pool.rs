@@ -6,13 +6,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use deadpool::managed::{Manager, Metrics, PoolError, QueueMode, RecycleError, RecycleResult};
+use deadpool::managed::{PoolError, QueueMode};
 use deadpool::Runtime;
 use sqlx::postgres::PgConnectOptions;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, Connection, Database, Executor, Postgres, Sqlite};
 
 use super::conn::{Conn, Handle};
+use super::connection_manager::ConnectionManager;
+pub use super::connection_manager::CHECK_AFTER_IDLE;
 use super::write_health::WriteHealth;
 use super::{maintenance, recent, Db, Engine, StoreResult};
 
@@ -24,9 +26,6 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// for a connection are milliseconds.
 pub const POSTGRES_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A pooled connection idle at least this long is checked with a round trip before it is handed out.
-pub const CHECK_AFTER_IDLE: Duration = Duration::from_secs(1);
-
 /// The SQLite settings every connection runs when it opens. Reads through a memory map (up to 1 GB of the file) skip
 /// a system call per page, which makes a 100-row list of a million-row table 3x faster; the mapped pages are the OS
 /// page cache, shared and reclaimable, not the process's own memory. The 16 MB page cache (SQLite's default is
@@ -35,69 +34,7 @@ pub(super) const SQLITE_PRAGMAS: &str = "PRAGMA journal_mode = WAL; PRAGMA synch
      PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 10000; \
      PRAGMA cache_size = -16384; PRAGMA mmap_size = 1073741824;";
 
-/// A connection older than this is replaced the next time it would be handed out (sqlx's pools did the same after
-/// 30 minutes), so that a PostgreSQL backend's caches do not grow for the life of the process.
-const MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
-
-/// Opens and rechecks a pool's connections.
-///
-/// The pools are deadpool's rather than sqlx's: sqlx's pool makes a round trip to the database every time a
-/// connection comes back (and, by default, another before it hands one out), so a one-statement read cost three
-/// round trips, and the database's share of a single reservation GET was mostly those wake-ups. Here a connection
-/// is checked only when it was idle for [`CHECK_AFTER_IDLE`] (the server may have restarted since); one left
-/// mid-statement by a cancelled request is safe to reuse, because sqlx's connections finish reading what is pending
-/// before they run the next statement.
-pub(crate) struct Connector<DB: Database> {
-    options: <DB::Connection as Connection>::Options,
-    /// Run on each new connection ("" for none).
-    after_connect: &'static str,
-    /// For a pool that writes: told when a connection comes back still inside a transaction it cannot leave.
-    write_health: Option<Arc<WriteHealth>>,
-}
-
-impl<DB: Database> Manager for Connector<DB>
-where
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-{
-    type Type = DB::Connection;
-    type Error = sqlx::Error;
-
-    async fn create(&self) -> Result<DB::Connection, sqlx::Error> {
-        let mut conn = self.options.connect().await?;
-        if !self.after_connect.is_empty() {
-            conn.execute(self.after_connect).await?;
-        }
-        Ok(conn)
-    }
-
-    /// A connection that comes back still inside a transaction is closed, not reused. That happens when a
-    /// transaction's ROLLBACK fails: SQLite rolls a transaction back by itself when a write finds the disk full (or
-    /// fails with an I/O error) and then refuses the ROLLBACK the store sends, so the connection goes on counting it
-    /// open, and every later `BEGIN` on it would fail until the process restarted. Such a write also counts as one
-    /// that failed for want of storage ([`WriteHealth`]).
-    async fn recycle(&self, conn: &mut DB::Connection, metrics: &Metrics) -> RecycleResult<sqlx::Error> {
-        if conn.is_in_transaction() {
-            // A rollback may still be queued on the connection; a round trip runs it.
-            conn.ping().await?;
-            if conn.is_in_transaction() {
-                tracing::warn!("a write transaction could not be rolled back; its connection is closed");
-                if let Some(health) = &self.write_health {
-                    health.failed();
-                }
-                return Err(RecycleError::message("left inside a transaction"));
-            }
-        }
-        if metrics.age() >= MAX_LIFETIME {
-            return Err(RecycleError::message("past its lifetime"));
-        }
-        if metrics.last_used() >= CHECK_AFTER_IDLE {
-            conn.ping().await?;
-        }
-        Ok(())
-    }
-}
-
-type EnginePool<DB> = deadpool::managed::Pool<Connector<DB>>;
+type EnginePool<DB> = deadpool::managed::Pool<ConnectionManager<DB>>;
 
 /// A pool of one engine's own connections.
 #[derive(Clone)]
@@ -114,7 +51,7 @@ impl std::fmt::Debug for Pool {
 }
 
 fn engine_pool<DB: Database>(
-    connector: Connector<DB>,
+    connector: ConnectionManager<DB>,
     max_connections: u32,
     wait: Duration,
 ) -> anyhow::Result<EnginePool<DB>>
@@ -288,7 +225,8 @@ fn with_sqlite_mode(engine: Engine, url: &str, if_missing: IfMissing) -> String 
 async fn open_sqlite(url: &str, max_connections: u32, write_health: &Arc<WriteHealth>) -> anyhow::Result<Pools> {
     let options = SqliteConnectOptions::from_str(url).context("parsing the database URL")?;
     try_sqlite_once(url, &options).await?;
-    let connector = |write_health| Connector { options: options.clone(), after_connect: SQLITE_PRAGMAS, write_health };
+    let connector =
+        |write_health| ConnectionManager { options: options.clone(), after_connect: SQLITE_PRAGMAS, write_health };
     // One writer connection: SQLite allows a single writer at a time anyway, and queueing in the pool is fair and
     // cheap where lock contention inside SQLite would spin on busy_timeout.
     let wait = Duration::from_secs(30);
@@ -321,7 +259,7 @@ async fn try_sqlite_once(url: &str, options: &SqliteConnectOptions) -> anyhow::R
 async fn open_postgres(url: &str, max_connections: u32, write_health: &Arc<WriteHealth>) -> anyhow::Result<Pools> {
     let options = PgConnectOptions::from_str(url).context("parsing the database URL")?;
     try_postgres_once(url, &options).await?;
-    let connector = Connector { options, after_connect: "", write_health: Some(write_health.clone()) };
+    let connector = ConnectionManager { options, after_connect: "", write_health: Some(write_health.clone()) };
     let pool = engine_pool(connector, max_connections, POSTGRES_ACQUIRE_TIMEOUT).context("connecting to PostgreSQL")?;
     Ok(Pools { read: Pool::Postgres(pool.clone()), write: Pool::Postgres(pool), in_use: None })
 }

@@ -1,4 +1,4 @@
-//! Aggregate counts for the assistant connector: only `COUNT(*)` leaves the database, never a guest or a
+//! Aggregate counts for the assistant endpoint: only `COUNT(*)` leaves the database, never a guest or a
 //! reservation record.
 
 use super::StoreResult;

@@ -172,7 +172,7 @@ fn target(row: &Row) -> StoreResult<Target> {
 /// waiting for the caller's queue rows ([`drop_queue`]) or by the caller finding it off after queuing
 /// ([`super::outbox::unqueue_turned_off`]). Locking the subscriptions `FOR SHARE` here instead made webhook
 /// delivery 2.6x slower on PostgreSQL (`benches/webhooks.rs`: a write's p50 with three subscriptions 29.6 ms
-/// against 11.4 ms; stop 37).
+/// against 11.4 ms).
 pub async fn active_targets(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<Target>> {
     let select = active_targets_select().and_where(Expr::col(S::OrganizationId).eq(organization_id)).take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(target).collect()

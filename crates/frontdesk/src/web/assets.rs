@@ -72,7 +72,8 @@ async fn serve(
     headers: HeaderMap,
 ) -> Response {
     let Some((asset, current)) = find(&name) else {
-        return super::page::not_found();
+        // Assets are fetched by pages, not read: a bare 404, without the error page (which names its own assets).
+        return StatusCode::NOT_FOUND.into_response();
     };
     // Weak: the same file is sent gzip-compressed, brotli-compressed or as it is (`http::with_stack`), and a strong
     // tag would promise the same bytes.

@@ -14,11 +14,12 @@
 //! * [`pages`]: one module per area of the dashboard, each with its own `router()`.
 //! * [`booking`]: the public booking page (`/book/{hotelId}`): no operator session, its own frame and framing
 //!   policy.
-//! * [`oauth`]: the assistant connector's sign-in and consent pages (`/oauth/authorize`), with a policy of their own.
+//! * [`oauth`]: the assistant endpoint's sign-in and consent pages (`/oauth/authorize`), with a policy of their own.
 //! * [`view`]: what several pages show the same way (stays, catalogues, wait times).
 
 pub mod assets;
 pub mod booking;
+pub mod errors;
 pub mod form;
 pub mod oauth;
 pub mod page;

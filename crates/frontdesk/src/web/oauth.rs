@@ -1,4 +1,4 @@
-//! The assistant connector's OAuth authorization step (`/oauth/authorize`): the operator signs in and allows or
+//! The assistant endpoint's OAuth authorization step (`/oauth/authorize`): the operator signs in and allows or
 //! refuses the client, which is sent back to its redirect URI with a code or `access_denied`. The rules live in
 //! [`crate::domain::oauth`]; this file parses, renders and redirects. The endpoints clients call (metadata,
 //! registration, tokens) are in `http::routes::oauth`.

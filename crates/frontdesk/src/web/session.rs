@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::page;
+use super::errors;
 use crate::app::AppState;
 use crate::domain::identity::{self, Operator, Organization};
 use crate::domain::{Actor, Error};
@@ -79,10 +79,10 @@ impl FromRequestParts<AppState> for Session {
         let actor = match identity::authenticate_token(&state.db, &token).await {
             Ok(actor) => actor,
             Err(Error::Unauthorized(_)) => return Err(expired(to_sign_in(), state)),
-            Err(err) => return Err(page::error_response(err)),
+            Err(err) => return Err(errors::error_response(err)),
         };
-        crate::app::limits::limit_actor(parts, state, &actor).await.map_err(page::error_response)?;
-        let me = identity::me(&state.db, &actor).await.map_err(page::error_response)?;
+        crate::app::limits::limit_actor(parts, state, &actor).await.map_err(errors::error_response)?;
+        let me = identity::me(&state.db, &actor).await.map_err(errors::error_response)?;
         let session = Session {
             actor,
             operator: me.operator,
@@ -175,15 +175,15 @@ where
         let session = Session::from_request_parts(&mut parts, state).await?;
         let bytes = axum::body::to_bytes(body, state.config.body_limit_bytes)
             .await
-            .map_err(|_| page::bad_request("The form could not be read."))?;
+            .map_err(|_| errors::bad_request("The form could not be read."))?;
         let token = url::form_urlencoded::parse(&bytes).find(|(k, _)| k == CSRF_FIELD).map(|(_, v)| v.into_owned());
         if !csrf_matches(&session.csrf, token.as_deref()) {
-            return Err(page::forbidden(
+            return Err(errors::forbidden(
                 "This form has expired or did not come from the dashboard. Go back, reload the page and try again.",
             ));
         }
         let form = serde_urlencoded::from_bytes(&bytes)
-            .map_err(|err| page::bad_request(&format!("The form could not be read: {err}.")))?;
+            .map_err(|err| errors::bad_request(&format!("The form could not be read: {err}.")))?;
         Ok(Posted { session, form })
     }
 }

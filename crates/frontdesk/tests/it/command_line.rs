@@ -179,7 +179,7 @@ fn demo_instructions(dir: &std::path::Path, url: &str) -> String {
     let mut printed = String::new();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     while let Some(Ok(line)) = lines.next() {
-        let last = line.contains("assistant connector");
+        let last = line.contains("assistant endpoint");
         printed.push_str(&line);
         printed.push('\n');
         if last {

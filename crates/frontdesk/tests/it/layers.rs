@@ -153,3 +153,100 @@ fn every_write_goes_through_the_door() {
         found.join("\n")
     );
 }
+
+/// The code of `src/`, each file with its path relative to `src/` (`domain/change.rs`).
+fn sources() -> Vec<(String, Vec<String>)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    code_of("")
+        .into_iter()
+        .map(|(path, code)| (path.strip_prefix(&src).unwrap_or(&path).to_string_lossy().replace('\\', "/"), code))
+        .collect()
+}
+
+/// The places in the files under `dir` (a folder of `src/`, or a file) that name one of `modules`.
+fn naming(dir: &str, modules: &[&str], except: &[&str]) -> Vec<String> {
+    let files: Vec<(PathBuf, Vec<String>)> = sources()
+        .into_iter()
+        .filter(|(path, _)| (path.starts_with(&format!("{dir}/")) || path == dir) && !except.contains(&path.as_str()))
+        .map(|(path, code)| (PathBuf::from(path), code))
+        .collect();
+    assert!(!files.is_empty(), "no source under src/{dir}");
+    offences(&files, |line| modules.iter().any(|m| names_module(line, m)))
+}
+
+const SURFACES: [&str; 4] = ["http", "web", "mcp", "worker"];
+
+/// `lib.rs`: the surfaces (`http`, `web`, `mcp`, `worker`) never name each other (`router.rs` assembles them), except
+/// the bearer check `http/mcp.rs`, which hands the caller to `mcp`.
+#[test]
+fn no_surface_names_another() {
+    let mut found = Vec::new();
+    for surface in SURFACES {
+        let others: Vec<&str> = SURFACES.iter().copied().filter(|s| *s != surface).collect();
+        found.extend(naming(surface, &others, &["http/mcp.rs"]));
+    }
+    let found: Vec<String> = found.into_iter().filter(|l| !l.starts_with("http/mcp.rs")).collect();
+    assert!(
+        found.is_empty(),
+        "a surface names another (share it through `app`, or assemble it in `router.rs`):\n{}",
+        found.join("\n")
+    );
+}
+
+/// `lib.rs`: `router` and `cli` sit above everything; only `main.rs`, `cli.rs` and `router.rs` name them.
+#[test]
+fn only_the_top_names_router_and_cli() {
+    let mut found = Vec::new();
+    for (path, code) in sources() {
+        if ["main.rs", "cli.rs", "router.rs", "lib.rs"].contains(&path.as_str()) {
+            continue;
+        }
+        for line in code.iter().filter(|l| names_module(l, "router") || names_module(l, "cli")) {
+            found.push(format!("{path}: {}", line.trim()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "only the top names `router` and `cli` (move what is shared to `app`):\n{}",
+        found.join("\n")
+    );
+}
+
+/// `lib.rs`: the domain knows nothing of HTTP: it names no surface, no `app`, no `router` or `cli`, and no web
+/// framework.
+#[test]
+fn the_domain_knows_nothing_of_http() {
+    let mut found = naming("domain", &["http", "web", "mcp", "worker", "app", "router", "cli"], &[]);
+    for (path, code) in sources().into_iter().filter(|(path, _)| path.starts_with("domain/")) {
+        for line in code.iter().filter(|l| l.contains("axum::") || l.contains("hyper::") || l.contains("tower::")) {
+            found.push(format!("{path}: {}", line.trim()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the domain names HTTP (let the surface parse and answer; the domain takes and returns plain values):\n{}",
+        found.join("\n")
+    );
+}
+
+/// `lib.rs`: the store names no surface, no `app` and no `metrics`, and `app` names no surface.
+#[test]
+fn the_store_and_app_name_no_surface() {
+    let mut found = naming("store", &["http", "web", "mcp", "worker", "app", "router", "cli", "metrics"], &[]);
+    found.extend(naming("app", &["http", "web", "mcp", "worker", "router", "cli"], &[]));
+    found.extend(naming("app.rs", &["http", "web", "mcp", "worker", "router", "cli"], &[]));
+    assert!(found.is_empty(), "the store or `app` names a layer above it:\n{}", found.join("\n"));
+}
+
+/// `lib.rs`: all SQL lives in the store.
+#[test]
+fn all_sql_lives_in_the_store() {
+    let statements = ["\"SELECT ", "\"INSERT INTO ", "\"UPDATE ", "\"DELETE FROM ", "\"CREATE ", "\"ALTER ", "\"DROP "];
+    let mut found = Vec::new();
+    for (path, code) in sources().into_iter().filter(|(path, _)| !path.starts_with("store/")) {
+        for line in code.iter().filter(|l| statements.iter().any(|s| l.contains(s))) {
+            found.push(format!("{path}: {}", line.trim()));
+        }
+    }
+    assert!(found.is_empty(), "SQL outside the store (give the store a function for it):\n{}", found.join("\n"));
+}

@@ -27,10 +27,8 @@ use crate::store::{self, Db};
 
 pub mod booking_page;
 mod copies;
-mod request;
 pub use copies::{AvailabilityCopies, SearchAnswer, ANSWER_MAX_AGE};
 // Booking requests have a file of their own; their types and `book` keep their `availability::…` paths.
-pub use request::*;
 
 /// Longest stay the public endpoints offer.
 pub const MAX_STAY_NIGHTS: i64 = 30;
@@ -147,17 +145,17 @@ pub struct Priced {
 
 /// What an `offerId` carries.
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
-struct Claims {
-    h: String,
-    t: String,
-    p: String,
-    i: NaiveDate,
-    o: NaiveDate,
-    a: i64,
-    c: i64,
-    n: i64,
-    s: i64,
-    x: i64,
+pub(crate) struct Claims {
+    pub(crate) h: String,
+    pub(crate) t: String,
+    pub(crate) p: String,
+    pub(crate) i: NaiveDate,
+    pub(crate) o: NaiveDate,
+    pub(crate) a: i64,
+    pub(crate) c: i64,
+    pub(crate) n: i64,
+    pub(crate) s: i64,
+    pub(crate) x: i64,
 }
 
 /// The key offers are signed with.
@@ -190,7 +188,7 @@ impl OfferKey {
     }
 
     /// The claims of a genuine offer id; `None` for anything forged, edited or malformed.
-    fn verify(&self, offer_id: &str) -> Option<Claims> {
+    pub(crate) fn verify(&self, offer_id: &str) -> Option<Claims> {
         let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
         let (payload, signature) = offer_id.split_once('.')?;
         let signature = b64.decode(signature).ok()?;
@@ -204,7 +202,7 @@ impl OfferKey {
 
 /// The hotel behind a public request: 404 when unknown or not open to public booking.
 /// Answers (organization, hotel, availability version).
-async fn public_hotel(conn: &mut store::Conn, hotel_id: &str) -> Result<(String, Hotel, i64)> {
+pub(crate) async fn public_hotel(conn: &mut store::Conn, hotel_id: &str) -> Result<(String, Hotel, i64)> {
     open_to_public(store::hotels::get_public(conn, hotel_id).await?)
 }
 

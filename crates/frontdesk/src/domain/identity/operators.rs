@@ -64,8 +64,8 @@ pub async fn add_operator(db: &Db, actor: &Actor, email: &str, name: &str, passw
     create_operator_as(db, Writer::for_actor(actor), input).await
 }
 
-/// Gives another operator of the actor's organization a new password. Every session token, connector token and
-/// connector sign-in in progress of that operator ends with the old password, and any invitation link of theirs
+/// Gives another operator of the actor's organization a new password. Every session token, assistant token and
+/// assistant sign-in in progress of that operator ends with the old password, and any invitation link of theirs
 /// stops working. An operator changes their own password with [`change_own_password`], which asks for the current
 /// one.
 pub async fn reset_password(db: &Db, actor: &Actor, operator_id: &str, password: &str) -> Result<Operator> {
@@ -132,7 +132,7 @@ pub async fn change_own_password(
 }
 
 /// Removes an operator of the actor's organization, and with them (the database cascades) every session token,
-/// connector token, connector sign-in and invitation of theirs. An operator cannot remove themselves, and an
+/// assistant token, assistant sign-in and invitation of theirs. An operator cannot remove themselves, and an
 /// organization keeps at least one operator, so that nobody locks the organization out of its dashboard by a click.
 /// The command line (the service's administrator, who can create operators) may remove the last one.
 pub async fn remove_operator(db: &Db, actor: &Actor, operator_id: &str) -> Result<Operator> {

@@ -115,7 +115,7 @@ pub async fn check_authorize(db: &Db, settings: &Settings, p: &AuthorizeParams) 
     let resource = match p.resource.as_deref() {
         None => settings.resource.clone(),
         Some(r) if same_resource(r, &settings.resource) => settings.resource.clone(),
-        Some(_) => return Err(redirect("invalid_target", "the only resource is this service's connector")),
+        Some(_) => return Err(redirect("invalid_target", "the only resource is this service's assistant endpoint")),
     };
     Ok(Authorize {
         client,

@@ -1,6 +1,6 @@
-//! The assistant connector's OAuth 2.1 authorization server, as MCP's authorization spec asks: dynamic client
+//! The assistant endpoint's OAuth 2.1 authorization server, as MCP's authorization spec asks: dynamic client
 //! registration (RFC 7591, public clients only), the authorization code grant with PKCE S256 (RFC 7636; `plain`
-//! is refused), exact redirect URI matching, resource indicators (RFC 8707) binding every token to the connector,
+//! is refused), exact redirect URI matching, resource indicators (RFC 8707) binding every token to the assistant endpoint,
 //! short-lived access tokens, rotating refresh tokens and revocation (RFC 7009).
 //!
 //! Every secret handed out (sign-in ticket, code, access and refresh token) is 256 random bits, stored only as its
@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use super::Error;
 
-/// The one scope the connector knows: read-only, aggregate access to the operator's organization.
+/// The one scope the assistant endpoint knows: read-only, aggregate access to the operator's organization.
 pub const SCOPE: &str = "service:read";
 /// How long a sign-in ticket (between the sign-in form and the consent page) lives.
 pub const TICKET_TTL: TimeDelta = TimeDelta::minutes(10);
@@ -51,7 +51,7 @@ const MAX_CLIENT_NAME: usize = 200;
 pub struct Settings {
     /// The issuer: the service's public base URL, no trailing slash.
     pub issuer: String,
-    /// The protected resource (the connector): `<issuer>/mcp`.
+    /// The protected resource (the assistant endpoint): `<issuer>/mcp`.
     pub resource: String,
     pub access_ttl: TimeDelta,
     pub refresh_ttl: TimeDelta,

@@ -1,4 +1,4 @@
-//! The protected resource: the connector's bearer tokens checked.
+//! The protected resource: the assistant endpoint's bearer tokens checked.
 
 use chrono::{TimeDelta, Utc};
 
@@ -8,7 +8,7 @@ use super::{same_resource, Settings, ACCESS_TOKEN_PREFIX, SCOPE};
 use crate::domain::change::{Change, Job, Writer};
 use crate::store::{oauth as rows, Db};
 
-/// Why a bearer token was refused at the connector.
+/// Why a bearer token was refused at the assistant endpoint.
 #[derive(Debug, PartialEq, Eq)]
 pub enum BearerError {
     /// Unknown, revoked, expired, of another resource or without the scope.
@@ -16,7 +16,7 @@ pub enum BearerError {
     Internal,
 }
 
-/// The operator behind an access token for the connector: the token must be an access token (not a refresh
+/// The operator behind an access token for the assistant endpoint: the token must be an access token (not a refresh
 /// token), unexpired, unrevoked, bound to `settings.resource` and carry `service:read`.
 pub async fn authenticate(db: &Db, settings: &Settings, token: &str) -> Result<Actor, BearerError> {
     let invalid = BearerError::InvalidToken("the access token is invalid");
@@ -51,7 +51,7 @@ pub async fn authenticate(db: &Db, settings: &Settings, token: &str) -> Result<A
                 Ok::<_, super::super::Error>(())
             };
             if let Err(err) = touched.await {
-                tracing::warn!(error = %err, "could not record a connector token's last use");
+                tracing::warn!(error = %err, "could not record an assistant token's last use");
             }
         });
     }

@@ -66,7 +66,7 @@ pub(super) fn client_id(p: &TokenParams) -> OAuthResult<&str> {
 pub(super) fn check_resource(asked: Option<&str>, bound: &str) -> OAuthResult<()> {
     match asked {
         Some(r) if !same_resource(r, bound) => {
-            Err(OAuthError::new("invalid_target", "the only resource is this service's connector"))
+            Err(OAuthError::new("invalid_target", "the only resource is this service's assistant endpoint"))
         }
         _ => Ok(()),
     }

@@ -18,10 +18,10 @@ use std::collections::HashMap;
 
 use chrono::{Days, NaiveDate};
 
-use super::super::rooms::{HousekeepingStatus, Room};
 use super::super::{Error, Result};
 use super::{ReservationStatus, RoomStatus};
 use crate::domain::change::Change;
+use crate::model::rooms::{HousekeepingStatus, Room};
 use crate::store;
 
 /// Whether a room of a reservation in `reservation` status, itself in `room` status, holds one physical room of its

@@ -15,7 +15,6 @@
 use chrono::NaiveDate;
 
 use super::inventory;
-use super::write::{folio_for, instant};
 use super::{Folio, Reservation, ReservationRoom, RoomStatus};
 use crate::domain::access::Actor;
 use crate::domain::change::Change;
@@ -130,7 +129,7 @@ pub(super) async fn check_out(
     if leaves < r.check_out_date {
         booked = Some((r.check_out_date, r.end_time));
         r.check_out_date = leaves;
-        r.end_time = instant(hotel, leaves, &hotel.check_out_time);
+        r.end_time = hotel.local_instant(leaves, &hotel.check_out_time);
         if let Some(mut folio) = store::reservations::folio(tx.conn(), &r.id).await? {
             let removed = money::sum(folio.charges.iter().filter(|c| c.date >= leaves).map(|c| c.amount));
             folio.charges.retain(|c| c.date < leaves);
@@ -187,7 +186,7 @@ pub(super) async fn undo_check_out(
     r.check_out_date = check_out_date;
     r.end_time = end_time;
     let charged = store::reservations::folio(tx.conn(), &r.id).await?.map_or(0, |folio| folio.total);
-    let folio = folio_for(r, rooms);
+    let folio = crate::domain::folios::room_charges(r, rooms);
     r.total_price = (r.total_price + folio.total - charged).clamp(0, money::MAX_AMOUNT);
     Ok(Some(folio))
 }

@@ -16,7 +16,7 @@ pub fn router() -> OpenApiRouter<AppState> {
 }
 
 /// Signs an operator in and issues an access token. Failed attempts are counted per account and client address,
-/// per address and per account, shared with the dashboard's and the connector's sign-in: past a few, each further
+/// per address and per account, shared with the dashboard's and the assistant endpoint's sign-in: past a few, each further
 /// attempt must wait (429 with `Retry-After`), the wait doubling with each failure.
 #[utoipa::path(
     post,

@@ -7,7 +7,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::app::limits::ClientAddress;
 use crate::app::AppState;
-use crate::domain::availability::{self, AvailabilityQuery, BookingFrom, BookingIn, BookingOut, Offer, PublicCaller};
+use crate::domain::availability::{self, AvailabilityQuery, Offer};
+use crate::domain::booking_requests::{self, BookingFrom, BookingIn, BookingOut, PublicCaller};
 use crate::domain::change::Writer;
 use crate::domain::idempotency::Namespace;
 use crate::domain::{Actor, Error, FieldError, Result, Scope};
@@ -102,6 +103,6 @@ async fn book_reservation(
         idempotency_key: key.as_deref(),
         public: (!trusted).then(|| PublicCaller { address: &address, limits: state.config.booking_limits() }),
     };
-    let booked = availability::book(&state.db, &state.offer_key, &hotel_id, from, input).await?;
+    let booked = booking_requests::book(&state.db, &state.offer_key, &hotel_id, from, input).await?;
     Ok((StatusCode::CREATED, Json(booked)))
 }

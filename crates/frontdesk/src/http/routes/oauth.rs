@@ -1,4 +1,4 @@
-//! The assistant connector's OAuth 2.1 endpoints that clients call: metadata (RFC 9728, RFC 8414), registration
+//! The assistant endpoint's OAuth 2.1 endpoints that clients call: metadata (RFC 9728, RFC 8414), registration
 //! (RFC 7591), the token endpoint and revocation (RFC 7009). The authorization step, with its sign-in and consent
 //! pages, is a page of the web ([`crate::web::oauth`]). The rules live in [`crate::domain::oauth`]; this file parses
 //! and answers.
@@ -52,7 +52,7 @@ pub fn cors() -> tower_http::cors::CorsLayer {
         .max_age(std::time::Duration::from_secs(3600))
 }
 
-/// The path of the protected resource metadata (the `resource_metadata` of the connector's 401 challenge).
+/// The path of the protected resource metadata (the `resource_metadata` of the assistant endpoint's 401 challenge).
 pub const PROTECTED_RESOURCE_PATH: &str = "/.well-known/oauth-protected-resource";
 
 fn own(mut response: Response) -> Response {
@@ -70,7 +70,7 @@ fn oauth_error(err: OAuthError) -> Response {
     own((status, Json(err)).into_response())
 }
 
-/// RFC 9728: where the connector's tokens come from and what they may carry.
+/// RFC 9728: where the assistant endpoint's tokens come from and what they may carry.
 async fn protected_resource(State(state): State<AppState>) -> Response {
     let s = state.oauth();
     own(Json(json!({
@@ -78,7 +78,7 @@ async fn protected_resource(State(state): State<AppState>) -> Response {
         "authorization_servers": [s.issuer],
         "scopes_supported": [oauth::SCOPE],
         "bearer_methods_supported": ["header"],
-        "resource_name": "Frontdesk assistant connector (read-only)",
+        "resource_name": "Frontdesk assistant endpoint (read-only)",
     }))
     .into_response())
 }

@@ -16,7 +16,8 @@ use super::{
 };
 use crate::app::AppState;
 use crate::domain::availability::booking_page::{self, Rechecked, Stale};
-use crate::domain::availability::{self, BookingFrom, BookingGuestIn, BookingIn, Offer, PublicCaller};
+use crate::domain::availability::Offer;
+use crate::domain::booking_requests::{self, BookingFrom, BookingGuestIn, BookingIn, PublicCaller};
 use crate::domain::change::Writer;
 use crate::domain::hotels::Hotel;
 use crate::domain::idempotency::Namespace;
@@ -268,7 +269,7 @@ pub(super) async fn send_request(
         idempotency_key: Some(&key),
         public: Some(PublicCaller { address: &visitor.address, limits: state.config.booking_limits() }),
     };
-    match availability::book(&state.db, &state.offer_key, &hotel.id, from, input).await {
+    match booking_requests::book(&state.db, &state.offer_key, &hotel.id, from, input).await {
         Ok(out) => Redirect::to(&receipt_link(&state, &hotel, &out.reservation_id)).into_response(),
         Err(Error::Validation(field_errors)) if !field_errors.iter().any(|e| e.field.as_deref() == Some("offerId")) => {
             // Mistakes in the form: shown beside their fields, with the offer as it stands now.

@@ -7,7 +7,7 @@
 //! * `GET /book/{hotelId}/requests/{reservationId}?token=…`: the receipt, at a link only the guest was given.
 //!
 //! No operator session: the pages call the same domain functions as the public API (`availability::search`,
-//! `availability::book`: signed offers, revalidation under the inventory lock, idempotency, the limits of public
+//! `booking_requests::book`: signed offers, revalidation under the inventory lock, idempotency, the limits of public
 //! booking requests, webhook events), plus the page's own reads in `availability::booking_page`. Every request
 //! counts against the client address's public rate limit, like the API's public endpoints. The pages may be framed
 //! only by the sites the hotel names (`bookingEmbedOrigins`); the dashboard never.

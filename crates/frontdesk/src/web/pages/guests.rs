@@ -54,7 +54,7 @@ impl GuestRow {
 }
 
 #[derive(Template)]
-#[template(path = "guests.html")]
+#[template(path = "guests/list.html")]
 struct ListTemplate {
     chrome: Chrome,
     q: String,
@@ -90,7 +90,7 @@ async fn list(State(state): State<AppState>, page: HotelPage, Query(search): Que
 }
 
 #[derive(Template)]
-#[template(path = "guest.html")]
+#[template(path = "guests/detail.html")]
 struct DetailTemplate {
     chrome: Chrome,
     guest: Guest,
@@ -196,7 +196,7 @@ impl GuestForm {
 const GUEST_FIELDS: [&str; 7] = ["firstName", "lastName", "email", "phone", "country", "language", "notes"];
 
 #[derive(Template)]
-#[template(path = "guest_form.html")]
+#[template(path = "guests/form.html")]
 struct FormTemplate {
     chrome: Chrome,
     heading: String,

@@ -49,7 +49,7 @@ struct WordingLink {
 }
 
 #[derive(Template)]
-#[template(path = "messages.html")]
+#[template(path = "messages/settings.html")]
 struct SettingsTemplate {
     chrome: Chrome,
     form: SettingsForm,
@@ -133,7 +133,7 @@ struct WordingForm {
 }
 
 #[derive(Template)]
-#[template(path = "message_wording.html")]
+#[template(path = "messages/wording.html")]
 struct WordingTemplate {
     chrome: Chrome,
     kind: &'static str,

@@ -280,7 +280,7 @@ async fn the_focus_ring_shows_on_every_background(engine: Engine) {
     b.close().await;
 }
 
-/// Every kind of page (the dashboard's, sign-in, the 404 page, the booking page, the assistant connector's OAuth
+/// Every kind of page (the dashboard's, sign-in, the 404 page, the booking page, the assistant endpoint's OAuth
 /// pages) links the favicon under its content-digest URL and describes itself; htmx is loaded only by the page that
 /// uses it (the new-reservation form's price preview).
 async fn every_page_has_a_favicon_and_a_description_and_htmx_only_where_used(engine: Engine) {

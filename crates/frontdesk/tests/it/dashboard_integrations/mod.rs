@@ -1,7 +1,7 @@
-//! The dashboard's Integrations area (issue 30), used as a person uses it: in a real headless Chromium, on SQLite
+//! The dashboard's Integrations area, used as a person uses it: in a real headless Chromium, on SQLite
 //! and PostgreSQL. API keys, operator access tokens and sessions, webhook subscriptions and connected assistants are
 //! made and ended in the browser, and what they do is checked where it matters: on the API, at a webhook receiver,
-//! at the connector. The SQLite runs save screenshots to `docs/screenshots/integrations-*.png`; every page visited
+//! at the assistant endpoint. The SQLite runs save screenshots to `docs/screenshots/integrations-*.png`; every page visited
 //! is checked with axe-core and for sideways scrolling.
 
 mod assistants;

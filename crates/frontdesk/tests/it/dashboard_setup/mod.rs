@@ -1,4 +1,4 @@
-//! Hotel setup in the dashboard (issue 30), used as a person uses it: in a real headless Chromium, on SQLite and
+//! Hotel setup in the dashboard, used as a person uses it: in a real headless Chromium, on SQLite and
 //! PostgreSQL. Hotels, room types, rooms and rate plans made in the browser are the API's records; the domain's
 //! refusals show on the page and write nothing; operators are invited, removed and change passwords with every
 //! session of theirs ending; another organization's records are the 404 page. The SQLite runs save the screenshots

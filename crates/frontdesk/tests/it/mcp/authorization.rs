@@ -48,7 +48,7 @@ async fn authorization_rules(s: TestServer) {
     assert_eq!(answer.status().as_u16(), 303);
     let q = query_of(answer.headers()["location"].to_str().expect("location"));
     assert_eq!((q["error"].as_str(), q["state"].as_str()), ("invalid_request", "st"));
-    // Another resource than the connector.
+    // Another resource than the assistant endpoint.
     let other = authorize_url(&s, &client_id, REDIRECT, &challenge, "st")
         .replace("resource=", "resource=https%3A%2F%2Fother.example%2Fmcp&x=");
     let answer = browser().get(&other).send().await.expect("authorize");
@@ -177,7 +177,7 @@ async fn only_oauth_access_tokens_open_mcp(s: TestServer) {
             "{challenge}"
         );
     }
-    // And the connector's tokens open nothing of the REST API.
+    // And the assistant endpoint's tokens open nothing of the REST API.
     let (_, access, _) = tokens_for(&s, &org).await;
     s.get("/api/hotels", &Auth::Raw(format!("Bearer {access}"))).await.expect(401);
     s.get("/api/hotels", &Auth::Token(access.clone())).await.expect(401);

@@ -15,7 +15,7 @@ use super::{
 
 on_both_engines!(assistant_connects_end_to_end);
 
-/// Every tool the connector offers.
+/// Every tool the assistant endpoint offers.
 const TOOLS: [&str; 7] = [
     "list_hotels",
     "list_room_types",
@@ -129,7 +129,7 @@ async fn assistant_connects_end_to_end(s: TestServer) {
         let offer = &answers[4]["offers"][0];
         assert_eq!(offer["totalPrice"], json!(12300 + 12400));
         assert_eq!(offer["availableUnits"], json!(2), "three rooms, one held");
-        assert!(offer.get("offerId").is_none(), "the connector cannot book: no offer ids");
+        assert!(offer.get("offerId").is_none(), "the assistant endpoint cannot book: no offer ids");
         assert_eq!(answers[5]["roomsByStatus"]["CLEAN"], json!(3));
         assert_eq!(answers[5]["totalRooms"], json!(3));
         let schedule = answers[6]["days"].as_array().expect("days");

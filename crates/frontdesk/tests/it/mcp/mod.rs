@@ -1,4 +1,4 @@
-//! The read-only assistant connector: OAuth 2.1 sign-in and the MCP tools at `/mcp`, on both engines.
+//! The read-only assistant endpoint: OAuth 2.1 sign-in and the MCP tools at `/mcp`, on both engines.
 //!
 //! The end-to-end test is driven by the official MCP SDK's own client and its OAuth support (`rmcp`), with the
 //! browser steps (sign-in form, consent) scripted with reqwest; the other tests probe the rules one by one.

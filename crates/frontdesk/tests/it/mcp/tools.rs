@@ -114,7 +114,7 @@ async fn nothing_about_guests_leaks(s: TestServer) {
         assert!(!output.contains(room.as_str()), "room ids are not shown");
     }
     for (table, count) in tables.iter().zip(before) {
-        assert_eq!(s.count(table).await, count, "the connector wrote to {table}");
+        assert_eq!(s.count(table).await, count, "the assistant endpoint wrote to {table}");
     }
     client.cancel().await.expect("close");
 }
@@ -188,7 +188,7 @@ async fn large_counts_are_lower_bounds(s: TestServer) {
     client.cancel().await.expect("close");
 }
 
-/// `/metrics` counts tool calls by tool and result; a tool name the connector does not have is `unknown`, never
+/// `/metrics` counts tool calls by tool and result; a tool name the assistant endpoint does not have is `unknown`, never
 /// the name sent. (Other tests of this file may call tools meanwhile: counts are compared as at least.)
 async fn tool_calls_are_counted_in_the_metrics(engine: Engine) {
     const METRICS_TOKEN: &str = "mcp-test-metrics-token-0123";

@@ -1,4 +1,4 @@
-//! What reaches other parties: the connector's consent page names where the answer goes, webhook URLs cannot reach
+//! What reaches other parties: the assistant endpoint's consent page names where the answer goes, webhook URLs cannot reach
 //! inside, and only https sites may embed the booking page.
 
 use crate::common::{TestServer, PASSWORD};
@@ -14,7 +14,7 @@ on_both_engines_configured!(
 );
 
 // ---------------------------------------------------------------------------------------------------------------
-// The connector
+// The assistant endpoint
 
 /// The consent page showed only the name the client chose for itself. It shows where the answer goes now; clients
 /// nobody signed in through are removed after a day.

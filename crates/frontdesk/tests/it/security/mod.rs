@@ -1,6 +1,6 @@
-//! What a penetration test of the public faces found (issue 26), each closed and kept closed, on both engines:
+//! What the penetration reviews of the public faces found, each closed and kept closed, on both engines:
 //! password guessing on every way to sign in, sessions, the public booking page and API, input that slipped past the
-//! checks, slow clients, headers, the connector's consent, webhook URLs and booking-page embedding.
+//! checks, slow clients, headers, the assistant endpoint's consent, webhook URLs and booking-page embedding.
 
 mod addresses_and_sign_in;
 mod consent_webhooks_and_embedding;
@@ -31,7 +31,7 @@ fn no_redirects() -> reqwest::Client {
     reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
 }
 
-/// Registers a connector client: its id.
+/// Registers an assistant client: its id.
 async fn register(s: &TestServer, name: &str, redirect: &str) -> String {
     let res = s
         .client

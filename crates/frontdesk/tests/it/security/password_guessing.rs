@@ -25,8 +25,8 @@ on_both_engines_configured!(
 enum Way<'a> {
     Api,
     Dashboard,
-    /// The connector's sign-in, for the registered client with this id.
-    Connector(&'a str),
+    /// The assistant endpoint's sign-in, for the registered client with this id.
+    Assistant(&'a str),
 }
 
 /// How a sign-in attempt ended.
@@ -50,7 +50,7 @@ async fn attempt(s: &TestServer, way: Way<'_>, email: &str, password: &str, addr
             ("password", password),
             ("_csrf", "t0k3n"),
         ]),
-        Way::Connector(client_id) => client.post(format!("{}/oauth/authorize", s.base)).form(&[
+        Way::Assistant(client_id) => client.post(format!("{}/oauth/authorize", s.base)).form(&[
             ("response_type", "code"),
             ("client_id", client_id),
             ("redirect_uri", REDIRECT),
@@ -68,13 +68,13 @@ async fn attempt(s: &TestServer, way: Way<'_>, email: &str, password: &str, addr
         (_, 429) => Outcome::Wait(retry.unwrap_or_else(|| panic!("429 without Retry-After through {way:?}"))),
         (Way::Api, 200) | (Way::Dashboard, 303) => Outcome::SignedIn,
         (Way::Api | Way::Dashboard, 401) => Outcome::WrongPassword,
-        (Way::Connector(_), 200) if body.contains("name=\"ticket\"") => Outcome::SignedIn,
-        (Way::Connector(_), 200) if body.contains("Invalid e-mail or password") => Outcome::WrongPassword,
+        (Way::Assistant(_), 200) if body.contains("name=\"ticket\"") => Outcome::SignedIn,
+        (Way::Assistant(_), 200) if body.contains("Invalid e-mail or password") => Outcome::WrongPassword,
         _ => panic!("unexpected answer through {way:?}: {status} {body:.300}"),
     }
 }
 
-/// `POST /api/auth/login` took hundreds of wrong passwords without a 429, and the connector's sign-in limited only
+/// `POST /api/auth/login` took hundreds of wrong passwords without a 429, and the assistant endpoint's sign-in limited only
 /// per address. Now all three ways count into one limit: after five failures of one account from one address, the
 /// next attempt (whichever way, even with the right password) waits, and is told how long.
 async fn guessing_is_cut_off_on_every_way_to_sign_in(engine: Engine) {
@@ -82,7 +82,7 @@ async fn guessing_is_cut_off_on_every_way_to_sign_in(engine: Engine) {
     let org = s.org("Acme").await;
     let client = register(&s, "Assistant", REDIRECT).await;
     let email = org.operator_email.as_str();
-    let ways = [Way::Api, Way::Dashboard, Way::Connector(&client)];
+    let ways = [Way::Api, Way::Dashboard, Way::Assistant(&client)];
     for n in 0..5 {
         assert_eq!(attempt(&s, ways[n % 3], email, "wrong password", "203.0.113.1").await, Outcome::WrongPassword);
     }

@@ -1,4 +1,4 @@
-//! Sessions: they end after idle hours, a new password or a removal ends every one of them (tokens and connector grants
+//! Sessions: they end after idle hours, a new password or a removal ends every one of them (tokens and assistant grants
 //! too), and their cookies are host-prefixed over https.
 
 use std::time::Duration;
@@ -90,9 +90,9 @@ async fn sessions_end_after_idle_hours(engine: Engine) {
     s.get("/api/auth/me", &org.auth()).await.expect(200);
 }
 
-/// A connector client, access token and refresh token of an operator, through the HTTP flow an assistant goes
+/// An assistant client, access token and refresh token of an operator, through the HTTP flow an assistant goes
 /// through.
-async fn connector_tokens(s: &TestServer, email: &str, password: &str) -> (String, String, String) {
+async fn assistant_tokens(s: &TestServer, email: &str, password: &str) -> (String, String, String) {
     use base64::Engine as _;
     use sha2::Digest as _;
     let client_id = register(s, "Assistant", REDIRECT).await;
@@ -147,8 +147,8 @@ async fn connector_tokens(s: &TestServer, email: &str, password: &str) -> (Strin
     )
 }
 
-/// Whether the connector takes `access` (its answer to `initialize`).
-async fn connector_status(s: &TestServer, access: &str) -> u16 {
+/// Whether the assistant endpoint takes `access` (its answer to `initialize`).
+async fn assistant_status(s: &TestServer, access: &str) -> u16 {
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
     let answer = s
         .client
@@ -162,7 +162,7 @@ async fn connector_status(s: &TestServer, access: &str) -> u16 {
     answer.status().as_u16()
 }
 
-/// A password change or the removal of an operator left their sessions, tokens and connector grants working. Now
+/// A password change or the removal of an operator left their sessions, tokens and assistant grants working. Now
 /// both end every one of them (here through the commands an administrator runs).
 async fn a_new_password_or_removal_ends_every_session(engine: Engine) {
     const NEW: &str = "a new long password";
@@ -171,8 +171,8 @@ async fn a_new_password_or_removal_ends_every_session(engine: Engine) {
     let email = org.operator_email.clone();
     let api = login(&s, &email, PASSWORD).await.expect(200).body["token"].as_str().unwrap().to_string();
     let cookie = dashboard_session(&s, &email, PASSWORD).await;
-    let (client_id, access, refresh) = connector_tokens(&s, &email, PASSWORD).await;
-    assert_eq!(connector_status(&s, &access).await, 200);
+    let (client_id, access, refresh) = assistant_tokens(&s, &email, PASSWORD).await;
+    assert_eq!(assistant_status(&s, &access).await, 200);
 
     let out = crate::common::process::json_output(
         crate::common::process::command(s.database_url())
@@ -184,7 +184,7 @@ async fn a_new_password_or_removal_ends_every_session(engine: Engine) {
         s.get("/api/auth/me", &Auth::Token(token.clone())).await.expect(401);
     }
     assert!(!signed_in(&s, &cookie).await);
-    assert_eq!(connector_status(&s, &access).await, 401);
+    assert_eq!(assistant_status(&s, &access).await, 401);
     let refreshed = s
         .client
         .post(format!("{}/oauth/token", s.base))
@@ -198,8 +198,8 @@ async fn a_new_password_or_removal_ends_every_session(engine: Engine) {
     // Removed: nothing of theirs works, and they cannot sign in.
     let fresh = login(&s, &email, NEW).await.expect(200).body["token"].as_str().unwrap().to_string();
     let cookie = dashboard_session(&s, &email, NEW).await;
-    let (_, access, _) = connector_tokens(&s, &email, NEW).await;
-    assert_eq!(connector_status(&s, &access).await, 200);
+    let (_, access, _) = assistant_tokens(&s, &email, NEW).await;
+    assert_eq!(assistant_status(&s, &access).await, 200);
     let out = crate::common::process::json_output(crate::common::process::command(s.database_url()).args([
         "admin",
         "remove-operator",
@@ -209,7 +209,7 @@ async fn a_new_password_or_removal_ends_every_session(engine: Engine) {
     assert_eq!(out["removed"]["email"], json!(email));
     s.get("/api/auth/me", &Auth::Token(fresh)).await.expect(401);
     assert!(!signed_in(&s, &cookie).await);
-    assert_eq!(connector_status(&s, &access).await, 401);
+    assert_eq!(assistant_status(&s, &access).await, 401);
     login(&s, &email, NEW).await.expect(401);
     assert_eq!((s.count("oauth_grants").await, s.count("oauth_tokens").await), (0, 0));
 }

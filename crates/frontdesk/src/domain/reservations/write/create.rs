@@ -7,7 +7,7 @@ use super::super::reference;
 use super::super::{
     Reservation, ReservationIn, ReservationRoom, ReservationRoomIn, ReservationStatus, RoomStatus, Source, MAX_ROOMS,
 };
-use super::{check_counts, check_room, folio_for, hold, instant, room_error, stay_dates, wrote, Wrote, SHARED_ROOM};
+use super::{check_counts, check_room, hold, room_error, stay_dates, wrote, Wrote, SHARED_ROOM};
 use crate::domain::access::{Actor, Scope};
 use crate::domain::change::Change;
 use crate::domain::hotels::{self, Hotel};
@@ -96,8 +96,8 @@ pub async fn insert(tx: &mut Change, actor: &Actor, input: ReservationIn) -> Res
         status,
         check_in_date: check_in,
         check_out_date: check_out,
-        start_time: input.start_time.unwrap_or_else(|| instant(&hotel, check_in, &hotel.check_in_time)),
-        end_time: input.end_time.unwrap_or_else(|| instant(&hotel, check_out, &hotel.check_out_time)),
+        start_time: input.start_time.unwrap_or_else(|| hotel.local_instant(check_in, &hotel.check_in_time)),
+        end_time: input.end_time.unwrap_or_else(|| hotel.local_instant(check_out, &hotel.check_out_time)),
         adults: input.adults.unwrap_or_else(|| rooms.iter().map(|r| r.adults).sum()),
         children: input.children.unwrap_or_else(|| rooms.iter().map(|r| r.children).sum()),
         infants: input.infants.unwrap_or_else(|| rooms.iter().map(|r| r.infants).sum()),
@@ -293,7 +293,7 @@ async fn persist_new(
     let holds = |room: &ReservationRoom| inventory::holds(r.status, room.status);
     store::reservations::save_rooms(tx.conn(), &r, rooms.iter().enumerate(), holds).await?;
     if r.status == ReservationStatus::Confirmed {
-        let folio = folio_for(&r, &rooms);
+        let folio = crate::domain::folios::room_charges(&r, &rooms);
         store::reservations::save_folio(tx.conn(), &r.id, &folio, r.created_at).await?;
         r.folio = Some(folio);
     }

@@ -9,32 +9,19 @@ mod create;
 // The create path lives in its own file; its functions stay `write::create`, `write::insert`, … for their callers.
 pub use create::{create, create_once, insert, Created};
 
-use chrono::{DateTime, Days, NaiveDate, NaiveTime, TimeZone, Utc};
+use chrono::NaiveDate;
 
 use super::{
-    full, visible, Folio, FolioCharge, Reservation, ReservationPatch, ReservationRoom, ReservationStatus,
-    RoomAssignmentIn, RoomStatus, MAX_NIGHTS,
+    full, visible, Folio, Reservation, ReservationPatch, ReservationRoom, ReservationStatus, RoomAssignmentIn,
+    RoomStatus, MAX_NIGHTS,
 };
 use super::{inventory, stay};
 use crate::domain::access::{Actor, Scope};
 use crate::domain::change::{Action, Change};
 use crate::domain::hotels::{self, Hotel};
 use crate::domain::validate::{parse_date, Checks};
-use crate::domain::{guest_messages, guests, money, new_id, now, Error, FieldError, Result};
+use crate::domain::{guest_messages, guests, now, Error, FieldError, Result};
 use crate::store::{self, Db};
-
-/// The instant a stay starts or ends: `date` at the hotel's local `time` (`HH:MM`), in UTC.
-pub(crate) fn instant(hotel: &Hotel, date: NaiveDate, time: &str) -> DateTime<Utc> {
-    let time = NaiveTime::parse_from_str(time, "%H:%M").unwrap_or_default();
-    let local = date.and_time(time);
-    let tz = hotel.time_zone();
-    // A local time that a DST change skips is taken an hour later.
-    tz.from_local_datetime(&local)
-        .earliest()
-        .or_else(|| tz.from_local_datetime(&(local + chrono::TimeDelta::hours(1))).earliest())
-        .map(|t| t.with_timezone(&Utc))
-        .unwrap_or_else(|| Utc.from_utc_datetime(&local))
-}
 
 /// Validated stay dates: dates an input may name, check-out after check-in, at most [`MAX_NIGHTS`] nights.
 fn stay_dates(c: &mut Checks, check_in: &str, check_out: &str) -> Option<(NaiveDate, NaiveDate)> {
@@ -57,33 +44,6 @@ const SHARED_ROOM: &str = "is assigned to another room of this reservation (they
 
 fn room_error(index: usize, field: &str, message: impl Into<String>) -> FieldError {
     FieldError::field(format!("rooms[{index}].{field}"), message)
-}
-
-/// One room charge per room and night: each room's price spread evenly over the nights (the remainder on the
-/// first nights, so the charges add up to the price exactly).
-pub(super) fn folio_for(r: &Reservation, rooms: &[ReservationRoom]) -> Folio {
-    let folio_id = new_id();
-    let nights = r.nights().max(1);
-    let mut charges = Vec::new();
-    let billable: Vec<&ReservationRoom> = rooms.iter().filter(|room| room.status != RoomStatus::Cancelled).collect();
-    for (n, room) in billable.iter().enumerate() {
-        let base = room.price / nights;
-        let remainder = room.price % nights;
-        for night in 0..nights {
-            let date = r.check_in_date.checked_add_days(Days::new(night as u64)).unwrap_or(r.check_in_date);
-            charges.push(FolioCharge {
-                id: new_id(),
-                folio_id: folio_id.clone(),
-                date,
-                description: format!("Room {} of {}, night of {date}", n + 1, billable.len()),
-                amount: base + i64::from(night < remainder),
-                currency: r.currency.clone(),
-            });
-        }
-    }
-    // Each room's price is an amount and so is their sum (checked when the rooms were priced), so is the total.
-    let total = money::sum(charges.iter().map(|c| c.amount)).unwrap_or(money::MAX_AMOUNT);
-    Folio { id: folio_id, currency: r.currency.clone(), total, charges }
 }
 
 /// Takes inventory for the rooms of `r` that hold it and checks their assignments (`today` is the hotel's: a room
@@ -220,9 +180,9 @@ async fn change(tx: &mut Change, actor: &Actor, mut r: Reservation, patch: Reser
             .filter_map(|room| room.rate_plan_id.clone().map(|plan| (plan, r.check_in_date, r.check_out_date)))
             .collect();
         inventory::take_allotments(tx, &actor.organization_id, &planned, &r.id).await?;
-        new_folio = Some(folio_for(&r, &rooms));
+        new_folio = Some(crate::domain::folios::room_charges(&r, &rooms));
     } else if dates_changed && new_folio.is_none() && store::reservations::folio(tx.conn(), &r.id).await?.is_some() {
-        new_folio = Some(folio_for(&r, &rooms));
+        new_folio = Some(crate::domain::folios::room_charges(&r, &rooms));
     }
     let at = now();
     r.updated_at = at;
@@ -296,10 +256,10 @@ async fn apply_fields(
         return Err(Error::Conflict(format!("the dates of a {} reservation cannot change", r.status.as_str())));
     }
     if dates_changed || patch.start_time.is_some() {
-        r.start_time = patch.start_time.unwrap_or_else(|| instant(hotel, r.check_in_date, &hotel.check_in_time));
+        r.start_time = patch.start_time.unwrap_or_else(|| hotel.local_instant(r.check_in_date, &hotel.check_in_time));
     }
     if dates_changed || patch.end_time.is_some() {
-        r.end_time = patch.end_time.unwrap_or_else(|| instant(hotel, r.check_out_date, &hotel.check_out_time));
+        r.end_time = patch.end_time.unwrap_or_else(|| hotel.local_instant(r.check_out_date, &hotel.check_out_time));
     }
     if let Some(guest_id) = &patch.guest_id {
         if let Some(guest_id) = guest_id {

@@ -1,4 +1,4 @@
-//! Connected assistants: the connector clients an operator of the organization allowed (name, where its sign-ins
+//! Connected assistants: the assistant endpoint clients an operator of the organization allowed (name, where its sign-ins
 //! return, who allowed it and when, last use), with revoke, which cuts it off at once. Through
 //! `domain::connected_assistants`.
 

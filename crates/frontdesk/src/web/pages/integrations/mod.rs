@@ -1,6 +1,6 @@
 //! Integrations: what connects other systems to the organization. API keys ([`api_keys`]), webhook subscriptions
 //! ([`webhooks`]), the operator's own access tokens and sessions ([`tokens`]) and the assistants connected through
-//! the connector's sign-in ([`assistants`]). Each page calls the domain functions the REST routes call.
+//! the assistant endpoint's sign-in ([`assistants`]). Each page calls the domain functions the REST routes call.
 //!
 //! The pages live under a hotel (`/hotels/{id}/integrations/…`) so that the dashboard's frame (switcher, tabs) stays
 //! the same, but what they list is the organization's: keys, subscriptions of every hotel, the operator's tokens.

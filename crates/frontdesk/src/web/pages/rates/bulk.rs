@@ -211,7 +211,7 @@ impl BulkForm {
 }
 
 #[derive(Template)]
-#[template(path = "rates_bulk.html")]
+#[template(path = "rates/bulk.html")]
 struct BulkTemplate {
     chrome: Chrome,
     action: String,

@@ -46,7 +46,7 @@ struct CalendarQuery {
 }
 
 #[derive(Template)]
-#[template(path = "rates.html")]
+#[template(path = "rates/calendar.html")]
 struct CalendarTemplate {
     chrome: Chrome,
     heading: String,

@@ -19,7 +19,7 @@ use crate::web::session::{self, Flash, Posted};
 use crate::web::view;
 
 #[derive(Template)]
-#[template(path = "rate_night.html")]
+#[template(path = "rates/night.html")]
 struct NightTemplate {
     chrome: Chrome,
     plan: String,

@@ -43,7 +43,7 @@ pub(super) struct ChargeLine {
 }
 
 #[derive(Template)]
-#[template(path = "reservation.html")]
+#[template(path = "reservations/detail.html")]
 pub(super) struct DetailTemplate {
     chrome: Chrome,
     row: StayRow,

@@ -39,7 +39,7 @@ pub(super) struct Choice {
 }
 
 #[derive(Template)]
-#[template(path = "reservations.html")]
+#[template(path = "reservations/list.html")]
 pub(super) struct ListTemplate {
     chrome: Chrome,
     rows: Vec<StayRow>,

@@ -70,7 +70,7 @@ pub(super) struct SelectOption {
 }
 
 #[derive(Template)]
-#[template(path = "reservation_new.html")]
+#[template(path = "reservations/new.html")]
 pub(super) struct NewTemplate {
     chrome: Chrome,
     form: NewForm,
@@ -99,7 +99,7 @@ pub(super) struct QuoteView {
 }
 
 #[derive(Template)]
-#[template(path = "quote.html")]
+#[template(path = "reservations/quote.html")]
 pub(super) struct QuoteTemplate {
     quote: QuoteView,
 }

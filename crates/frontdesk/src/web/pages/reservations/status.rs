@@ -186,7 +186,7 @@ fn dirty_check_in(guest: &str, dirty: &[String]) -> Question {
 }
 
 #[derive(Template)]
-#[template(path = "check_out.html")]
+#[template(path = "reservations/check_out.html")]
 pub(super) struct CheckOutTemplate {
     chrome: Chrome,
     row: StayRow,

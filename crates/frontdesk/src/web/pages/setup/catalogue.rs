@@ -159,7 +159,7 @@ impl RoomTypeForm {
 const ROOM_TYPE_FIELDS: [&str; 5] = ["name", "description", "maxOccupancy", "maxAdults", "maxChildren"];
 
 #[derive(Template)]
-#[template(path = "setup_room_type.html")]
+#[template(path = "setup/room_type.html")]
 struct RoomTypeTemplate {
     chrome: SetupChrome,
     hotel: Hotel,
@@ -311,7 +311,7 @@ impl RoomForm {
 const ROOM_FIELDS: [&str; 4] = ["roomTypeId", "name", "floor", "housekeepingStatus"];
 
 #[derive(Template)]
-#[template(path = "setup_room.html")]
+#[template(path = "setup/room.html")]
 struct RoomTemplate {
     chrome: SetupChrome,
     hotel: Hotel,
@@ -482,7 +482,7 @@ impl RatePlanForm {
 const RATE_PLAN_FIELDS: [&str; 5] = ["name", "code", "roomTypeId", "currency", "active"];
 
 #[derive(Template)]
-#[template(path = "setup_rate_plan.html")]
+#[template(path = "setup/rate_plan.html")]
 struct RatePlanTemplate {
     chrome: SetupChrome,
     hotel: Hotel,

@@ -37,7 +37,7 @@ struct HotelRow {
 }
 
 #[derive(Template)]
-#[template(path = "setup_hotels.html")]
+#[template(path = "setup/hotels.html")]
 struct ListTemplate {
     chrome: SetupChrome,
     rows: Vec<HotelRow>,
@@ -127,7 +127,7 @@ const HOTEL_FIELDS: [&str; 11] = [
 
 /// One hotel's page: its details as a form, and (for a hotel that exists) its room types, rooms and rate plans.
 #[derive(Template)]
-#[template(path = "setup_hotel.html")]
+#[template(path = "setup/hotel.html")]
 struct HotelTemplate {
     chrome: SetupChrome,
     /// The hotel being edited; `None` for a new one.

@@ -132,7 +132,7 @@ pub fn render_form(template: &impl Template, session: &Session, state: &AppState
 
 /// "Are you sure?" in the setup frame (the dashboard's [`crate::web::page::ConfirmPage`] needs a hotel's frame).
 #[derive(Template)]
-#[template(path = "setup_confirm.html")]
+#[template(path = "setup/confirm.html")]
 pub struct SetupConfirm {
     pub chrome: SetupChrome,
     pub question: String,

@@ -4,7 +4,7 @@
 //!
 //! The rules are the domain's (`identity::add_operator`, `invite_operator`, `reset_password`, `remove_operator`,
 //! `change_own_password`, `accept_invitation`), which the command line's `admin set-password` and
-//! `admin remove-operator` call too: a new password or a removal ends every session, token and connector grant of
+//! `admin remove-operator` call too: a new password or a removal ends every session, token and assistant grant of
 //! that operator; nobody removes themselves, and the last operator stays.
 
 use askama::Template;
@@ -67,7 +67,7 @@ impl AddForm {
 }
 
 #[derive(Template)]
-#[template(path = "setup_operators.html")]
+#[template(path = "setup/operators.html")]
 struct ListTemplate {
     chrome: SetupChrome,
     rows: Vec<OperatorRow>,
@@ -111,7 +111,7 @@ async fn list(State(state): State<AppState>, page: SetupPage) -> WebResult {
 /// The page that shows an invitation's link, once: it is not stored, so it cannot be shown again (a new one can be
 /// made).
 #[derive(Template)]
-#[template(path = "setup_invitation_link.html")]
+#[template(path = "setup/invitation_link.html")]
 struct LinkTemplate {
     chrome: SetupChrome,
     name: String,
@@ -186,7 +186,7 @@ struct PasswordForm {
 }
 
 #[derive(Template)]
-#[template(path = "setup_operator_password.html")]
+#[template(path = "setup/operator_password.html")]
 struct ResetTemplate {
     chrome: SetupChrome,
     operator: Operator,
@@ -275,7 +275,7 @@ struct OwnPasswordForm {
 }
 
 #[derive(Template)]
-#[template(path = "setup_password.html")]
+#[template(path = "setup/password.html")]
 struct OwnPasswordTemplate {
     chrome: SetupChrome,
     email: String,
@@ -347,7 +347,7 @@ async fn change_own_password(
 /// The invitation link's page: no session (the invited operator has none yet); the link's token opens it. Its form
 /// carries a random token doubled in a cookie, as the sign-in form does, besides the origin check of every post.
 #[derive(Template)]
-#[template(path = "invitation.html")]
+#[template(path = "setup/invitation.html")]
 struct InvitationTemplate {
     css: String,
     csrf: String,

@@ -1,8 +1,8 @@
-//! What the read-only assistant connector (MCP, `src/mcp`) may tell: catalogue, prices, availability and
+//! What the read-only assistant endpoint (MCP, `src/mcp`) may tell: catalogue, prices, availability and
 //! aggregate counts of the caller's organization, never a guest, a reservation or a room allocation.
 //!
 //! Every answer is built here from an explicit list of fields, so nothing new in a domain record can leak into the
-//! connector by accident. Counts past [`COUNT_BOUND`] are reported as `"50+"`: a lower bound, not a total.
+//! assistant endpoint by accident. Counts past [`COUNT_BOUND`] are reported as `"50+"`: a lower bound, not a total.
 
 use std::collections::BTreeMap;
 
@@ -253,7 +253,7 @@ pub struct StayQuery {
     pub infants: Option<i64>,
 }
 
-/// What the public availability search offers (without the bookable offer ids: the connector cannot book).
+/// What the public availability search offers (without the bookable offer ids: the assistant endpoint cannot book).
 pub async fn availability(
     db: &Db,
     key: &OfferKey,
@@ -418,7 +418,7 @@ pub fn error_message(err: &Error) -> String {
         Error::BadRequest(m) | Error::Conflict(m) | Error::Forbidden(m) | Error::Unauthorized(m) => m.clone(),
         Error::RateLimited(m) | Error::TooManyAttempts { message: m, .. } => m.clone(),
         Error::Internal(err) => {
-            tracing::error!(error = %format!("{err:#}"), "connector tool failed");
+            tracing::error!(error = %format!("{err:#}"), "assistant tool failed");
             "the service could not answer; try again later".into()
         }
     }

@@ -6,13 +6,13 @@ use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::super::attempts::{self, BookingLimits};
-use super::super::hotels::Hotel;
-use super::super::idempotency::{self, Namespace};
-use super::super::reservations::{write, ReservationIn, ReservationRoomIn, ReservationStatus, Source};
-use super::super::validate::{carries_address, clean, is_email, Checks};
-use super::super::{guests, secrets, Actor, Error, FieldError, Result};
-use super::{price, public_hotel, Claims, OfferKey, Stay};
+use super::attempts::{self, BookingLimits};
+use super::availability::{price, public_hotel, Claims, OfferKey, Stay};
+use super::hotels::Hotel;
+use super::idempotency::{self, Namespace};
+use super::reservations::{write, ReservationIn, ReservationRoomIn, ReservationStatus, Source};
+use super::validate::{carries_address, clean, is_email, Checks};
+use super::{guests, secrets, Actor, Error, FieldError, Result};
 use crate::domain::change::{Change, Writer};
 use crate::store::{self, Db};
 
@@ -261,7 +261,7 @@ pub(super) async fn request_stay(
             status: Some(ReservationStatus::Requested),
             check_in_date: stay.check_in.to_string(),
             check_out_date: stay.check_out.to_string(),
-            start_time: input.arrival_time.as_deref().map(|arrival| write::instant(hotel, stay.check_in, arrival)),
+            start_time: input.arrival_time.as_deref().map(|arrival| hotel.local_instant(stay.check_in, arrival)),
             end_time: None,
             adults: Some(stay.adults),
             children: Some(stay.children),
