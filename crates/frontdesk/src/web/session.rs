@@ -20,6 +20,7 @@ use subtle::ConstantTimeEq;
 
 use super::errors;
 use crate::app::AppState;
+use crate::domain::change::Writer;
 use crate::domain::identity::{self, Operator, Organization};
 use crate::domain::{Actor, Error};
 
@@ -193,6 +194,14 @@ where
 pub struct NoFields {}
 
 /// A cookie's value from the request's `Cookie` headers.
+/// Ends the session the browser held before `operator` signed in (its session cookie, whoever's it was): a
+/// session planted in the browser, or left there, must not outlive the sign-in that replaces it.
+pub async fn end_earlier_session(headers: &HeaderMap, state: &AppState, operator: &Operator) -> Result<(), Response> {
+    let Some(earlier) = cookie(headers, Cookie::Session.name(state)) else { return Ok(()) };
+    let writer = Writer::Operator { operator_id: operator.id.clone() };
+    identity::end_replaced_session(&state.db, writer, &earlier).await.map_err(errors::error_response)
+}
+
 pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)

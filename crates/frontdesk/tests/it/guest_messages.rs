@@ -27,11 +27,7 @@ on_both_engines_configured!(
 const FROM: &str = "Sea Hotel <desk@sea.example>";
 
 fn with_mail(smtp: &SmtpServer) -> impl FnOnce(&mut Config) + '_ {
-    move |config: &mut Config| {
-        config.mail.smtp_url = Some(smtp.url());
-        config.mail.mail_from = Some(FROM.into());
-        config.mail.mail_first_retry_secs = 1;
-    }
+    crate::common::smtp::sending_to(smtp, FROM)
 }
 
 /// A hotel with one room type, `rooms` rooms and a rate plan priced for 60 days.

@@ -10,7 +10,6 @@ use serde::Deserialize;
 
 use crate::app::limits::{client_address, limit_sign_in};
 use crate::app::AppState;
-use crate::domain::change::Writer;
 use crate::domain::identity::{self, LoginIn};
 use crate::domain::{secrets, Error};
 use crate::web::assets;
@@ -116,16 +115,8 @@ async fn sign_in(State(state): State<AppState>, request: Request) -> Response {
     match identity::login(&state.db, login, &address, state.config.session_limits(), user_agent).await {
         Ok(signed_in) => {
             // The browser's earlier session (another operator's, or one planted in it) ends with this sign-in.
-            if let Some(earlier) = session::cookie(&parts.headers, Cookie::Session.name(&state)) {
-                if let Err(err) = identity::end_replaced_session(
-                    &state.db,
-                    Writer::Operator { operator_id: signed_in.operator.id.clone() },
-                    &earlier,
-                )
-                .await
-                {
-                    return page::error_response(err);
-                }
+            if let Err(refused) = session::end_earlier_session(&parts.headers, &state, &signed_in.operator).await {
+                return refused;
             }
             let mut response = Redirect::to(&next).into_response();
             let max_age = (signed_in.expires_at - chrono::Utc::now()).num_seconds().max(0);

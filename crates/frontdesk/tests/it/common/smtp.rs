@@ -184,3 +184,12 @@ fn address(arg: &str) -> String {
     let inner = arg.split_once('<').and_then(|(_, rest)| rest.split_once('>')).map(|(a, _)| a).unwrap_or(arg);
     inner.to_string()
 }
+
+/// A server configured to send its guest e-mails to `smtp`, from `from`, retrying after a second.
+pub fn sending_to<'a>(smtp: &'a SmtpServer, from: &'a str) -> impl FnOnce(&mut frontdesk::config::Config) + 'a {
+    move |config| {
+        config.mail.smtp_url = Some(smtp.url());
+        config.mail.mail_from = Some(from.into());
+        config.mail.mail_first_retry_secs = 1;
+    }
+}

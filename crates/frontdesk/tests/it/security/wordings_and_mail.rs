@@ -20,11 +20,7 @@ on_both_engines_configured!(
 const HOSTILE: &str = "{% for i in range(4) %}{{ 'x' * 100000000 }}{% endfor %}";
 
 fn with_mail(smtp: &SmtpServer) -> impl FnOnce(&mut Config) + '_ {
-    move |config: &mut Config| {
-        config.mail.smtp_url = Some(smtp.url());
-        config.mail.mail_from = Some("Sea Hotel <desk@sea.example>".into());
-        config.mail.mail_first_retry_secs = 1;
-    }
+    crate::common::smtp::sending_to(smtp, "Sea Hotel <desk@sea.example>")
 }
 
 /// Posts the wording editor of the confirmation in English: (status, page).

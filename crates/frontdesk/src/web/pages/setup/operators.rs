@@ -19,7 +19,6 @@ use serde::Deserialize;
 use super::{render_form, Area, SetupChrome, SetupConfirm, SetupPage};
 use crate::app::limits::{client_address, limit_sign_in, ClientAddress};
 use crate::app::AppState;
-use crate::domain::change::Writer;
 use crate::domain::identity::{self, Invitation, Operator, OperatorEntry};
 use crate::domain::{secrets, Error};
 use crate::web::assets;
@@ -432,16 +431,8 @@ async fn accept(State(state): State<AppState>, request: Request) -> Response {
     let limits = state.config.session_limits();
     match identity::accept_invitation(&state.db, &token, &form.password, &address, limits, user_agent).await {
         Ok(signed_in) => {
-            if let Some(earlier) = session::cookie(&parts.headers, Cookie::Session.name(&state)) {
-                if let Err(err) = identity::end_replaced_session(
-                    &state.db,
-                    Writer::Operator { operator_id: signed_in.operator.id.clone() },
-                    &earlier,
-                )
-                .await
-                {
-                    return page::error_response(err);
-                }
+            if let Err(refused) = session::end_earlier_session(&parts.headers, &state, &signed_in.operator).await {
+                return refused;
             }
             let flash = Flash::success(format!("Welcome, {}. Your password is set.", signed_in.operator.name));
             let mut response = session::redirect_with("/", flash, &state);
