@@ -19,7 +19,7 @@ pub async fn limit_actor(parts: &Parts, state: &AppState, actor: &Actor) -> Resu
         Credential::ApiKey { key_id, rate_limit_per_minute, .. } => {
             (format!("key:{key_id}"), rate_limit_per_minute.unwrap_or(state.config.rate_limit_per_minute))
         }
-        Credential::Operator { operator_id, .. } => {
+        Credential::Operator { operator_id, .. } | Credential::Assistant { operator_id, .. } => {
             (format!("operator:{operator_id}"), state.config.operator_rate_limit_per_minute)
         }
         Credential::System(_) => return Ok(()),

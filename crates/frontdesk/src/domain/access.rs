@@ -16,6 +16,9 @@ pub enum Credential {
     Operator { operator_id: String, token_id: String },
     /// An API key with its scopes.
     ApiKey { key_id: String, scopes: Vec<Scope>, rate_limit_per_minute: Option<u32> },
+    /// An AI assistant at the assistant endpoint, signed in by an operator (OAuth client `client_id`): it reads
+    /// what that operator may read, and writes nothing.
+    Assistant { operator_id: String, client_id: String },
     /// The service itself, acting for an organization as `writer`: the command line, the demo's seeding, a job,
     /// the booking page's requests.
     System(Writer),
@@ -54,6 +57,8 @@ impl Actor {
             Credential::ApiKey { .. } => {
                 Err(Error::Forbidden(format!("this API key lacks the scope {}", scope.as_str())))
             }
+            Credential::Assistant { .. } if Scope::DEFAULT.contains(&scope) => Ok(()),
+            Credential::Assistant { .. } => Err(Error::Forbidden("an assistant reads only".into())),
         }
     }
 
@@ -94,5 +99,33 @@ impl Actor {
             (Some(pin), Some(hotel)) => pin == hotel,
             (Some(_), None) => false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assistant() -> Actor {
+        Actor {
+            organization_id: "org".into(),
+            hotel_pin: None,
+            credential: Credential::Assistant { operator_id: "op".into(), client_id: "client".into() },
+        }
+    }
+
+    #[test]
+    fn an_assistant_reads_and_writes_nothing() {
+        let actor = assistant();
+        for scope in Scope::ALL {
+            let allowed = actor.require_scope(scope).is_ok();
+            assert_eq!(allowed, Scope::DEFAULT.contains(&scope), "{scope:?}");
+        }
+        assert!(actor.require_operator().is_err(), "an assistant is not an operator");
+        assert_eq!(
+            crate::model::changes::Writer::for_actor(&actor),
+            Writer::Assistant { client_id: "client".into() },
+            "what an assistant's sign-in writes is written as the assistant"
+        );
     }
 }

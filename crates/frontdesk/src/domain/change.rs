@@ -49,6 +49,7 @@ impl Writer {
         match &actor.credential {
             Credential::Operator { operator_id, .. } => Writer::Operator { operator_id: operator_id.clone() },
             Credential::ApiKey { key_id, .. } => Writer::ApiKey { key_id: key_id.clone() },
+            Credential::Assistant { client_id, .. } => Writer::Assistant { client_id: client_id.clone() },
             Credential::System(writer) => writer.clone(),
         }
     }

@@ -8,11 +8,12 @@ use chrono::{DateTime, Utc};
 
 use super::oauth::redirect_host;
 use super::{now, Actor, Error, Result};
-use crate::domain::change::Change;
+use crate::domain::change::{Change, Record, RecordKind};
 use crate::store::{identity, oauth as rows, Db};
 
 /// A client connected to the organization.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ConnectedAssistant {
     pub client_id: String,
     /// The client's own name (its choice, so shown with the host below).
@@ -63,6 +64,16 @@ pub async fn revoke(db: &Db, actor: &Actor, client_id: &str) -> Result<Connected
     let assistant = get(db, actor, client_id).await?;
     let mut tx = Change::begin(db, actor).await?;
     rows::revoke_client_in_organization(tx.conn(), &actor.organization_id, client_id, now()).await?;
+    tx.deleted(&actor.organization_id, &assistant).await?;
     tx.commit().await?;
     Ok(assistant)
+}
+
+/// An assistant reads what the operators who allowed it may see: the organization's, no one hotel's.
+impl Record for ConnectedAssistant {
+    const KIND: RecordKind = RecordKind::ConnectedAssistant;
+
+    fn hotel_id(&self) -> Option<&str> {
+        None
+    }
 }

@@ -124,6 +124,7 @@ pub fn caller_scope(actor: &super::Actor) -> String {
     match &actor.credential {
         super::access::Credential::ApiKey { key_id, .. } => format!("api-key:{key_id}"),
         super::access::Credential::Operator { operator_id, .. } => format!("operator:{operator_id}"),
+        super::access::Credential::Assistant { client_id, .. } => format!("assistant:{client_id}"),
         // Stored in idempotency rows: the same text for every writer the service acts as.
         super::access::Credential::System(_) => "system".to_string(),
     }

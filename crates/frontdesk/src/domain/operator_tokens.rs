@@ -13,7 +13,7 @@ use super::access::{Actor, Credential};
 use super::identity::{self, NewToken, Operator};
 use super::validate::{clean, Checks};
 use super::{now, secrets, Error, Result};
-use crate::domain::change::Change;
+use crate::domain::change::{Change, Record, RecordKind};
 use crate::store::{identity as rows, Db};
 
 /// A token issued by signing in.
@@ -28,7 +28,8 @@ const NEVER_YEAR: i32 = 9999;
 pub const MAX_EXPIRY_DAYS: u64 = 3 * 366;
 
 /// A token or session of the signed-in operator (never the token itself, which is shown once).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct OperatorToken {
     pub id: String,
     pub name: Option<String>,
@@ -38,7 +39,17 @@ pub struct OperatorToken {
     pub expires_at: Option<DateTime<Utc>>,
     pub last_used_at: Option<DateTime<Utc>>,
     /// Whether this is the token of the request that asked (the session the page is shown in).
+    #[serde(skip)]
     pub current: bool,
+}
+
+/// An operator's token belongs to no hotel: it acts in all the operator may see.
+impl Record for OperatorToken {
+    const KIND: RecordKind = RecordKind::AccessToken;
+
+    fn hotel_id(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// The operator's live named tokens and signed-in sessions, newest first.
@@ -135,7 +146,6 @@ pub async fn create(db: &Db, actor: &Actor, name: &str, expires_on: Option<Naive
         idle: None,
     };
     let id = identity::insert_token(&mut tx, &operator, &secret, created_at, &new).await?;
-    tx.commit().await?;
     let token = OperatorToken {
         id,
         name: Some(name),
@@ -145,6 +155,8 @@ pub async fn create(db: &Db, actor: &Actor, name: &str, expires_on: Option<Naive
         last_used_at: None,
         current: false,
     };
+    tx.created(&actor.organization_id, &token).await?;
+    tx.commit().await?;
     Ok(CreatedToken { token, secret })
 }
 
@@ -164,8 +176,10 @@ pub async fn revoke(db: &Db, actor: &Actor, id: &str) -> Result<OperatorToken> {
     let mut tx = Change::begin(db, actor).await?;
     let row = rows::get_operator_token(tx.conn(), operator_id, id).await?.ok_or(Error::NotFound("access token"))?;
     rows::revoke_access_token(tx.conn(), id, now()).await?;
+    let token = shown(row, token_id);
+    tx.deleted(&actor.organization_id, &token).await?;
     tx.commit().await?;
-    Ok(shown(row, token_id))
+    Ok(token)
 }
 
 /// Ends every signed-in session of the operator but the one asking ("sign out everywhere else"). Named tokens
@@ -173,7 +187,17 @@ pub async fn revoke(db: &Db, actor: &Actor, id: &str) -> Result<OperatorToken> {
 pub async fn sign_out_other_sessions(db: &Db, actor: &Actor) -> Result<u64> {
     let (operator_id, token_id) = operator_of(actor)?;
     let mut tx = Change::begin(db, actor).await?;
-    let ended = rows::revoke_other_sessions(tx.conn(), operator_id, token_id, now()).await?;
+    let at = now();
+    let ending: Vec<OperatorToken> = rows::list_operator_tokens(tx.conn(), operator_id, at)
+        .await?
+        .into_iter()
+        .filter(|row| row.kind == KIND_SESSION && row.id != token_id)
+        .map(|row| shown(row, token_id))
+        .collect();
+    let ended = rows::revoke_other_sessions(tx.conn(), operator_id, token_id, at).await?;
+    for session in &ending {
+        tx.deleted(&actor.organization_id, session).await?;
+    }
     tx.commit().await?;
     Ok(ended)
 }

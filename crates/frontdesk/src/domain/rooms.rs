@@ -228,16 +228,17 @@ pub(crate) async fn mark(
     status: HousekeepingStatus,
     by: &str,
 ) -> Result<()> {
-    let Some(mut room) = store::rooms::get(tx.conn(), &actor.organization_id, room_id).await? else {
+    let Some(before) = store::rooms::get(tx.conn(), &actor.organization_id, room_id).await? else {
         return Ok(());
     };
-    if !room.housekeeping_status.sellable() || room.housekeeping_status == status {
+    if !before.housekeeping_status.sellable() || before.housekeeping_status == status {
         return Ok(());
     }
+    let mut room = before.clone();
     set_status(tx, actor, &mut room, status, by).await?;
     room.updated_at = now();
     store::rooms::update(tx.conn(), &actor.organization_id, &room).await?;
-    Ok(())
+    tx.updated(&actor.organization_id, &before, &room).await
 }
 
 impl Record for Room {

@@ -119,16 +119,39 @@ pub fn render(template: &impl Template, status: StatusCode) -> Response {
     }
 }
 
-/// "Are you sure?": the confirmation a destructive action shows when the browser did not ask (JavaScript off).
-/// Its form posts the same fields again, with `confirmed=yes`.
+/// "Are you sure?": the confirmation a destructive action shows when the browser did not ask (JavaScript off), on
+/// any page of the dashboard, setup's too. Its form posts the same fields again, with `confirmed=yes`.
 #[derive(Template)]
 #[template(path = "confirm.html")]
 pub struct ConfirmPage {
-    pub chrome: Chrome,
+    pub frame: ConfirmFrame,
     pub question: String,
     pub detail: String,
     pub action: String,
     pub fields: Vec<(String, String)>,
     pub button: String,
     pub cancel_href: String,
+}
+
+/// What the confirmation page shows around its question: the organization and who is signed in.
+pub struct ConfirmFrame {
+    pub title: String,
+    pub organization_name: String,
+    pub operator_name: String,
+    pub csrf: String,
+    pub css: String,
+    pub js: String,
+}
+
+impl From<Chrome> for ConfirmFrame {
+    fn from(c: Chrome) -> ConfirmFrame {
+        ConfirmFrame {
+            title: c.title,
+            organization_name: c.organization_name,
+            operator_name: c.operator_name,
+            csrf: c.csrf,
+            css: c.css,
+            js: c.js,
+        }
+    }
 }

@@ -28,7 +28,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{new_id, now, Actor, Error, Result};
-use crate::domain::change::Change;
+use crate::domain::change::{Change, Record, RecordKind};
 use crate::store::guest_messages::{self as rows, MessageRow};
 use crate::store::{self, Db};
 pub use delivery::{
@@ -120,9 +120,11 @@ impl MessageStatus {
 }
 
 /// The languages messages are written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum Language {
+    #[serde(rename = "en")]
     English,
+    #[serde(rename = "de")]
     German,
 }
 
@@ -154,7 +156,8 @@ impl Language {
 }
 
 /// A message as the dashboard shows it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct GuestMessage {
     pub id: String,
     pub hotel_id: String,
@@ -241,8 +244,18 @@ pub async fn resend(db: &Db, actor: &Actor, message_id: &str) -> Result<GuestMes
         ..original
     };
     rows::insert(tx.conn(), &row).await?;
+    let message = GuestMessage::from_row(row)?;
+    tx.created(&actor.organization_id, &message).await?;
     tx.commit().await?;
-    GuestMessage::from_row(row)
+    Ok(message)
+}
+
+impl Record for GuestMessage {
+    const KIND: RecordKind = RecordKind::GuestMessage;
+
+    fn hotel_id(&self) -> Option<&str> {
+        Some(&self.hotel_id)
+    }
 }
 
 #[cfg(test)]

@@ -2,14 +2,15 @@
 //! and its own wording of each message in each language (defaults until it saves its own).
 
 use super::{defaults, render, Language, Letter, MessageKind, TemplateError};
-use crate::domain::change::Change;
+use crate::domain::change::{Change, Record, RecordKind};
 use crate::domain::{hotels, now, validate, Actor, Error, FieldError, Result};
 use crate::store;
 use crate::store::guest_messages::{self as rows, SettingsRow};
 use crate::store::Db;
 
 /// What a hotel's messages say about reaching it, and when its reminder goes out.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct MessageSettings {
     pub contact_email: Option<String>,
     pub contact_phone: Option<String>,
@@ -64,6 +65,7 @@ pub async fn save_settings(db: &Db, actor: &Actor, hotel_id: &str, s: MessageSet
         return Err(Error::Validation(errors));
     }
     let mut tx = Change::begin(db, actor).await?;
+    let before = settings_of(tx.conn(), &hotel.id).await?;
     let row = SettingsRow {
         contact_email: s.contact_email.clone(),
         contact_phone: s.contact_phone.clone(),
@@ -71,6 +73,9 @@ pub async fn save_settings(db: &Db, actor: &Actor, hotel_id: &str, s: MessageSet
         reminder_hour: s.reminder_hour,
     };
     rows::save_settings(tx.conn(), &hotel.id, &row, now()).await?;
+    let (before, after) =
+        (HotelSettings { hotel_id: &hotel.id, settings: &before }, HotelSettings { hotel_id: &hotel.id, settings: &s });
+    tx.updated(&actor.organization_id, &before, &after).await?;
     tx.commit().await?;
     Ok(s)
 }
@@ -130,14 +135,59 @@ pub async fn save_template(
         }
     }
     let mut tx = Change::begin(db, actor).await?;
+    let own = rows::template(tx.conn(), &hotel.id, kind.as_str(), language.code()).await?;
+    let before = HotelWording {
+        hotel_id: &hotel.id,
+        kind,
+        language: language.code(),
+        own: own.as_ref().map(|(subject, body)| (subject.as_str(), body.as_str())),
+    };
     match wording {
         Some((subject, body)) => {
             rows::save_template(tx.conn(), &hotel.id, kind.as_str(), language.code(), subject, body, now()).await?
         }
         None => rows::remove_template(tx.conn(), &hotel.id, kind.as_str(), language.code()).await?,
     }
+    let after = HotelWording { own: wording, ..before };
+    tx.updated(&actor.organization_id, &before, &after).await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// A hotel's message settings, as a change records them.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HotelSettings<'a> {
+    hotel_id: &'a str,
+    #[serde(flatten)]
+    settings: &'a MessageSettings,
+}
+
+impl Record for HotelSettings<'_> {
+    const KIND: RecordKind = RecordKind::MessageSettings;
+
+    fn hotel_id(&self) -> Option<&str> {
+        Some(self.hotel_id)
+    }
+}
+
+/// A hotel's own wording of one message in one language (`None`: the default), as a change records it.
+#[derive(Clone, Copy, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HotelWording<'a> {
+    hotel_id: &'a str,
+    kind: MessageKind,
+    language: &'static str,
+    /// Subject and body.
+    own: Option<(&'a str, &'a str)>,
+}
+
+impl Record for HotelWording<'_> {
+    const KIND: RecordKind = RecordKind::MessageWording;
+
+    fn hotel_id(&self) -> Option<&str> {
+        Some(self.hotel_id)
+    }
 }
 
 /// A preview of one message with example facts, in the hotel's name.

@@ -3,13 +3,13 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use super::operators::in_organization;
+use super::operators::{in_organization, password_replaced};
 use super::{
     check_new_password, claim_email, hash, insert_operator, issue_session, who, Operator, OperatorIn, Organization,
     SessionLimits, SessionOut,
 };
 use crate::domain::access::Actor;
-use crate::domain::change::{Change, Writer};
+use crate::domain::change::{Change, Record, RecordKind, Writer};
 use crate::domain::validate::Checks;
 use crate::domain::{attempts, new_id, now, secrets, Error, Result};
 use crate::store::{self, identity as rows, Db};
@@ -21,9 +21,11 @@ pub const INVITATION_TTL: TimeDelta = TimeDelta::days(7);
 pub const INVITATION_PREFIX: &str = "fdi_";
 
 /// An invitation: the token of its link, shown once to the operator who invited, and never stored.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Invitation {
     pub operator: Operator,
+    #[serde(skip)]
     pub token: String,
     pub expires_at: DateTime<Utc>,
 }
@@ -88,7 +90,18 @@ async fn new_invitation(tx: &mut Change, actor: &Actor, operator: &Operator) -> 
         },
     )
     .await?;
-    Ok(Invitation { operator: operator.clone(), token, expires_at })
+    let invitation = Invitation { operator: operator.clone(), token, expires_at };
+    tx.created(&operator.organization_id, &invitation).await?;
+    Ok(invitation)
+}
+
+/// An invitation is to the organization, as its operator is.
+impl Record for Invitation {
+    const KIND: RecordKind = RecordKind::Invitation;
+
+    fn hotel_id(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// What an invitation link's page shows: who is invited, to which organization, by whom.
@@ -158,6 +171,7 @@ pub async fn accept_invitation(
     claim_email(&mut tx, &operator).await?;
     rows::set_password_hash(tx.conn(), &operator.id, &password_hash, at).await?;
     rows::delete_operator_invitations(tx.conn(), &operator.id).await?;
+    password_replaced(&mut tx, &operator).await?;
     tx.commit().await?;
     attempt.succeeded(db).await?;
     issue_session(db, operator, limits, user_agent).await

@@ -173,6 +173,10 @@ pub async fn who(conn: &mut store::Conn, actor: &Actor) -> Result<String> {
             Some(operator) => operator.name,
             None => "an operator".to_string(),
         },
+        Credential::Assistant { operator_id, .. } => match store::identity::get_operator(conn, operator_id).await? {
+            Some(operator) => format!("an assistant of {}", operator.name),
+            None => "an assistant".to_string(),
+        },
         Credential::ApiKey { key_id, .. } => match store::api_keys::get(conn, &actor.organization_id, key_id).await? {
             Some(key) => format!("API key {}", key.name),
             None => "an API key".to_string(),

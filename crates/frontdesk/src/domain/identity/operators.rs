@@ -83,19 +83,26 @@ pub async fn reset_password(db: &Db, actor: &Actor, operator_id: &str, password:
     let operator = in_organization(tx.conn(), actor, operator_id).await?;
     // An invited operator given a password signs in with their address from now on.
     claim_email(&mut tx, &operator).await?;
-    replace_password(&mut tx, &operator.id, &password_hash).await?;
+    replace_password(&mut tx, &operator, &password_hash).await?;
     tx.commit().await?;
     Ok(operator)
 }
 
 /// Stores a new password hash and ends everything the old password opened.
-async fn replace_password(tx: &mut Change, operator_id: &str, password_hash: &str) -> Result<()> {
+async fn replace_password(tx: &mut Change, operator: &Operator, password_hash: &str) -> Result<()> {
     let at = now();
-    rows::set_password_hash(tx.conn(), operator_id, password_hash, at).await?;
-    rows::revoke_operator_tokens(tx.conn(), operator_id, at).await?;
-    rows::delete_operator_invitations(tx.conn(), operator_id).await?;
-    store::oauth::forget_operator(tx.conn(), operator_id).await?;
-    Ok(())
+    rows::set_password_hash(tx.conn(), &operator.id, password_hash, at).await?;
+    rows::revoke_operator_tokens(tx.conn(), &operator.id, at).await?;
+    rows::delete_operator_invitations(tx.conn(), &operator.id).await?;
+    store::oauth::forget_operator(tx.conn(), &operator.id).await?;
+    password_replaced(tx, operator).await
+}
+
+/// Says that `operator`'s password was replaced (the operator as it is now is the change's record; the hash is
+/// never part of one).
+pub(super) async fn password_replaced(tx: &mut Change, before: &Operator) -> Result<()> {
+    let after = rows::get_operator(tx.conn(), &before.id).await?.ok_or(Error::NotFound("operator"))?;
+    tx.updated(&before.organization_id, before, &after).await
 }
 
 /// The signed-in operator changes their own password, giving the current one (checked, and counted, as a sign-in
@@ -126,7 +133,7 @@ pub async fn change_own_password(
     }
     let password_hash = hash(new).await?;
     let mut tx = Change::begin(db, actor).await?;
-    replace_password(&mut tx, &me.id, &password_hash).await?;
+    replace_password(&mut tx, &me, &password_hash).await?;
     tx.commit().await?;
     issue_session(db, me, limits, user_agent).await
 }

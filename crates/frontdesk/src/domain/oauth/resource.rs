@@ -16,7 +16,7 @@ pub enum BearerError {
     Internal,
 }
 
-/// The operator behind an access token for the assistant endpoint: the token must be an access token (not a refresh
+/// The assistant (and the operator who signed it in) behind an access token for the assistant endpoint: the token must be an access token (not a refresh
 /// token), unexpired, unrevoked, bound to `settings.resource` and carry `service:read`.
 pub async fn authenticate(db: &Db, settings: &Settings, token: &str) -> Result<Actor, BearerError> {
     let invalid = BearerError::InvalidToken("the access token is invalid");
@@ -58,6 +58,6 @@ pub async fn authenticate(db: &Db, settings: &Settings, token: &str) -> Result<A
     Ok(Actor {
         organization_id: row.organization_id,
         hotel_pin: None,
-        credential: Credential::Operator { operator_id: row.operator_id, token_id: row.id },
+        credential: Credential::Assistant { operator_id: row.operator_id, client_id: row.client_id },
     })
 }

@@ -326,7 +326,7 @@ async fn delete(
     let href = page.path(&format!("guests/{id}"));
     if !form::confirmed(posted.form.confirmed.as_deref()) {
         let template = ConfirmPage {
-            chrome: page.chrome(&state, Section::Guests, "Please confirm").await?,
+            frame: page.chrome(&state, Section::Guests, "Please confirm").await?.into(),
             question: format!("Delete the guest {name}?"),
             detail: "Their details are removed for good. A guest with reservations cannot be deleted.".into(),
             action: format!("{href}/delete"),

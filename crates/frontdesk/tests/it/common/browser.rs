@@ -413,6 +413,33 @@ impl Browser {
         assert!(small.is_empty(), "text below 12 px on {what}: {small:#?}");
     }
 
+    /// Asserts that every visible `select` matching `css` shows its chosen option's text whole: the text, in the
+    /// select's own font, fits between its padding and the drop-down arrow.
+    pub async fn assert_choice_shown(&self, css: &str, what: &str) {
+        const WIDTHS: &str = r#"
+            const canvas = document.createElement('canvas').getContext('2d');
+            return [...document.querySelectorAll(arguments[0])]
+                .filter(el => el.getClientRects().length)
+                .map(el => {
+                    const style = getComputedStyle(el);
+                    canvas.font = style.font;
+                    const text = el.options[el.selectedIndex]?.text ?? '';
+                    const room = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+                    return [text, canvas.measureText(text).width, room];
+                });
+        "#;
+        // Chromium draws the arrow in the select's right padding and about 16 px more.
+        const ARROW: f64 = 16.0;
+        let answer = self.client.execute(WIDTHS, vec![json!(css)]).await.expect("measures");
+        let selects = answer.as_array().cloned().unwrap_or_default();
+        assert!(!selects.is_empty(), "nothing matches {css} on {what}");
+        for s in selects {
+            let (text, width, room) = (s[0].as_str().unwrap_or_default(), s[1].as_f64(), s[2].as_f64());
+            let (Some(width), Some(room)) = (width, room) else { panic!("no widths for {css}: {s}") };
+            assert!(width + ARROW <= room, "{what} cuts \"{text}\" ({width:.0} px of text in {room:.0} px)");
+        }
+    }
+
     /// Emulates forced colours (as Windows' contrast themes force them), or stops.
     pub async fn emulate_forced_colors(&self, on: bool) {
         let value = if on { "active" } else { "none" };

@@ -84,10 +84,14 @@ async fn housekeeping_works_from_a_phone(engine: Engine) {
         .await
         .expect(200);
 
+    // A hotel's whole name shows in the switcher of a phone's header.
+    s.put(&format!("/api/hotels/{}", h.0), &org.auth(), json!({"name": "Harbour View Hotel Lisboa"})).await.expect(200);
+
     let Some(b) = signed_in(&s, &org, PHONE).await else { return };
     b.goto(&format!("/hotels/{}/housekeeping", h.0)).await;
     b.wait_for_text("Floor 2").await;
     assert!(fits_the_window(&b).await, "the housekeeping page scrolls sideways on a phone");
+    b.assert_choice_shown(".switcher select", "the hotel switcher").await;
     b.assert_accessible("the housekeeping page").await;
     if engine == Engine::Sqlite {
         b.screenshot("housekeeping-phone").await;

@@ -259,7 +259,7 @@ async fn revoke(
     if !form::confirmed(posted.form.get("confirmed").map(String::as_str)) {
         let frame = Frame::load(&state, &page, Tab::ApiKeys, "Please confirm").await?;
         let t = ConfirmPage {
-            chrome: frame.chrome,
+            frame: frame.chrome.into(),
             question: format!("Revoke the API key “{}”?", key.name),
             detail: "Every request made with its secret is refused (401) from now on. This cannot be undone: a new \
                      key has a new secret."

@@ -77,7 +77,7 @@ async fn revoke(
     if !form::confirmed(posted.form.get("confirmed").map(String::as_str)) {
         let frame = Frame::load(&state, &page, Tab::Assistants, "Please confirm").await?;
         let t = ConfirmPage {
-            chrome: frame.chrome,
+            frame: frame.chrome.into(),
             question: format!("Disconnect the assistant “{}”?", assistant.name),
             detail: "It is cut off at once: its next question is refused, and it must be allowed again by signing in \
                      to ask more."

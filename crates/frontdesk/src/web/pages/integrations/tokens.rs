@@ -151,7 +151,7 @@ async fn revoke(
     if !form::confirmed(posted.form.get("confirmed").map(String::as_str)) {
         let frame = Frame::load(&state, &page, Tab::Tokens, "Please confirm").await?;
         let t = ConfirmPage {
-            chrome: frame.chrome,
+            frame: frame.chrome.into(),
             question: format!("Revoke {what}?"),
             detail: "Its next request is refused (401): a script using it stops, a browser is signed out.".into(),
             action: frame_path(&page, &format!("tokens/{id}/revoke")),

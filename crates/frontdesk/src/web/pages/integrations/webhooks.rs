@@ -272,7 +272,7 @@ async fn delete(
     if !form::confirmed(posted.form.get("confirmed").map(String::as_str)) {
         let frame = Frame::load(&state, &page, Tab::Webhooks, "Please confirm").await?;
         let t = ConfirmPage {
-            chrome: frame.chrome,
+            frame: frame.chrome.into(),
             question: format!("Delete the webhook subscription to {}?", subscription.url),
             detail: "Nothing more is sent to this URL, and its delivery log goes with it.".into(),
             action: format!("{href}/delete"),

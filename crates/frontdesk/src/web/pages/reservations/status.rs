@@ -123,7 +123,7 @@ impl Asking<'_> {
         fields.push(("confirmed".into(), "yes".into()));
         fields.sort();
         let template = ConfirmPage {
-            chrome: self.page.chrome(self.state, Section::Reservations, "Please confirm").await?,
+            frame: self.page.chrome(self.state, Section::Reservations, "Please confirm").await?.into(),
             question: q.question,
             detail: q.detail,
             action: format!("{}/reservations/{}/status", self.page.path("").trim_end_matches('/'), self.id),

@@ -10,7 +10,7 @@ use axum::Router;
 use serde::Deserialize;
 
 use super::hotels::hotel_path;
-use super::{render_form, Area, SetupChrome, SetupConfirm};
+use super::{render_form, Area, SetupChrome};
 use crate::app::AppState;
 use crate::domain::hotels::Hotel;
 use crate::domain::rate_plans::{self, RatePlan, RatePlanIn, RatePlanPatch};
@@ -18,7 +18,7 @@ use crate::domain::room_types::{self, RoomType, RoomTypeIn, RoomTypePatch};
 use crate::domain::rooms::{self, HousekeepingStatus, Room, RoomIn, RoomPatch};
 use crate::domain::Error;
 use crate::web::form::{self, optional, FormErrors};
-use crate::web::page::{render_page, WebResult};
+use crate::web::page::{render_page, ConfirmPage, WebResult};
 use crate::web::pages::HotelPage;
 use crate::web::session::{self, Flash, Posted};
 
@@ -121,11 +121,12 @@ struct DeleteForm {
 /// The confirmation a delete shows when the browser did not ask (JavaScript off).
 async fn confirm_delete(state: &AppState, page: &HotelPage, what: &str, detail: &str, action: String) -> WebResult {
     let session = page.session.clone();
-    let template = SetupConfirm {
-        chrome: SetupChrome::load(state, &session, Area::Hotels, "Please confirm").await?,
+    let template = ConfirmPage {
+        frame: SetupChrome::load(state, &session, Area::Hotels, "Please confirm").await?.into(),
         question: format!("Delete {what}?"),
         detail: detail.to_string(),
         action,
+        fields: vec![("confirmed".into(), "yes".into())],
         button: format!("Yes, delete {what}"),
         cancel_href: hotel_path(&page.hotel.id),
     };

@@ -130,14 +130,15 @@ pub fn render_form(template: &impl Template, session: &Session, state: &AppState
     response
 }
 
-/// "Are you sure?" in the setup frame (the dashboard's [`crate::web::page::ConfirmPage`] needs a hotel's frame).
-#[derive(Template)]
-#[template(path = "setup/confirm.html")]
-pub struct SetupConfirm {
-    pub chrome: SetupChrome,
-    pub question: String,
-    pub detail: String,
-    pub action: String,
-    pub button: String,
-    pub cancel_href: String,
+impl From<SetupChrome> for crate::web::page::ConfirmFrame {
+    fn from(c: SetupChrome) -> crate::web::page::ConfirmFrame {
+        crate::web::page::ConfirmFrame {
+            title: c.title,
+            organization_name: c.organization_name,
+            operator_name: c.operator_name,
+            csrf: c.csrf,
+            css: c.css,
+            js: c.js,
+        }
+    }
 }

@@ -16,14 +16,14 @@ use axum::{Form, Router};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
-use super::{render_form, Area, SetupChrome, SetupConfirm, SetupPage};
+use super::{render_form, Area, SetupChrome, SetupPage};
 use crate::app::limits::{client_address, limit_sign_in, ClientAddress};
 use crate::app::AppState;
 use crate::domain::identity::{self, Invitation, Operator, OperatorEntry};
 use crate::domain::{secrets, Error};
 use crate::web::assets;
 use crate::web::form::{self, FormErrors};
-use crate::web::page::{self, render_page, WebResult};
+use crate::web::page::{self, render_page, ConfirmPage, WebResult};
 use crate::web::session::{self, Cookie, Flash, Posted};
 
 pub fn router() -> Router<AppState> {
@@ -246,13 +246,14 @@ async fn remove(
 ) -> WebResult {
     let operator = identity::operator_of_organization(&state.db, &page.session.actor, &id).await?;
     if !form::confirmed(posted.form.confirmed.as_deref()) {
-        let template = SetupConfirm {
-            chrome: page.chrome(&state, Area::Operators, "Please confirm").await?,
+        let template = ConfirmPage {
+            frame: page.chrome(&state, Area::Operators, "Please confirm").await?.into(),
             question: format!("Remove {} ({})?", operator.name, operator.email),
             detail: "They can no longer sign in; every session, access token and connected assistant of theirs ends \
                      at once."
                 .into(),
             action: format!("/setup/operators/{id}/remove"),
+            fields: vec![("confirmed".into(), "yes".into())],
             button: format!("Yes, remove {}", operator.name),
             cancel_href: "/setup/operators".into(),
         };
