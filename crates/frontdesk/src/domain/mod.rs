@@ -15,6 +15,7 @@ pub mod change;
 pub mod connected_assistants;
 pub mod daily_rates;
 pub mod events;
+pub mod finance;
 pub mod folios;
 pub mod front_office;
 pub mod guest_messages;

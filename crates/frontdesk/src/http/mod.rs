@@ -42,6 +42,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(routes::auth::router())
         .merge(routes::api_keys::router())
         .merge(routes::hotels::router())
+        .merge(routes::billing::router())
         .merge(routes::room_types::router())
         .merge(routes::rooms::router())
         .merge(routes::rate_plans::router())

@@ -49,6 +49,7 @@ pub enum RecordKind {
     Operator,
     Invitation,
     Hotel,
+    BillingSettings,
     RoomType,
     Room,
     RatePlan,

@@ -9,6 +9,7 @@
 
 pub mod access;
 pub mod api_keys;
+pub mod billing;
 pub mod changes;
 pub mod codes;
 pub mod daily_rates;

@@ -63,6 +63,7 @@
 
 pub mod api_keys;
 pub mod attempts;
+pub mod billing;
 pub mod booking;
 mod conn;
 mod connection_manager;

@@ -233,6 +233,19 @@ pub enum Guests {
     PhoneDigitsReversed,
 }
 
+/// `hotel_billing_settings`
+#[derive(Debug, Clone, Copy, Iden)]
+pub enum HotelBillingSettings {
+    #[iden = "hotel_billing_settings"]
+    Table,
+    #[iden = "hotel_id"]
+    HotelId,
+    #[iden = "settings"]
+    Settings,
+    #[iden = "updated_at"]
+    UpdatedAt,
+}
+
 /// `hotel_message_settings`
 #[derive(Debug, Clone, Copy, Iden)]
 pub enum HotelMessageSettings {
@@ -912,6 +925,7 @@ pub const TABLES: &[(&str, &[&str])] = &[
             "phone_digits_reversed",
         ],
     ),
+    ("hotel_billing_settings", &["hotel_id", "settings", "updated_at"]),
     (
         "hotel_message_settings",
         &["hotel_id", "contact_email", "contact_phone", "reminder_days_before", "reminder_hour", "updated_at"],

@@ -22,6 +22,7 @@ mod common;
 
 mod availability;
 mod backups;
+mod billing;
 mod booking_page;
 mod catalogue;
 mod command_line;

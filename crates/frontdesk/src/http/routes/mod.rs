@@ -3,6 +3,7 @@
 pub mod api_keys;
 pub mod auth;
 pub mod availability;
+pub mod billing;
 pub mod daily_rates;
 pub mod guests;
 pub mod health;

@@ -1,0 +1,236 @@
+//! A hotel's tax and billing settings ([`BillingSettings`]): read by any credential that sees the hotel, changed by
+//! an operator. Amounts are in the hotel's currency; the rules they feed are in [`super::tax`] and
+//! [`super::city_tax`].
+
+use std::collections::HashSet;
+
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use crate::domain::change::{Change, Record, RecordKind};
+use crate::domain::validate::Checks;
+use crate::domain::{hotels, money, not_null, now, nullable, Actor, Error, Result};
+pub use crate::model::billing::{
+    BillingSettings, CityTaxBasis, CityTaxRule, Extra, ExtraPart, VatRate, ACCOMMODATION, BUILT_IN_CATEGORIES,
+};
+use crate::model::hotels::Hotel;
+use crate::store::{self, Db};
+
+/// The most extras a hotel lists, and the most categories it has.
+pub const MAX_EXTRAS: usize = 200;
+pub const MAX_CATEGORIES: usize = 20;
+
+/// What is stored: the settings without what the hotel already says (its id, its currency).
+#[derive(serde::Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Stored {
+    prices_include_vat: bool,
+    vat_rates: Vec<VatRate>,
+    city_tax: Option<CityTaxRule>,
+    extras: Vec<Extra>,
+}
+
+/// Changes to the settings: fields left out keep their value; a list given replaces the list; `cityTax: null`
+/// removes the city tax.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BillingPatch {
+    #[serde(default, deserialize_with = "not_null")]
+    #[schema(nullable = false)]
+    pub prices_include_vat: Option<bool>,
+    #[serde(default, deserialize_with = "not_null")]
+    #[schema(nullable = false, max_items = 20)]
+    pub vat_rates: Option<Vec<VatRate>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<CityTaxRule>)]
+    pub city_tax: Option<Option<CityTaxRule>>,
+    #[serde(default, deserialize_with = "not_null")]
+    #[schema(nullable = false, max_items = 200)]
+    pub extras: Option<Vec<Extra>>,
+}
+
+/// The settings of a hotel that has saved none: prices with VAT, the three categories at 0 % until the hotel sets
+/// its rates, no city tax, no extras.
+fn defaults(hotel: &Hotel) -> BillingSettings {
+    BillingSettings {
+        hotel_id: hotel.id.clone(),
+        currency: hotel.currency.clone(),
+        prices_include_vat: true,
+        vat_rates: BUILT_IN_CATEGORIES
+            .iter()
+            .map(|c| VatRate { category: (*c).to_string(), rate_basis_points: 0 })
+            .collect(),
+        city_tax: None,
+        extras: Vec::new(),
+        updated_at: None,
+    }
+}
+
+async fn settings_of(conn: &mut store::Conn, hotel: &Hotel) -> Result<BillingSettings> {
+    let Some((json, updated_at)) = store::billing::settings(conn, &hotel.id).await? else {
+        return Ok(defaults(hotel));
+    };
+    let stored: Stored = serde_json::from_str(&json)
+        .map_err(|e| Error::Internal(anyhow::anyhow!("billing settings of hotel {}: {e}", hotel.id)))?;
+    Ok(BillingSettings {
+        hotel_id: hotel.id.clone(),
+        currency: hotel.currency.clone(),
+        prices_include_vat: stored.prices_include_vat,
+        vat_rates: stored.vat_rates,
+        city_tax: stored.city_tax,
+        extras: stored.extras,
+        updated_at: Some(updated_at),
+    })
+}
+
+/// A hotel's settings (the defaults until it saves its own).
+pub async fn get(db: &Db, actor: &Actor, hotel_id: &str) -> Result<BillingSettings> {
+    let hotel = hotels::get(db, actor, hotel_id).await?;
+    settings_of(&mut *db.read().await?, &hotel).await
+}
+
+/// Changes a hotel's settings (an operator's).
+pub async fn update(db: &Db, actor: &Actor, hotel_id: &str, patch: BillingPatch) -> Result<BillingSettings> {
+    actor.require_operator()?;
+    let hotel = hotels::get(db, actor, hotel_id).await?;
+    let mut tx = Change::begin(db, actor).await?;
+    let before = settings_of(tx.conn(), &hotel).await?;
+    let mut after = before.clone();
+    if let Some(v) = patch.prices_include_vat {
+        after.prices_include_vat = v;
+    }
+    if let Some(v) = patch.vat_rates {
+        after.vat_rates = v;
+    }
+    if let Some(v) = patch.city_tax {
+        after.city_tax = v;
+    }
+    if let Some(v) = patch.extras {
+        after.extras = v;
+    }
+    check(&after)?;
+    let at = now();
+    after.updated_at = Some(at);
+    let stored = Stored {
+        prices_include_vat: after.prices_include_vat,
+        vat_rates: after.vat_rates.clone(),
+        city_tax: after.city_tax.clone(),
+        extras: after.extras.clone(),
+    };
+    let json = serde_json::to_string(&stored).map_err(anyhow::Error::from)?;
+    store::billing::save(tx.conn(), &hotel.id, &json, at).await?;
+    tx.updated(&actor.organization_id, &before, &after).await?;
+    tx.commit().await?;
+    Ok(after)
+}
+
+fn is_code(value: &str, first: impl Fn(char) -> bool, rest: impl Fn(char) -> bool, max: usize) -> bool {
+    let mut chars = value.chars();
+    chars.next().is_some_and(first) && chars.all(rest) && value.len() <= max
+}
+
+fn is_category(value: &str) -> bool {
+    is_code(value, |c| c.is_ascii_uppercase(), |c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_', 32)
+}
+
+fn is_extra_code(value: &str) -> bool {
+    let part = |c: char| c.is_ascii_uppercase() || c.is_ascii_digit();
+    is_code(value, part, |c| part(c) || c == '_' || c == '-', 32)
+}
+
+fn rate(checks: &mut Checks, field: &str, bp: i64) {
+    if !(0..=super::tax::WHOLE).contains(&bp) {
+        checks.fail(field, "must be basis points from 0 to 10000 (0 % to 100 %)");
+    }
+}
+
+/// Every problem of the settings at once.
+fn check(s: &BillingSettings) -> Result<()> {
+    let mut checks = Checks::new();
+    let mut categories = HashSet::new();
+    if s.vat_rates.len() > MAX_CATEGORIES {
+        checks.fail("vatRates", format!("must list at most {MAX_CATEGORIES} categories"));
+    }
+    for (i, r) in s.vat_rates.iter().enumerate() {
+        if !is_category(&r.category) {
+            checks.fail(&format!("vatRates[{i}].category"), "must be capitals, digits and _ (at most 32), e.g. SPA");
+        } else if !categories.insert(r.category.as_str()) {
+            checks.fail(&format!("vatRates[{i}].category"), format!("{} is listed twice", r.category));
+        }
+        rate(&mut checks, &format!("vatRates[{i}].rateBasisPoints"), r.rate_basis_points);
+    }
+    for built_in in BUILT_IN_CATEGORIES {
+        if !categories.contains(built_in) {
+            checks.fail("vatRates", format!("must list {built_in}"));
+        }
+    }
+    if let Some(t) = &s.city_tax {
+        checks.line("cityTax.name", &t.name, 100);
+        match t.basis {
+            CityTaxBasis::PerPersonPerNight | CityTaxBasis::PerRoomPerNight => match t.amount {
+                Some(a) if money::in_bounds(a) => {}
+                Some(_) => checks.fail("cityTax.amount", money::out_of_bounds_message()),
+                None => checks.fail("cityTax.amount", "is required for a city tax per night"),
+            },
+            CityTaxBasis::PercentOfNet | CityTaxBasis::PercentOfGross => match t.rate_basis_points {
+                Some(bp) => rate(&mut checks, "cityTax.rateBasisPoints", bp),
+                None => checks.fail("cityTax.rateBasisPoints", "is required for a city tax in percent"),
+            },
+        }
+        if t.max_nights.is_some_and(|n| !(1..=366).contains(&n)) {
+            checks.fail("cityTax.maxNights", "must be 1 to 366 nights, or null for every night");
+        }
+        rate(&mut checks, "cityTax.vatRateBasisPoints", t.vat_rate_basis_points);
+    }
+    if s.extras.len() > MAX_EXTRAS {
+        checks.fail("extras", format!("must list at most {MAX_EXTRAS} extras"));
+    }
+    let mut codes = HashSet::new();
+    for (i, e) in s.extras.iter().enumerate() {
+        let field = |name: &str| format!("extras[{i}].{name}");
+        if !is_extra_code(&e.code) {
+            checks.fail(&field("code"), "must be capitals, digits, _ and - (at most 32), e.g. BREAKFAST");
+        } else if !codes.insert(e.code.as_str()) {
+            checks.fail(&field("code"), format!("{} is listed twice", e.code));
+        }
+        checks.line(&field("name"), &e.name, 200);
+        if !money::in_bounds(e.unit_price) {
+            checks.fail(&field("unitPrice"), money::out_of_bounds_message());
+        }
+        if e.parts.is_empty() || e.parts.len() > 10 {
+            checks.fail(&field("parts"), "must be 1 to 10 parts");
+        }
+        for (j, p) in e.parts.iter().enumerate() {
+            if !categories.contains(p.category.as_str()) {
+                checks.fail(&format!("extras[{i}].parts[{j}].category"), "must be a category of vatRates");
+            }
+            if !(1..=super::tax::WHOLE).contains(&p.share_basis_points) {
+                checks.fail(&format!("extras[{i}].parts[{j}].shareBasisPoints"), "must be 1 to 10000 basis points");
+            }
+        }
+        if e.parts.iter().map(|p| p.share_basis_points).sum::<i64>() != super::tax::WHOLE {
+            checks.fail(&field("parts"), "the shares must add up to 10000 basis points (100 %)");
+        }
+    }
+    checks.finish()
+}
+
+impl BillingSettings {
+    /// The VAT rate of `category`, if the hotel has it.
+    pub fn rate_of(&self, category: &str) -> Option<i64> {
+        self.vat_rates.iter().find(|r| r.category == category).map(|r| r.rate_basis_points)
+    }
+
+    /// The accommodation VAT rate (every hotel's settings have one).
+    pub fn accommodation_rate(&self) -> i64 {
+        self.rate_of(ACCOMMODATION).unwrap_or(0)
+    }
+}
+
+impl Record for BillingSettings {
+    const KIND: RecordKind = RecordKind::BillingSettings;
+
+    fn hotel_id(&self) -> Option<&str> {
+        Some(&self.hotel_id)
+    }
+}
