@@ -7,11 +7,13 @@ use rand::{Rng, SeedableRng};
 use crate::domain::api_keys::{self, ApiKeyIn};
 use crate::domain::change::{Job, Writer};
 use crate::domain::daily_rates::{self, DailyRateIn, DailyRatesIn};
+use crate::domain::finance::folios::PaymentMethod;
+use crate::domain::finance::ledger::{self, Entry, PaymentIn};
 use crate::domain::guests::{self, GuestIn};
 use crate::domain::hotels::{self, Hotel, HotelIn};
 use crate::domain::rate_plans::{self, RatePlan, RatePlanIn};
 use crate::domain::reservations::{
-    write, ReservationIn, ReservationPatch, ReservationRoomIn, ReservationStatus, Source,
+    self as reservations, write, ReservationIn, ReservationPatch, ReservationRoomIn, ReservationStatus, Source,
 };
 use crate::domain::room_types::{self, RoomTypeIn};
 use crate::domain::rooms::{self, HousekeepingStatus, Room, RoomIn, RoomPatch};
@@ -362,6 +364,25 @@ impl DemoDesk<'_> {
     /// Makes a stay's moves. The desk's rules read the clock (a stay is checked in on its dates): history is
     /// recorded as it happened, checked in on the day of arrival and out on the day of departure, and housekeeping
     /// cleaned the room a few hours after each departure of the past.
+    /// Pays what a departing guest owes, by card at the desk, as a front desk does before the check-out.
+    async fn settle(&self, reservation_id: &str, at: Option<chrono::DateTime<chrono::Utc>>) -> anyhow::Result<()> {
+        let r = reservations::get(self.db, self.system, reservation_id).await?;
+        let Some(folio) = r.folio.filter(|f| f.balance > 0) else { return Ok(()) };
+        let payment = PaymentIn {
+            method: PaymentMethod::Card,
+            amount: folio.balance,
+            currency: None,
+            reference: Some(format!("Terminal receipt {}", &r.reference)),
+            paid_at: at,
+        };
+        let entry = Entry::Payment(payment);
+        match at {
+            Some(at) => as_of(at, ledger::record(self.db, self.system, &folio.id, entry, None)).await?,
+            None => ledger::record(self.db, self.system, &folio.id, entry, None).await?,
+        };
+        Ok(())
+    }
+
     async fn make_moves(
         &self,
         rng: &mut StdRng,
@@ -381,6 +402,9 @@ impl DemoDesk<'_> {
                 }
                 _ => None,
             };
+            if to == ReservationStatus::CheckedOut {
+                self.settle(reservation_id, at).await?;
+            }
             let patch = ReservationPatch { status: Some(to), ..ReservationPatch::default() };
             match at {
                 Some(at) => as_of(at, write::update(self.db, self.system, reservation_id, patch)).await?,

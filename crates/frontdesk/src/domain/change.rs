@@ -29,8 +29,8 @@ pub trait Record: Serialize {
     fn hotel_id(&self) -> Option<&str>;
 }
 
-/// The webhook event of an action on a record of `kind`, where the contract has one: `reservation.*` and
-/// `guest.*`. A table, like the moves of `ReservationStatus`.
+/// The webhook event of an action on a record of `kind`, where the contract has one (`reservation.*`, `guest.*`)
+/// or an extension does (`folio.updated`, `payment.created`). A table, like the moves of `ReservationStatus`.
 pub fn event_of(kind: RecordKind, action: Action) -> Option<EventKind> {
     Some(match (kind, action) {
         (RecordKind::Reservation, Action::Created) => EventKind::ReservationCreated,
@@ -39,6 +39,8 @@ pub fn event_of(kind: RecordKind, action: Action) -> Option<EventKind> {
         (RecordKind::Guest, Action::Created) => EventKind::GuestCreated,
         (RecordKind::Guest, Action::Updated) => EventKind::GuestUpdated,
         (RecordKind::Guest, Action::Deleted) => EventKind::GuestDeleted,
+        (RecordKind::Folio, Action::Updated) => EventKind::FolioUpdated,
+        (RecordKind::Payment, Action::Created) => EventKind::PaymentCreated,
         _ => return None,
     })
 }
@@ -51,6 +53,21 @@ impl Writer {
             Credential::ApiKey { key_id, .. } => Writer::ApiKey { key_id: key_id.clone() },
             Credential::Assistant { client_id, .. } => Writer::Assistant { client_id: client_id.clone() },
             Credential::System(writer) => writer.clone(),
+        }
+    }
+
+    /// Who makes a change, as a record keeps it (a folio line's `madeBy`): `operator:<id>`, `api_key:<id>`,
+    /// `booking_page`, `job:<name>`, …
+    pub fn label(&self) -> String {
+        match self {
+            Writer::Operator { operator_id } => format!("operator:{operator_id}"),
+            Writer::ApiKey { key_id } => format!("api_key:{key_id}"),
+            Writer::BookingPage { .. } => "booking_page".into(),
+            Writer::Assistant { client_id } => format!("assistant:{client_id}"),
+            Writer::Channel { channel } => format!("channel:{channel}"),
+            Writer::Visitor { .. } => "visitor".into(),
+            Writer::Job(job) => format!("job:{}", format!("{job:?}").to_lowercase()),
+            Writer::CommandLine => "command_line".into(),
         }
     }
 }

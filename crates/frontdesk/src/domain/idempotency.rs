@@ -27,6 +27,9 @@ pub enum Namespace {
     Reservations,
     /// The dashboard's new-reservation form: the token the form was given when it was shown (scope: the operator).
     DeskReservation,
+    /// The writes of `/api/folios/{folioId}/…` (charges, allowances, payments, refunds, fees) with an
+    /// `Idempotency-Key` header; keys are the caller's own.
+    Folios,
 }
 
 impl Namespace {
@@ -37,6 +40,7 @@ impl Namespace {
             Namespace::BookReservation => "book-reservation",
             Namespace::Reservations => "reservations",
             Namespace::DeskReservation => "desk-reservation",
+            Namespace::Folios => "folios",
         }
     }
 }

@@ -16,7 +16,6 @@ pub mod connected_assistants;
 pub mod daily_rates;
 pub mod events;
 pub mod finance;
-pub mod folios;
 pub mod front_office;
 pub mod guest_messages;
 pub mod guests;

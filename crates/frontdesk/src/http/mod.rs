@@ -43,6 +43,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(routes::api_keys::router())
         .merge(routes::hotels::router())
         .merge(routes::billing::router())
+        .merge(routes::folios::router())
         .merge(routes::room_types::router())
         .merge(routes::rooms::router())
         .merge(routes::rate_plans::router())

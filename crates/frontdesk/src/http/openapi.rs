@@ -33,6 +33,7 @@ be pinned to one hotel. Errors are RFC 9457 problem documents."
         (name = "apiKeys", description = "API keys (operator access token only)"),
         (name = "hotels", description = "Hotels"),
         (name = "billing", description = "A hotel's tax and billing settings: VAT rates, city tax, extras (an extension; docs/money.md)"),
+        (name = "folios", description = "Folios as ledgers: charges, allowances, payments, refunds, fees; VAT per line (scopes folios:read, folios:write, payments:write; an extension; docs/money.md)"),
         (name = "guests", description = "Guests (scopes guests:read / guests:write)"),
         (name = "reservations", description = "Reservations, their rooms and folios (scopes reservations:read / reservations:write)"),
         (name = "rooms", description = "Room types and physical rooms (scopes rooms:read / rooms:write)"),

@@ -44,10 +44,22 @@ pub enum Scope {
     #[serde(rename = "rooms:write")]
     #[strum(serialize = "rooms:write")]
     RoomsWrite,
+    /// Reading folios with their lines and balance (an extension).
+    #[serde(rename = "folios:read")]
+    #[strum(serialize = "folios:read")]
+    FoliosRead,
+    /// Charging, correcting and charging fees on folios (an extension).
+    #[serde(rename = "folios:write")]
+    #[strum(serialize = "folios:write")]
+    FoliosWrite,
+    /// Recording payments and refunds (an extension).
+    #[serde(rename = "payments:write")]
+    #[strum(serialize = "payments:write")]
+    PaymentsWrite,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 8] = [
+    pub const ALL: [Scope; 11] = [
         Scope::ReservationsRead,
         Scope::ReservationsWrite,
         Scope::GuestsRead,
@@ -56,6 +68,9 @@ impl Scope {
         Scope::RatesWrite,
         Scope::RoomsRead,
         Scope::RoomsWrite,
+        Scope::FoliosRead,
+        Scope::FoliosWrite,
+        Scope::PaymentsWrite,
     ];
 
     pub fn as_str(self) -> &'static str {

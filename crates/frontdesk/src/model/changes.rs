@@ -56,6 +56,8 @@ pub enum RecordKind {
     DailyRate,
     Guest,
     Reservation,
+    Folio,
+    Payment,
     GuestMessage,
     MessageSettings,
     MessageWording,

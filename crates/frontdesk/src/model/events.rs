@@ -26,10 +26,30 @@ pub enum EventKind {
     #[serde(rename = "guest.deleted")]
     #[strum(serialize = "guest.deleted")]
     GuestDeleted,
+    /// A folio's lines changed (an extension: sent only to subscriptions that name it).
+    #[serde(rename = "folio.updated")]
+    #[strum(serialize = "folio.updated")]
+    FolioUpdated,
+    /// A payment was recorded (an extension: sent only to subscriptions that name it).
+    #[serde(rename = "payment.created")]
+    #[strum(serialize = "payment.created")]
+    PaymentCreated,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 6] = [
+    pub const ALL: [EventKind; 8] = [
+        Self::ReservationCreated,
+        Self::ReservationUpdated,
+        Self::ReservationDeleted,
+        Self::GuestCreated,
+        Self::GuestUpdated,
+        Self::GuestDeleted,
+        Self::FolioUpdated,
+        Self::PaymentCreated,
+    ];
+
+    /// The contract's six kinds, which a subscription with an empty event list receives.
+    pub const CONTRACT: [EventKind; 6] = [
         Self::ReservationCreated,
         Self::ReservationUpdated,
         Self::ReservationDeleted,

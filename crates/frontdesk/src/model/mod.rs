@@ -14,6 +14,7 @@ pub mod changes;
 pub mod codes;
 pub mod daily_rates;
 pub mod events;
+pub mod folios;
 pub mod guests;
 pub mod hotels;
 pub mod identity;

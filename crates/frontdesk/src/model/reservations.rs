@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::codes::CurrencyCode;
+use super::folios::LineSource;
 use super::json_time;
 
 /// Who made a reservation.
@@ -105,9 +106,16 @@ pub struct FolioCharge {
     pub amount: i64,
     #[schema(value_type = CurrencyCode)]
     pub currency: String,
+    /// Where the charge comes from (the folio's own lines say it: `GET /api/folios/{folioId}`).
+    #[serde(skip)]
+    pub source: LineSource,
+    /// Whether it is posted (it no longer follows the stay's changes).
+    #[serde(skip)]
+    pub posted: bool,
 }
 
-/// The bill of a confirmed reservation: one room charge per room and night.
+/// The bill of a confirmed reservation: one room charge per room and night, and what else the guest is charged
+/// (city tax, extras, fees). Its lines, payments and totals per VAT rate: `GET /api/folios/{folioId}`.
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Folio {
@@ -117,6 +125,8 @@ pub struct Folio {
     pub charges: Vec<FolioCharge>,
     /// Sum of the charges.
     pub total: i64,
+    /// What the guest still owes: the charges less allowances and payments, plus refunds (an extension).
+    pub balance: i64,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]

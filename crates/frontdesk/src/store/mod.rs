@@ -69,6 +69,7 @@ mod conn;
 mod connection_manager;
 pub mod daily_rates;
 mod errors;
+pub mod folios;
 pub mod guest_messages;
 pub mod guests;
 pub mod hotels;

@@ -117,25 +117,55 @@ pub enum DailyRates {
     UpdatedAt,
 }
 
-/// `folio_charges`
+/// `folio_lines`
 #[derive(Debug, Clone, Copy, Iden)]
-pub enum FolioCharges {
-    #[iden = "folio_charges"]
+pub enum FolioLines {
+    #[iden = "folio_lines"]
     Table,
     #[iden = "id"]
     Id,
     #[iden = "folio_id"]
     FolioId,
-    #[iden = "date"]
-    Date,
-    #[iden = "description"]
-    Description,
-    #[iden = "amount"]
-    Amount,
-    #[iden = "currency"]
-    Currency,
     #[iden = "position"]
     Position,
+    #[iden = "kind"]
+    Kind,
+    #[iden = "source"]
+    Source,
+    #[iden = "service_date"]
+    ServiceDate,
+    #[iden = "description"]
+    Description,
+    #[iden = "quantity"]
+    Quantity,
+    #[iden = "category"]
+    Category,
+    #[iden = "vat_rate_bp"]
+    VatRateBp,
+    #[iden = "gross"]
+    Gross,
+    #[iden = "net"]
+    Net,
+    #[iden = "vat"]
+    Vat,
+    #[iden = "currency"]
+    Currency,
+    #[iden = "corrects_line_id"]
+    CorrectsLineId,
+    #[iden = "method"]
+    Method,
+    #[iden = "reference"]
+    Reference,
+    #[iden = "paid_at"]
+    PaidAt,
+    #[iden = "reason"]
+    Reason,
+    #[iden = "made_by"]
+    MadeBy,
+    #[iden = "created_at"]
+    CreatedAt,
+    #[iden = "posted_at"]
+    PostedAt,
 }
 
 /// `folios`
@@ -151,6 +181,8 @@ pub enum Folios {
     Currency,
     #[iden = "created_at"]
     CreatedAt,
+    #[iden = "on_account_reason"]
+    OnAccountReason,
 }
 
 /// `guest_messages`
@@ -880,8 +912,34 @@ pub const TABLES: &[(&str, &[&str])] = &[
             "updated_at",
         ],
     ),
-    ("folio_charges", &["id", "folio_id", "date", "description", "amount", "currency", "position"]),
-    ("folios", &["id", "reservation_id", "currency", "created_at"]),
+    (
+        "folio_lines",
+        &[
+            "id",
+            "folio_id",
+            "position",
+            "kind",
+            "source",
+            "service_date",
+            "description",
+            "quantity",
+            "category",
+            "vat_rate_bp",
+            "gross",
+            "net",
+            "vat",
+            "currency",
+            "corrects_line_id",
+            "method",
+            "reference",
+            "paid_at",
+            "reason",
+            "made_by",
+            "created_at",
+            "posted_at",
+        ],
+    ),
+    ("folios", &["id", "reservation_id", "currency", "created_at", "on_account_reason"]),
     (
         "guest_messages",
         &[

@@ -41,6 +41,7 @@ mod layers;
 mod lists_in_id_order;
 mod lookups_by_id;
 mod mcp;
+mod money;
 mod native_types;
 mod operations;
 mod postgres_restart;

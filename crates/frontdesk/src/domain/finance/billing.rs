@@ -11,7 +11,7 @@ use crate::domain::change::{Change, Record, RecordKind};
 use crate::domain::validate::Checks;
 use crate::domain::{hotels, money, not_null, now, nullable, Actor, Error, Result};
 pub use crate::model::billing::{
-    BillingSettings, CityTaxBasis, CityTaxRule, Extra, ExtraPart, VatRate, ACCOMMODATION, BUILT_IN_CATEGORIES,
+    BillingSettings, CityTaxBasis, CityTaxRule, Extra, ExtraPart, VatRate, ACCOMMODATION, BUILT_IN_CATEGORIES, OTHER,
 };
 use crate::model::hotels::Hotel;
 use crate::store::{self, Db};
@@ -66,7 +66,7 @@ fn defaults(hotel: &Hotel) -> BillingSettings {
     }
 }
 
-async fn settings_of(conn: &mut store::Conn, hotel: &Hotel) -> Result<BillingSettings> {
+pub(crate) async fn settings_of(conn: &mut store::Conn, hotel: &Hotel) -> Result<BillingSettings> {
     let Some((json, updated_at)) = store::billing::settings(conn, &hotel.id).await? else {
         return Ok(defaults(hotel));
     };

@@ -15,9 +15,10 @@
 use chrono::NaiveDate;
 
 use super::inventory;
-use super::{Folio, Reservation, ReservationRoom, RoomStatus};
+use super::{Reservation, ReservationRoom, RoomStatus};
 use crate::domain::access::Actor;
 use crate::domain::change::Change;
+use crate::domain::finance::folios;
 use crate::domain::hotels::Hotel;
 use crate::domain::rooms::{self, HousekeepingStatus};
 use crate::domain::{identity, money, now, Error, Result};
@@ -106,7 +107,8 @@ pub fn check_out_preview(r: &Reservation, today: NaiveDate) -> CheckOutPreview {
     let released: Vec<NaiveDate> = leaves.iter_days().take_while(|d| *d < r.check_out_date).collect();
     let (removed, folio_total, currency) = match &r.folio {
         Some(folio) => {
-            let removed = money::sum(folio.charges.iter().filter(|c| c.date >= leaves).map(|c| c.amount)).unwrap_or(0);
+            let removed = folio.charges.iter().filter(|c| c.date >= leaves && c.source.follows_the_stay() && !c.posted);
+            let removed = money::sum(removed.map(|c| c.amount)).unwrap_or(0);
             (removed, folio.total - removed, folio.currency.clone())
         }
         None => (0, 0, r.currency.clone()),
@@ -115,35 +117,32 @@ pub fn check_out_preview(r: &Reservation, today: NaiveDate) -> CheckOutPreview {
 }
 
 /// CHECKED_IN -> CHECKED_OUT: shortens an early departure (see the module's rules), records the check-out and marks
-/// the rooms DIRTY. Answers the folio to write when charges were removed.
+/// the rooms DIRTY. The folio's unposted nights after an early departure go, and every line is posted; the balance
+/// must then be 0, unless `on_account` gives a reason to leave it open (409 otherwise, with the balance).
 pub(super) async fn check_out(
     tx: &mut Change,
     actor: &Actor,
     hotel: &Hotel,
     r: &mut Reservation,
     rooms: &[ReservationRoom],
-) -> Result<Option<Folio>> {
+    on_account: Option<&str>,
+) -> Result<()> {
     let leaves = departure_day(r, hotel.today());
     let mut booked = None;
-    let mut new_folio = None;
     if leaves < r.check_out_date {
         booked = Some((r.check_out_date, r.end_time));
         r.check_out_date = leaves;
         r.end_time = hotel.local_instant(leaves, &hotel.check_out_time);
-        if let Some(mut folio) = store::reservations::folio(tx.conn(), &r.id).await? {
-            let removed = money::sum(folio.charges.iter().filter(|c| c.date >= leaves).map(|c| c.amount));
-            folio.charges.retain(|c| c.date < leaves);
-            folio.total = money::sum(folio.charges.iter().map(|c| c.amount)).unwrap_or(folio.total);
-            r.total_price = (r.total_price - removed.unwrap_or(0)).max(0);
-            new_folio = Some(folio);
-        }
+        let removed = folios::leave_early(tx, hotel, &r.id, leaves).await?;
+        r.total_price = (r.total_price - removed).max(0);
     }
+    folios::settle_at_check_out(tx, &r.id, on_account).await?;
     store::reservations::save_check_out(tx.conn(), &r.id, &CheckOut { checked_out_at: now(), booked }).await?;
     let by = format!("{} (check-out of {})", identity::who(tx.conn(), actor).await?, r.reference);
     for room_id in assigned_rooms(rooms) {
         rooms::mark(tx, actor, room_id, HousekeepingStatus::Dirty, &by).await?;
     }
-    Ok(new_folio)
+    Ok(())
 }
 
 /// Whether `r` was checked out today at `hotel`, so that the check-out can still be undone.
@@ -157,15 +156,15 @@ pub async fn checked_out_today(db: &crate::store::Db, hotel: &Hotel, r: &Reserva
 
 /// CHECKED_OUT -> CHECKED_IN, the undo of a check-out made by mistake: only on the day it was made, and only while no
 /// other stay is checked in to its rooms (and, for an early departure, while the nights it gave back are still free:
-/// the caller takes them again under the inventory locks). Answers the folio to write when an early departure is
-/// reverted.
+/// the caller takes them again under the inventory locks). Answers whether an early departure was reverted (its
+/// nights are then charged again).
 pub(super) async fn undo_check_out(
     tx: &mut Change,
     organization_id: &str,
     hotel: &Hotel,
     r: &mut Reservation,
     rooms: &[ReservationRoom],
-) -> Result<Option<Folio>> {
+) -> Result<bool> {
     let today = hotel.today();
     let Some(record) = store::reservations::check_out(tx.conn(), &r.id).await? else {
         return Err(Error::Conflict(
@@ -182,13 +181,16 @@ pub(super) async fn undo_check_out(
         inventory::room_free_now(tx, organization_id, room_id, &r.id).await?;
     }
     store::reservations::delete_check_out(tx.conn(), &r.id).await?;
-    let Some((check_out_date, end_time)) = record.booked else { return Ok(None) };
+    let Some((check_out_date, end_time)) = record.booked else { return Ok(false) };
     r.check_out_date = check_out_date;
     r.end_time = end_time;
-    let charged = store::reservations::folio(tx.conn(), &r.id).await?.map_or(0, |folio| folio.total);
-    let folio = crate::domain::folios::room_charges(r, rooms);
-    r.total_price = (r.total_price + folio.total - charged).clamp(0, money::MAX_AMOUNT);
-    Ok(Some(folio))
+    if store::folios::head_of(tx.conn(), &r.id).await?.is_some() {
+        let charged = folios::room_price_charged(tx, hotel, &r.id).await?;
+        folios::follow_the_stay(tx, hotel, r, rooms).await?;
+        let restored = folios::room_price_charged(tx, hotel, &r.id).await? - charged;
+        r.total_price = (r.total_price + restored).clamp(0, money::MAX_AMOUNT);
+    }
+    Ok(true)
 }
 
 #[cfg(test)]

@@ -79,7 +79,8 @@ pub struct WebhookSubscriptionCreated {
 /// Which subscriptions want an event: an event of `kind` about a record of `organization_id` and `hotel_id`
 /// (none: an organization-wide record, such as a guest of no hotel), which happened at `at`, goes to the active
 /// subscriptions of that organization on that hotel (or on any hotel, for an organization-wide record) that chose
-/// that kind or every kind, and were created before it happened: a subscription hears of changes made after it was
+/// that kind, or chose none and it is one of the contract's six (the extensions' kinds go only to those who name
+/// them), and were created before it happened: a subscription hears of changes made after it was
 /// created, not before. (Only active subscriptions are targets.)
 pub fn wants(
     target: &Target,
@@ -91,7 +92,7 @@ pub fn wants(
     target.organization_id == organization_id
         && at >= target.created_at
         && hotel_id.is_none_or(|h| h == target.hotel_id)
-        && (target.events.is_empty() || target.events.contains(&kind))
+        && (target.events.contains(&kind) || (target.events.is_empty() && EventKind::CONTRACT.contains(&kind)))
 }
 
 /// Counts a failed delivery to subscription `id`; the [`MAX_CONSECUTIVE_FAILURES`]th in a row turns it off (see

@@ -5,6 +5,7 @@ pub mod auth;
 pub mod availability;
 pub mod billing;
 pub mod daily_rates;
+pub mod folios;
 pub mod guests;
 pub mod health;
 pub mod hotels;

@@ -6,20 +6,18 @@
 //! [`page_with_total`], [`count()`]); `inventory.rs` what holds inventory and the locks that make writers take
 //! turns; `stay.rs` a stay in the house (who occupies a room, check-outs as recorded).
 
-mod folios;
 mod inventory;
 mod listing;
 mod rooms;
 mod stay;
 
-use crate::model::reservations::{FolioCharge, Reservation, ReservationRoom, ReservationStatus, Source};
+use crate::model::reservations::{Reservation, ReservationRoom, ReservationStatus, Source};
+use crate::store::folios::{folio_from, FolioHead};
 use crate::store::format_date;
 use crate::store::schema::{Folios, ReservationRooms, Reservations as R};
 use crate::store::statement::{insert_row, one_of_organization, statement, Expr, ExprTrait, JoinType, Order, Sql};
 use crate::store::{format_ts, Conn, Db, StoreResult};
 use crate::store::{FromPortableRow, PortableRow};
-use folios::{charges_of, folio_from};
-pub use folios::{folio, folio_with_charges, save_folio, FolioHead};
 pub use inventory::{held_assignment, held_rooms, held_stays, lock_room, lock_room_types, room_taken, rooms_in_status};
 pub(super) use inventory::{held_per_night, HeldBy};
 pub use listing::{
@@ -200,8 +198,8 @@ pub async fn get_full(db: &Db, organization_id: &str, id: &str) -> StoreResult<O
     let JoinedRow { reservation: mut r, folio, room } = first;
     r.rooms = Some(room.into_iter().chain(rows.filter_map(|row| row.room)).collect());
     if let Some(head) = folio {
-        let charges = statement(db.engine(), &charges_of(&head.id)).fetch_records::<FolioCharge>(&mut conn).await?;
-        r.folio = Some(folio_from(head, charges));
+        let lines = crate::store::folios::lines(&mut conn, &head.id).await?;
+        r.folio = Some(folio_from(head, &lines));
     }
     Ok(Some(r))
 }

@@ -293,9 +293,7 @@ async fn persist_new(
     let holds = |room: &ReservationRoom| inventory::holds(r.status, room.status);
     store::reservations::save_rooms(tx.conn(), &r, rooms.iter().enumerate(), holds).await?;
     if r.status == ReservationStatus::Confirmed {
-        let folio = crate::domain::folios::room_charges(&r, &rooms);
-        store::reservations::save_folio(tx.conn(), &r.id, &folio, r.created_at).await?;
-        r.folio = Some(folio);
+        r.folio = Some(crate::domain::finance::folios::follow_the_stay(tx, hotel, &r, &rooms).await?);
     }
     r.rooms = Some(rooms);
     wrote(tx, &actor.organization_id, Wrote::Created, &r).await?;

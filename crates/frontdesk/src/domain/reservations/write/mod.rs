@@ -12,12 +12,13 @@ pub use create::{create, create_once, insert, Created};
 use chrono::NaiveDate;
 
 use super::{
-    full, visible, Folio, Reservation, ReservationPatch, ReservationRoom, ReservationStatus, RoomAssignmentIn,
-    RoomStatus, MAX_NIGHTS,
+    full, visible, Reservation, ReservationPatch, ReservationRoom, ReservationStatus, RoomAssignmentIn, RoomStatus,
+    MAX_NIGHTS,
 };
 use super::{inventory, stay};
 use crate::domain::access::{Actor, Scope};
 use crate::domain::change::{Action, Change};
+use crate::domain::finance::folios;
 use crate::domain::hotels::{self, Hotel};
 use crate::domain::validate::{parse_date, Checks};
 use crate::domain::{guest_messages, guests, now, Error, FieldError, Result};
@@ -143,8 +144,8 @@ async fn change(tx: &mut Change, actor: &Actor, mut r: Reservation, patch: Reser
     let mut dates_changed = apply_fields(tx, actor, &hotel, &mut r, &patch).await?;
     let reassigned = apply_assignments(tx, actor, &r, &mut rooms, patch.rooms.as_deref().unwrap_or_default()).await?;
 
-    // A folio to write in place of the stored one, when this change alters the bill.
-    let mut new_folio: Option<Folio> = None;
+    // Whether the stay's lines of the folio are to be made anew, when this change alters the bill.
+    let mut remake_folio = false;
     if let Some(to) = patch.status.filter(|to| *to != before) {
         if !before.can_move_to(to) {
             return Err(Error::Conflict(format!("a {} reservation cannot become {}", before.as_str(), to.as_str())));
@@ -158,11 +159,14 @@ async fn change(tx: &mut Change, actor: &Actor, mut r: Reservation, patch: Reser
                 stay::check_in(tx, &actor.organization_id, &r, &rooms, today).await?;
             }
             (ReservationStatus::CheckedIn, ReservationStatus::CheckedOut) => {
-                new_folio = stay::check_out(tx, actor, &hotel, &mut r, &rooms).await?;
+                stay::check_out(tx, actor, &hotel, &mut r, &rooms, patch.on_account_reason.as_deref()).await?;
             }
             (ReservationStatus::CheckedOut, ReservationStatus::CheckedIn) => {
-                new_folio = stay::undo_check_out(tx, &actor.organization_id, &hotel, &mut r, &rooms).await?;
-                dates_changed |= new_folio.is_some();
+                dates_changed |= stay::undo_check_out(tx, &actor.organization_id, &hotel, &mut r, &rooms).await?;
+            }
+            // A stay that will not be: its nights to come are no longer charged (a fee may be, by hand).
+            (_, ReservationStatus::Cancelled | ReservationStatus::NoShow) => {
+                folios::release(tx, &r.id).await?;
             }
             _ => {}
         }
@@ -180,17 +184,20 @@ async fn change(tx: &mut Change, actor: &Actor, mut r: Reservation, patch: Reser
             .filter_map(|room| room.rate_plan_id.clone().map(|plan| (plan, r.check_in_date, r.check_out_date)))
             .collect();
         inventory::take_allotments(tx, &actor.organization_id, &planned, &r.id).await?;
-        new_folio = Some(crate::domain::folios::room_charges(&r, &rooms));
-    } else if dates_changed && new_folio.is_none() && store::reservations::folio(tx.conn(), &r.id).await?.is_some() {
-        new_folio = Some(crate::domain::folios::room_charges(&r, &rooms));
+        remake_folio = true;
+    } else if (dates_changed || patch.adults.is_some() || patch.children.is_some())
+        && matches!(r.status, ReservationStatus::Confirmed | ReservationStatus::CheckedIn)
+        && before != ReservationStatus::CheckedOut
+    {
+        remake_folio = store::folios::head_of(tx.conn(), &r.id).await?.is_some();
     }
     let at = now();
     r.updated_at = at;
     store::reservations::update(tx.conn(), &actor.organization_id, &r).await?;
     let holds = |room: &ReservationRoom| inventory::holds(r.status, room.status);
     store::reservations::save_rooms(tx.conn(), &r, stored.changed(&r, &rooms), holds).await?;
-    if let Some(folio) = &new_folio {
-        store::reservations::save_folio(tx.conn(), &r.id, folio, at).await?;
+    if remake_folio {
+        folios::follow_the_stay(tx, &hotel, &r, &rooms).await?;
     }
     let r = full(tx.conn(), r).await?;
     wrote(tx, &actor.organization_id, Wrote::Updated(&as_it_was), &r).await?;
@@ -335,6 +342,12 @@ pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Reservation> {
     let mut tx = Change::begin(db, actor).await?;
     let r = visible(tx.conn(), actor, id).await?;
     let r = full(tx.conn(), r).await?;
+    if folios::keeps_money(&mut tx, &r.id).await? {
+        return Err(Error::Conflict(
+            "the reservation's folio has posted lines or payments, which are kept by law; cancel the reservation              instead"
+                .into(),
+        ));
+    }
     store::reservations::delete(tx.conn(), &actor.organization_id, id).await?;
     wrote(&mut tx, &actor.organization_id, Wrote::Deleted, &r).await?;
     tx.commit().await?;

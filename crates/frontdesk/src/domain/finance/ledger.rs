@@ -1,0 +1,523 @@
+//! What people record on a folio: charges (an extra from the hotel's list, or one described at the desk),
+//! allowances against a charge, payments, refunds against a payment, and no-show or cancellation fees. Each is
+//! posted at once, made by the writer of its change, and answered with the whole folio ([`FolioLedger`]).
+//!
+//! Who may: `folios:write` charges, corrects and charges fees; only `payments:write` takes payments and gives
+//! refunds (a point-of-sale key charges, but cannot pay out); `folios:read` reads. Operators hold all three.
+//! Every write takes an `Idempotency-Key`: the same request sent again is recorded once.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::billing::{self, BillingSettings};
+use super::folios::{FolioLedger, FolioLine, LineKind, LineSource, PaymentMethod, VatTotal};
+use super::tax;
+use crate::domain::access::{Actor, Scope};
+use crate::domain::change::{Change, Record, RecordKind};
+use crate::domain::validate::{clean, parse_date, Checks};
+use crate::domain::{hotels, idempotency, money, new_id, now, Error, FieldError, Result};
+use crate::model::hotels::Hotel;
+use crate::store::{self, Db};
+
+/// A charge: one of the hotel's extras by its code, or one described here.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChargeIn {
+    /// The code of one of the hotel's extras (`billing.extras`): its name, price and parts are used.
+    pub extra_code: Option<String>,
+    /// Without `extraCode`: what is charged.
+    #[schema(max_length = 200)]
+    pub description: Option<String>,
+    /// Without `extraCode`: the price of one, in minor units (with VAT when the hotel's prices include it).
+    #[schema(minimum = 0, maximum = 1_000_000_000_000_i64)]
+    pub unit_price: Option<i64>,
+    /// Without `extraCode`: a category of the hotel's VAT rates (`OTHER` when left out).
+    pub category: Option<String>,
+    /// How many (1 when left out).
+    #[schema(minimum = 1, maximum = 10000)]
+    pub quantity: Option<i64>,
+    /// The day of the service, `YYYY-MM-DD` (the hotel's today when left out).
+    #[schema(format = Date)]
+    pub service_date: Option<String>,
+}
+
+/// A correction against one charge: an amount off it, up to what is left of it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AllowanceIn {
+    /// In minor units, VAT included (the VAT comes off at the charge's rate).
+    #[schema(minimum = 1, maximum = 1_000_000_000_000_i64)]
+    pub amount: i64,
+    #[schema(min_length = 1, max_length = 500)]
+    pub reason: String,
+}
+
+/// A payment received elsewhere (a card terminal, a bank, a channel): recorded, never processed here.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PaymentIn {
+    pub method: PaymentMethod,
+    /// In minor units of the folio's currency.
+    #[schema(minimum = 1, maximum = 1_000_000_000_000_i64)]
+    pub amount: i64,
+    /// Must be the folio's currency, when given.
+    pub currency: Option<String>,
+    /// A terminal's receipt number, a transfer's reference.
+    #[schema(max_length = 200)]
+    pub reference: Option<String>,
+    /// When it was received (now when left out).
+    pub paid_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// Money given back against one payment, up to what is left of it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RefundIn {
+    #[schema(minimum = 1, maximum = 1_000_000_000_000_i64)]
+    pub amount: i64,
+    #[schema(max_length = 500)]
+    pub reason: Option<String>,
+}
+
+/// Which fee.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum FeeKind {
+    NoShow,
+    Cancellation,
+}
+
+/// A no-show or cancellation fee.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FeeIn {
+    pub kind: FeeKind,
+    /// In minor units (with VAT when the hotel's prices include it).
+    #[schema(minimum = 1, maximum = 1_000_000_000_000_i64)]
+    pub amount: i64,
+    /// A category of the hotel's VAT rates (`ACCOMMODATION` when left out: a fee in place of the stay).
+    pub category: Option<String>,
+    #[schema(max_length = 500)]
+    pub reason: Option<String>,
+}
+
+/// One thing to record.
+#[derive(Debug, Clone, Serialize)]
+pub enum Entry {
+    Charge(ChargeIn),
+    Allowance { charge_id: String, allowance: AllowanceIn },
+    Payment(PaymentIn),
+    Refund { payment_id: String, refund: RefundIn },
+    Fee(FeeIn),
+}
+
+impl Entry {
+    fn scope(&self) -> Scope {
+        match self {
+            Entry::Payment(_) | Entry::Refund { .. } => Scope::PaymentsWrite,
+            Entry::Charge(_) | Entry::Allowance { .. } | Entry::Fee(_) => Scope::FoliosWrite,
+        }
+    }
+}
+
+/// What [`record`] answers: the folio as it is now, and whether this was a request sent again.
+pub struct Recorded {
+    pub folio: FolioLedger,
+    pub replayed: bool,
+}
+
+/// A folio of the actor's organization (and pin): its owner, or 404.
+async fn owner(conn: &mut store::Conn, actor: &Actor, folio_id: &str) -> Result<store::folios::FolioOwner> {
+    store::folios::owner(conn, &actor.organization_id, folio_id)
+        .await?
+        .filter(|o| actor.sees_hotel(Some(&o.hotel_id)))
+        .ok_or(Error::NotFound("folio"))
+}
+
+/// The folio with its lines, totals and balance.
+pub async fn get(db: &Db, actor: &Actor, folio_id: &str) -> Result<FolioLedger> {
+    actor.require_scope(Scope::FoliosRead)?;
+    let mut conn = db.read().await?;
+    let owner = owner(&mut conn, actor, folio_id).await?;
+    let lines = store::folios::lines(&mut conn, folio_id).await?;
+    Ok(ledger(owner, lines))
+}
+
+/// The ledger's sums: per kind, per VAT rate (charges less allowances), and the balance.
+pub fn ledger(owner: store::folios::FolioOwner, lines: Vec<FolioLine>) -> FolioLedger {
+    let sum = |kind: LineKind| lines.iter().filter(|l| l.kind == kind).fold(0_i64, |t, l| t.saturating_add(l.gross));
+    let (charges, allowances, payments, refunds) =
+        (sum(LineKind::Charge), sum(LineKind::Allowance), sum(LineKind::Payment), sum(LineKind::Refund));
+    let mut vat_totals: Vec<VatTotal> = Vec::new();
+    for l in lines.iter().filter(|l| matches!(l.kind, LineKind::Charge | LineKind::Allowance)) {
+        let sign = l.kind.sign();
+        let total = match vat_totals.iter_mut().find(|t| t.vat_rate_basis_points == l.vat_rate_basis_points) {
+            Some(total) => total,
+            None => {
+                vat_totals.push(VatTotal { vat_rate_basis_points: l.vat_rate_basis_points, net: 0, vat: 0, gross: 0 });
+                vat_totals.last_mut().expect("just pushed")
+            }
+        };
+        total.net = total.net.saturating_add(sign * l.net);
+        total.vat = total.vat.saturating_add(sign * l.vat);
+        total.gross = total.gross.saturating_add(sign * l.gross);
+    }
+    vat_totals.sort_by_key(|t| t.vat_rate_basis_points);
+    let balance = charges.saturating_sub(allowances).saturating_sub(payments).saturating_add(refunds);
+    FolioLedger {
+        id: owner.head.id,
+        reservation_id: owner.reservation_id,
+        hotel_id: owner.hotel_id,
+        currency: owner.head.currency,
+        lines,
+        vat_totals,
+        charges,
+        allowances,
+        payments,
+        refunds,
+        balance,
+        on_account_reason: owner.on_account_reason,
+    }
+}
+
+/// Records `entry` on a folio, once per idempotency `key` of the caller when one is given.
+pub async fn record(db: &Db, actor: &Actor, folio_id: &str, entry: Entry, key: Option<&str>) -> Result<Recorded> {
+    actor.require_scope(entry.scope())?;
+    if let Some(key) = key {
+        idempotency::check_key(key)
+            .map_err(|message| Error::Validation(vec![FieldError::field("Idempotency-Key", message)]))?;
+    }
+    let request = serde_json::to_string(&entry).map_err(anyhow::Error::from)?;
+    let digest = idempotency::digest(&[folio_id, &request]);
+    let scope = idempotency::caller_scope(actor);
+    let k = key.map(|key| idempotency::Key {
+        namespace: idempotency::Namespace::Folios,
+        organization_id: &actor.organization_id,
+        scope: &scope,
+        key,
+    });
+    let mut tx = Change::begin(db, actor).await?;
+    if let Some(k) = &k {
+        if idempotency::replay(tx.conn(), k, &digest).await?.is_some() {
+            drop(tx);
+            return Ok(Recorded { folio: get_unscoped(db, actor, folio_id).await?, replayed: true });
+        }
+    }
+    let owner = owner(tx.conn(), actor, folio_id).await?;
+    let service = Actor::service(&actor.organization_id, tx.writer().clone());
+    let hotel = hotels::require_named(tx.conn(), &service, Some(&owner.hotel_id)).await?;
+    let billing = billing::settings_of(tx.conn(), &hotel).await?;
+    let before = ledger(owner.clone(), store::folios::lines(tx.conn(), folio_id).await?);
+    let origin = Origin { folio: &before, made_by: tx.writer().label(), at: now() };
+    let lines = match &entry {
+        Entry::Charge(input) => charge(&origin, &hotel, &billing, input)?,
+        Entry::Allowance { charge_id, allowance } => vec![allowance_on(&origin, charge_id, allowance)?],
+        Entry::Payment(input) => vec![payment(&origin, &hotel, input)?],
+        Entry::Refund { payment_id, refund } => vec![refund_of(&origin, payment_id, refund)?],
+        Entry::Fee(input) => vec![fee(&origin, &hotel, &billing, input)?],
+    };
+    let mut after_lines = before.lines.clone();
+    after_lines.extend(lines.iter().cloned());
+    let after = ledger(owner, after_lines);
+    if !money::in_bounds(after.charges) || !money::in_bounds(after.payments) {
+        return Err(Error::Validation(vec![FieldError::field(
+            "amount",
+            "would take the folio's sums past the largest amount",
+        )]));
+    }
+    store::folios::insert(tx.conn(), &lines).await?;
+    if let Some(k) = &k {
+        let first = lines.first().map_or(folio_id, |l| l.id.as_str());
+        if idempotency::remember(&mut tx, k, &digest, first).await? == idempotency::Remembered::TakenMeanwhile {
+            drop(tx);
+            idempotency::replay_after_race(db, k, &digest).await?;
+            return Ok(Recorded { folio: get_unscoped(db, actor, folio_id).await?, replayed: true });
+        }
+    }
+    for line in lines.iter().filter(|l| l.kind == LineKind::Payment) {
+        tx.created(&actor.organization_id, &PaymentRecord { line, hotel_id: &after.hotel_id }).await?;
+    }
+    tx.updated(&actor.organization_id, &before, &after).await?;
+    tx.commit().await?;
+    Ok(Recorded { folio: after, replayed: false })
+}
+
+/// The folio as [`get`] reads it, for a writer who may not hold `folios:read` (a point-of-sale key that charges).
+async fn get_unscoped(db: &Db, actor: &Actor, folio_id: &str) -> Result<FolioLedger> {
+    let mut conn = db.read().await?;
+    let owner = owner(&mut conn, actor, folio_id).await?;
+    let lines = store::folios::lines(&mut conn, folio_id).await?;
+    Ok(ledger(owner, lines))
+}
+
+/// What every line recorded here shares.
+struct Origin<'a> {
+    folio: &'a FolioLedger,
+    made_by: String,
+    at: chrono::DateTime<chrono::Utc>,
+}
+
+impl Origin<'_> {
+    /// A posted line of `kind`.
+    fn line(&self, kind: LineKind, source: LineSource, date: chrono::NaiveDate, description: String) -> FolioLine {
+        FolioLine {
+            id: new_id(),
+            folio_id: self.folio.id.clone(),
+            kind,
+            source,
+            service_date: date,
+            description,
+            quantity: 1,
+            category: None,
+            vat_rate_basis_points: 0,
+            gross: 0,
+            net: 0,
+            vat: 0,
+            currency: self.folio.currency.clone(),
+            corrects_line_id: None,
+            method: None,
+            reference: None,
+            paid_at: None,
+            reason: None,
+            made_by: self.made_by.clone(),
+            created_at: self.at,
+            posted_at: Some(self.at),
+        }
+    }
+}
+
+fn with_amounts(mut line: FolioLine, category: &str, rate_bp: i64, amounts: tax::LineAmounts) -> FolioLine {
+    line.category = Some(category.to_string());
+    line.vat_rate_basis_points = rate_bp;
+    line.gross = amounts.gross;
+    line.net = amounts.net;
+    line.vat = amounts.vat;
+    line
+}
+
+fn refused(errors: Vec<FieldError>) -> Error {
+    Error::Validation(errors)
+}
+
+/// The lines of a charge: one per part of an extra (a package splits its price by share, each part at its own
+/// rate), or one line described here.
+fn charge(o: &Origin, hotel: &Hotel, billing: &BillingSettings, input: &ChargeIn) -> Result<Vec<FolioLine>> {
+    let mut checks = Checks::new();
+    let quantity = input.quantity.unwrap_or(1);
+    if !(1..=10_000).contains(&quantity) {
+        checks.fail("quantity", "must be 1 to 10000");
+    }
+    let date = match &input.service_date {
+        Some(text) => parse_date(&mut checks, "serviceDate", text),
+        None => Some(hotel.today()),
+    };
+    let (description, unit_price, parts): (String, i64, Vec<(String, i64)>) = match &input.extra_code {
+        Some(code) => {
+            for field in ["description", "unitPrice", "category"] {
+                let given = match field {
+                    "description" => input.description.is_some(),
+                    "unitPrice" => input.unit_price.is_some(),
+                    _ => input.category.is_some(),
+                };
+                if given {
+                    checks.fail(field, "comes from the extra: leave it out with extraCode");
+                }
+            }
+            match billing.extras.iter().find(|e| &e.code == code) {
+                Some(extra) => (
+                    extra.name.clone(),
+                    extra.unit_price,
+                    extra.parts.iter().map(|p| (p.category.clone(), p.share_basis_points)).collect(),
+                ),
+                None => {
+                    checks.fail("extraCode", "is not one of the hotel's extras");
+                    (String::new(), 0, Vec::new())
+                }
+            }
+        }
+        None => {
+            let description = input.description.as_deref().map(clean).unwrap_or_default();
+            checks.line("description", &description, 200);
+            let price = match input.unit_price {
+                Some(p) if money::in_bounds(p) => p,
+                Some(_) => {
+                    checks.fail("unitPrice", money::out_of_bounds_message());
+                    0
+                }
+                None => {
+                    checks.fail("unitPrice", "is required without extraCode");
+                    0
+                }
+            };
+            let category = input.category.clone().unwrap_or_else(|| billing::OTHER.to_string());
+            if billing.rate_of(&category).is_none() {
+                checks.fail("category", "is not a category of the hotel's VAT rates");
+            }
+            (description, price, vec![(category, tax::WHOLE)])
+        }
+    };
+    checks.finish()?;
+    let date = date.ok_or_else(|| refused(vec![FieldError::field("serviceDate", "must be a date")]))?;
+    let total = tax::times(unit_price, quantity)
+        .filter(|t| money::in_bounds(*t))
+        .ok_or_else(|| refused(vec![FieldError::field("quantity", "makes an amount past the largest amount")]))?;
+    let shares: Vec<i64> = parts.iter().map(|(_, share)| *share).collect();
+    let amounts = tax::split(total, &shares).ok_or_else(|| Error::Internal(anyhow::anyhow!("an extra's shares")))?;
+    let mut lines = Vec::new();
+    for ((category, _), amount) in parts.iter().zip(amounts) {
+        let rate = billing.rate_of(category).unwrap_or(0);
+        let values = tax::line(amount, rate, billing.prices_include_vat)
+            .ok_or_else(|| refused(vec![FieldError::field("unitPrice", money::out_of_bounds_message())]))?;
+        let mut line = o.line(LineKind::Charge, LineSource::Extra, date, description.clone());
+        line.quantity = quantity;
+        lines.push(with_amounts(line, category, rate, values));
+    }
+    Ok(lines)
+}
+
+/// An allowance against charge `charge_id`, up to what is left of it; its VAT at the charge's rate (all of it,
+/// exactly, when the allowance takes the whole charge).
+fn allowance_on(o: &Origin, charge_id: &str, input: &AllowanceIn) -> Result<FolioLine> {
+    let charge = o
+        .folio
+        .lines
+        .iter()
+        .find(|l| l.id == charge_id && l.kind == LineKind::Charge)
+        .ok_or(Error::NotFound("charge"))?;
+    let mut checks = Checks::new();
+    let reason = clean(&input.reason);
+    checks.line("reason", &reason, 500);
+    let taken = o.folio.lines.iter().filter(|l| l.corrects_line_id.as_deref() == Some(charge_id));
+    let taken = taken.fold(0_i64, |t, l| t.saturating_add(l.gross));
+    let left = charge.gross - taken;
+    if input.amount < 1 || input.amount > left {
+        checks.fail("amount", format!("must be 1 to {left}, what is left of the charge"));
+    }
+    checks.finish()?;
+    let amounts = if taken == 0 && input.amount == charge.gross {
+        tax::LineAmounts { gross: charge.gross, net: charge.net, vat: charge.vat }
+    } else {
+        tax::line(input.amount, charge.vat_rate_basis_points, true)
+            .ok_or_else(|| refused(vec![FieldError::field("amount", money::out_of_bounds_message())]))?
+    };
+    let description = format!("Allowance: {}", charge.description);
+    let mut line = o.line(LineKind::Allowance, LineSource::Entry, charge.service_date, description);
+    line.corrects_line_id = Some(charge.id.clone());
+    line.reason = Some(reason);
+    let category = charge.category.clone().unwrap_or_else(|| billing::OTHER.to_string());
+    Ok(with_amounts(line, &category, charge.vat_rate_basis_points, amounts))
+}
+
+/// Whether a hotel may take cash: not in Germany, until the service has a certified security module for cash
+/// registers (KassenSichV, § 146a AO), which every electronic record of cash takings there needs.
+fn takes_cash(hotel: &Hotel) -> bool {
+    hotel.address.country.as_deref() != Some("DE")
+}
+
+fn payment(o: &Origin, hotel: &Hotel, input: &PaymentIn) -> Result<FolioLine> {
+    let mut checks = Checks::new();
+    if !(1..=money::MAX_AMOUNT).contains(&input.amount) {
+        checks.fail("amount", format!("must be 1 to {} minor units", money::MAX_AMOUNT));
+    }
+    if input.currency.as_deref().is_some_and(|c| c != o.folio.currency) {
+        checks.fail("currency", format!("must be the folio's currency, {}", o.folio.currency));
+    }
+    let reference = input.reference.as_deref().map(clean).filter(|r| !r.is_empty());
+    checks.opt_line("reference", reference.as_deref(), 200);
+    checks.finish()?;
+    if input.method == PaymentMethod::Cash && !takes_cash(hotel) {
+        return Err(Error::Conflict(
+            "cash cannot be recorded for a hotel in Germany: German law (KassenSichV) requires a certified security \
+             module for cash registers, which Frontdesk does not have yet; record cash in the hotel's cash register"
+                .into(),
+        ));
+    }
+    let paid_at = input.paid_at.unwrap_or(o.at);
+    let method: &'static str = input.method.into();
+    let mut line =
+        o.line(LineKind::Payment, LineSource::Entry, hotel.local_date(paid_at), format!("Payment ({method})"));
+    line.gross = input.amount;
+    line.net = input.amount;
+    line.method = Some(input.method);
+    line.reference = reference;
+    line.paid_at = Some(paid_at);
+    Ok(line)
+}
+
+fn refund_of(o: &Origin, payment_id: &str, input: &RefundIn) -> Result<FolioLine> {
+    let paid = o
+        .folio
+        .lines
+        .iter()
+        .find(|l| l.id == payment_id && l.kind == LineKind::Payment)
+        .ok_or(Error::NotFound("payment"))?;
+    let mut checks = Checks::new();
+    let refunded = o.folio.lines.iter().filter(|l| l.corrects_line_id.as_deref() == Some(payment_id));
+    let refunded = refunded.fold(0_i64, |t, l| t.saturating_add(l.gross));
+    let left = paid.gross - refunded;
+    if input.amount < 1 || input.amount > left {
+        checks.fail("amount", format!("must be 1 to {left}, what is left of the payment"));
+    }
+    let reason = input.reason.as_deref().map(clean).filter(|r| !r.is_empty());
+    checks.opt_line("reason", reason.as_deref(), 500);
+    checks.finish()?;
+    let mut line =
+        o.line(LineKind::Refund, LineSource::Entry, o.at.date_naive(), format!("Refund of {}", paid.description));
+    line.gross = input.amount;
+    line.net = input.amount;
+    line.method = paid.method;
+    line.corrects_line_id = Some(paid.id.clone());
+    line.reason = reason;
+    line.paid_at = Some(o.at);
+    Ok(line)
+}
+
+fn fee(o: &Origin, hotel: &Hotel, billing: &BillingSettings, input: &FeeIn) -> Result<FolioLine> {
+    let mut checks = Checks::new();
+    if !(1..=money::MAX_AMOUNT).contains(&input.amount) {
+        checks.fail("amount", format!("must be 1 to {} minor units", money::MAX_AMOUNT));
+    }
+    let category = input.category.clone().unwrap_or_else(|| billing::ACCOMMODATION.to_string());
+    let rate = billing.rate_of(&category);
+    if rate.is_none() {
+        checks.fail("category", "is not a category of the hotel's VAT rates");
+    }
+    let reason = input.reason.as_deref().map(clean).filter(|r| !r.is_empty());
+    checks.opt_line("reason", reason.as_deref(), 500);
+    checks.finish()?;
+    let rate = rate.unwrap_or(0);
+    let amounts = tax::line(input.amount, rate, billing.prices_include_vat)
+        .ok_or_else(|| refused(vec![FieldError::field("amount", money::out_of_bounds_message())]))?;
+    let description = match input.kind {
+        FeeKind::NoShow => "No-show fee",
+        FeeKind::Cancellation => "Cancellation fee",
+    };
+    let mut line = o.line(LineKind::Charge, LineSource::Fee, hotel.today(), description.to_string());
+    line.reason = reason;
+    Ok(with_amounts(line, &category, rate, amounts))
+}
+
+impl Record for FolioLedger {
+    const KIND: RecordKind = RecordKind::Folio;
+
+    fn hotel_id(&self) -> Option<&str> {
+        Some(&self.hotel_id)
+    }
+}
+
+/// A payment line, as its `payment.created` event carries it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PaymentRecord<'a> {
+    #[serde(flatten)]
+    line: &'a FolioLine,
+    hotel_id: &'a str,
+}
+
+impl Record for PaymentRecord<'_> {
+    const KIND: RecordKind = RecordKind::Payment;
+
+    fn hotel_id(&self) -> Option<&str> {
+        Some(self.hotel_id)
+    }
+}

@@ -1,0 +1,222 @@
+//! Folios as ledgers (an extension of the contract; docs/money.md): scopes folios:read, folios:write (charges,
+//! allowances, fees) and payments:write (payments, refunds). Every write takes an `Idempotency-Key`.
+
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::app::AppState;
+use crate::domain::finance::folios::FolioLedger;
+use crate::domain::finance::ledger::{self, AllowanceIn, ChargeIn, Entry, FeeIn, PaymentIn, RefundIn};
+use crate::domain::{Error, FieldError, Result};
+use crate::http::auth::Principal;
+use crate::http::extract::{Json, Path};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_folio))
+        .routes(routes!(add_charge))
+        .routes(routes!(add_allowance))
+        .routes(routes!(add_payment))
+        .routes(routes!(add_refund))
+        .routes(routes!(add_fee))
+}
+
+/// The `Idempotency-Key` header, if sent.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>> {
+    match headers.get("idempotency-key").map(|v| v.to_str()) {
+        None => Ok(None),
+        Some(Ok(key)) => Ok(Some(key.to_string())),
+        Some(Err(_)) => Err(Error::Validation(vec![FieldError::field(
+            "Idempotency-Key",
+            "must be 1 to 200 visible ASCII characters",
+        )])),
+    }
+}
+
+async fn record(
+    state: &AppState,
+    actor: &crate::domain::Actor,
+    id: &str,
+    headers: &HeaderMap,
+    entry: Entry,
+) -> Result<Response> {
+    let key = idempotency_key(headers)?;
+    let recorded = ledger::record(&state.db, actor, id, entry, key.as_deref()).await?;
+    let mut response = Json(recorded.folio).into_response();
+    if recorded.replayed {
+        response.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
+    }
+    Ok(response)
+}
+
+/// A folio: its lines (charges, allowances, payments, refunds), totals per VAT rate and balance.
+#[utoipa::path(
+    get,
+    path = "/api/folios/{folioId}",
+    tag = "folios",
+    security(("apiKey" = []), ("accessToken" = [])),
+    params(("folioId" = String, Path, description = "The folio's id (a reservation's `folio.id`)")),
+    responses(
+        (status = 200, body = FolioLedger),
+        (status = 403, description = "The API key lacks folios:read"),
+        (status = 404, description = "No such folio for this credential"),
+    )
+)]
+async fn get_folio(
+    State(state): State<AppState>,
+    Principal(actor): Principal,
+    Path(id): Path<String>,
+) -> Result<Json<FolioLedger>> {
+    ledger::get(&state.db, &actor, &id).await.map(Json)
+}
+
+/// Charges one of the hotel's extras (a package becomes one line per part, each at its VAT rate) or a charge
+/// described here; posted at once.
+#[utoipa::path(
+    post,
+    path = "/api/folios/{folioId}/charges",
+    tag = "folios",
+    security(("apiKey" = []), ("accessToken" = [])),
+    params(
+        ("folioId" = String, Path),
+        ("Idempotency-Key" = Option<String>, Header, description = "The same request with the same key is recorded once"),
+    ),
+    request_body = ChargeIn,
+    responses(
+        (status = 200, body = FolioLedger, description = "The folio with the new lines"),
+        (status = 400, description = "Invalid charge; every problem is listed with its field"),
+        (status = 403, description = "The API key lacks folios:write"),
+        (status = 404, description = "No such folio for this credential"),
+        (status = 409, description = "The idempotency key was used for a different request"),
+    )
+)]
+async fn add_charge(
+    State(state): State<AppState>,
+    Principal(actor): Principal,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Json(input): Json<ChargeIn>,
+) -> Result<Response> {
+    record(&state, &actor, &id, &headers, Entry::Charge(input)).await
+}
+
+/// Corrects a charge with an allowance (up to what is left of it): a posted charge never changes itself.
+#[utoipa::path(
+    post,
+    path = "/api/folios/{folioId}/charges/{lineId}/allowances",
+    tag = "folios",
+    security(("apiKey" = []), ("accessToken" = [])),
+    params(
+        ("folioId" = String, Path),
+        ("lineId" = String, Path, description = "The charge's line id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "The same request with the same key is recorded once"),
+    ),
+    request_body = AllowanceIn,
+    responses(
+        (status = 200, body = FolioLedger),
+        (status = 400, description = "Invalid allowance (above what is left of the charge, say)"),
+        (status = 403, description = "The API key lacks folios:write"),
+        (status = 404, description = "No such folio or charge for this credential"),
+        (status = 409, description = "The idempotency key was used for a different request"),
+    )
+)]
+async fn add_allowance(
+    State(state): State<AppState>,
+    Principal(actor): Principal,
+    Path((id, line_id)): Path<(String, String)>,
+    headers: HeaderMap,
+    Json(allowance): Json<AllowanceIn>,
+) -> Result<Response> {
+    record(&state, &actor, &id, &headers, Entry::Allowance { charge_id: line_id, allowance }).await
+}
+
+/// Records a payment taken elsewhere (no card is processed and no card data is stored). CASH is refused for
+/// hotels in Germany (409) until a certified cash-register security module exists.
+#[utoipa::path(
+    post,
+    path = "/api/folios/{folioId}/payments",
+    tag = "folios",
+    security(("apiKey" = []), ("accessToken" = [])),
+    params(
+        ("folioId" = String, Path),
+        ("Idempotency-Key" = Option<String>, Header, description = "The same request with the same key is recorded once"),
+    ),
+    request_body = PaymentIn,
+    responses(
+        (status = 200, body = FolioLedger),
+        (status = 400, description = "Invalid payment (another currency than the folio's, say)"),
+        (status = 403, description = "The API key lacks payments:write"),
+        (status = 404, description = "No such folio for this credential"),
+        (status = 409, description = "CASH at a hotel in Germany, or the idempotency key was used for a different request"),
+    )
+)]
+async fn add_payment(
+    State(state): State<AppState>,
+    Principal(actor): Principal,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Json(input): Json<PaymentIn>,
+) -> Result<Response> {
+    record(&state, &actor, &id, &headers, Entry::Payment(input)).await
+}
+
+/// Refunds (part of) a payment, up to what is left of it.
+#[utoipa::path(
+    post,
+    path = "/api/folios/{folioId}/payments/{lineId}/refunds",
+    tag = "folios",
+    security(("apiKey" = []), ("accessToken" = [])),
+    params(
+        ("folioId" = String, Path),
+        ("lineId" = String, Path, description = "The payment's line id"),
+        ("Idempotency-Key" = Option<String>, Header, description = "The same request with the same key is recorded once"),
+    ),
+    request_body = RefundIn,
+    responses(
+        (status = 200, body = FolioLedger),
+        (status = 400, description = "Invalid refund (above what is left of the payment, say)"),
+        (status = 403, description = "The API key lacks payments:write"),
+        (status = 404, description = "No such folio or payment for this credential"),
+        (status = 409, description = "The idempotency key was used for a different request"),
+    )
+)]
+async fn add_refund(
+    State(state): State<AppState>,
+    Principal(actor): Principal,
+    Path((id, line_id)): Path<(String, String)>,
+    headers: HeaderMap,
+    Json(refund): Json<RefundIn>,
+) -> Result<Response> {
+    record(&state, &actor, &id, &headers, Entry::Refund { payment_id: line_id, refund }).await
+}
+
+/// Charges a no-show or cancellation fee.
+#[utoipa::path(
+    post,
+    path = "/api/folios/{folioId}/fees",
+    tag = "folios",
+    security(("apiKey" = []), ("accessToken" = [])),
+    params(
+        ("folioId" = String, Path),
+        ("Idempotency-Key" = Option<String>, Header, description = "The same request with the same key is recorded once"),
+    ),
+    request_body = FeeIn,
+    responses(
+        (status = 200, body = FolioLedger),
+        (status = 400, description = "Invalid fee"),
+        (status = 403, description = "The API key lacks folios:write"),
+        (status = 404, description = "No such folio for this credential"),
+        (status = 409, description = "The idempotency key was used for a different request"),
+    )
+)]
+async fn add_fee(
+    State(state): State<AppState>,
+    Principal(actor): Principal,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Json(input): Json<FeeIn>,
+) -> Result<Response> {
+    record(&state, &actor, &id, &headers, Entry::Fee(input)).await
+}

@@ -1,0 +1,422 @@
+//! The folio as a ledger (docs/money.md): VAT and city tax on the stay's lines, charges, allowances, payments,
+//! refunds and fees, check-out against the balance, deleting only without money, its events; on both engines.
+
+use std::time::Duration;
+
+use crate::common::receiver::Receiver;
+use crate::common::{basic, day, delivering, Auth, Org, TestServer, WAIT};
+use frontdesk::domain::Scope;
+use frontdesk::store::Engine;
+use serde_json::{json, Value};
+
+on_both_engines!(
+    a_stay_is_charged_with_vat_and_city_tax_to_the_cent,
+    extras_payments_refunds_and_allowances_change_the_balance_exactly,
+    check_out_asks_for_a_zero_balance_or_a_reason,
+    money_is_kept_and_reservations_with_it_are_not_deleted,
+    who_may_charge_and_who_may_take_money,
+    hostile_amounts_are_refused_whole,
+);
+on_both_engines_configured!(payments_are_delivered_to_subscriptions_that_name_them);
+
+/// A hotel with 7 % on rooms and food, 19 % on drinks and other, Berlin's city tax (3.00 a person a night, at most
+/// 21 nights, children exempt) and a breakfast split 70/30; a room type with four rooms and a plan: (hotel, room
+/// type, plan, rooms).
+async fn berlin_hotel(s: &TestServer, org: &Org, country: &str) -> (String, String, String, Vec<String>) {
+    let hotel = s.hotel(org, "Spree").await;
+    s.put(&format!("/api/hotels/{hotel}"), &org.auth(), json!({"country": country})).await.expect(200);
+    s.put(
+        &format!("/api/hotels/{hotel}/billing"),
+        &org.auth(),
+        json!({
+            "vatRates": [{"category": "ACCOMMODATION", "rateBasisPoints": 700},
+                         {"category": "FOOD_AND_BEVERAGE", "rateBasisPoints": 700},
+                         {"category": "DRINKS", "rateBasisPoints": 1900},
+                         {"category": "OTHER", "rateBasisPoints": 1900}],
+            "cityTax": {"name": "City tax", "basis": "PER_PERSON_PER_NIGHT", "amount": 300, "maxNights": 21,
+                        "childrenExempt": true},
+            "extras": [{"code": "BREAKFAST", "name": "Breakfast", "unitPrice": 2000, "parts": [
+                {"category": "FOOD_AND_BEVERAGE", "shareBasisPoints": 7000},
+                {"category": "DRINKS", "shareBasisPoints": 3000}]}],
+        }),
+    )
+    .await
+    .expect(200);
+    let room_type =
+        s.create("/api/roomTypes", &org.auth(), json!({"hotelId": hotel, "name": "Double", "maxOccupancy": 3})).await;
+    let mut rooms = Vec::new();
+    for n in 0..4 {
+        let body = json!({"roomTypeId": room_type, "name": format!("{}", 101 + n)});
+        rooms.push(s.create("/api/rooms", &org.auth(), body).await);
+    }
+    let plan = s.create("/api/ratePlans", &org.auth(), json!({"hotelId": hotel, "name": "BAR"})).await;
+    (hotel, room_type, plan, rooms)
+}
+
+/// A confirmed stay from `from` for `nights` at 100.00 a night: (reservation, folio id).
+async fn stay(
+    s: &TestServer,
+    org: &Org,
+    h: &(String, String, String, Vec<String>),
+    from: u64,
+    nights: u64,
+    party: Value,
+) -> (Value, String) {
+    let mut room = json!({"roomTypeId": h.1, "ratePlanId": h.2, "price": 10_000 * nights as i64});
+    for (k, v) in party.as_object().unwrap() {
+        room[k] = v.clone();
+    }
+    let body = json!({"hotelId": h.0, "checkInDate": day(from), "checkOutDate": day(from + nights), "rooms": [room]});
+    let r = s.post("/api/reservations", &org.auth(), body).await.expect(200).body;
+    let folio = r["folio"]["id"].as_str().expect("a confirmed stay has a folio").to_string();
+    (r, folio)
+}
+
+fn lines_of<'a>(folio: &'a Value, source: &str) -> Vec<&'a Value> {
+    folio["lines"].as_array().unwrap().iter().filter(|l| l["source"] == json!(source)).collect()
+}
+
+async fn a_stay_is_charged_with_vat_and_city_tax_to_the_cent(s: TestServer) {
+    let org = s.org("Acme").await;
+    let h = berlin_hotel(&s, &org, "DE").await;
+    let (r, folio_id) = stay(&s, &org, &h, 2, 3, json!({"adults": 2})).await;
+    let folio = s.get(&format!("/api/folios/{folio_id}"), &org.auth()).await.expect(200).body;
+    let nights = lines_of(&folio, "ROOM_NIGHT");
+    assert_eq!(nights.len(), 3);
+    for night in &nights {
+        assert_eq!((&night["gross"], &night["net"], &night["vat"]), (&json!(10_000), &json!(9_346), &json!(654)));
+        assert_eq!((&night["vatRateBasisPoints"], &night["category"]), (&json!(700), &json!("ACCOMMODATION")));
+        assert_eq!(night["postedAt"], Value::Null, "a night to come follows the stay");
+    }
+    let taxes = lines_of(&folio, "CITY_TAX");
+    assert_eq!(taxes.iter().map(|l| l["gross"].clone()).collect::<Vec<_>>(), vec![json!(600); 3]);
+    assert_eq!(taxes[0]["vat"], json!(0));
+    assert_eq!((folio["charges"].clone(), folio["balance"].clone()), (json!(31_800), json!(31_800)));
+    assert_eq!(
+        folio["vatTotals"],
+        json!([{"vatRateBasisPoints": 0, "net": 1800, "vat": 0, "gross": 1800},
+               {"vatRateBasisPoints": 700, "net": 28_038, "vat": 1962, "gross": 30_000}])
+    );
+    // The reservation carries its folio's id and balance; the contract's charges are the folio's charges.
+    let read = s.get(&format!("/api/reservations/{}", r["id"].as_str().unwrap()), &org.auth()).await.expect(200).body;
+    assert_eq!((read["folio"]["balance"].clone(), read["folio"]["total"].clone()), (json!(31_800), json!(31_800)));
+    assert_eq!(read["folio"]["charges"].as_array().unwrap().len(), 6);
+
+    // 25 nights pay 21 nights of city tax; a child pays none where children are exempt.
+    let (_, long) = stay(&s, &org, &h, 40, 25, json!({"adults": 1})).await;
+    let long = s.get(&format!("/api/folios/{long}"), &org.auth()).await.expect(200).body;
+    assert_eq!((lines_of(&long, "ROOM_NIGHT").len(), lines_of(&long, "CITY_TAX").len()), (25, 21));
+    let (_, family) = stay(&s, &org, &h, 70, 1, json!({"adults": 2, "children": 1})).await;
+    let family = s.get(&format!("/api/folios/{family}"), &org.auth()).await.expect(200).body;
+    assert_eq!(lines_of(&family, "CITY_TAX")[0]["gross"], json!(600));
+
+    // A date change remakes the unposted nights and their tax.
+    let id = r["id"].as_str().unwrap();
+    s.put(&format!("/api/reservations/{id}"), &org.auth(), json!({"checkOutDate": day(4)})).await.expect(200);
+    let shorter = s.get(&format!("/api/folios/{folio_id}"), &org.auth()).await.expect(200).body;
+    assert_eq!(shorter["id"], json!(folio_id), "the folio keeps its id");
+    assert_eq!((lines_of(&shorter, "ROOM_NIGHT").len(), lines_of(&shorter, "CITY_TAX").len()), (2, 2));
+}
+
+/// Sends a folio write with an idempotency key.
+async fn post_once(s: &TestServer, auth: &Auth, path: &str, key: &str, body: Value) -> (u16, Option<String>, Value) {
+    let request = s.client.post(format!("{}{path}", s.base)).json(&body).header("idempotency-key", key);
+    let request = match auth {
+        Auth::Key(secret) => request.header("authorization", basic(secret)),
+        Auth::Token(token) => request.header("authorization", format!("Token {token}")),
+        _ => request,
+    };
+    let answer = request.send().await.unwrap();
+    let status = answer.status().as_u16();
+    let replayed = answer.headers().get("idempotent-replayed").map(|v| v.to_str().unwrap().to_string());
+    (status, replayed, answer.json().await.unwrap())
+}
+
+async fn extras_payments_refunds_and_allowances_change_the_balance_exactly(s: TestServer) {
+    let org = s.org("Acme").await;
+    let h = berlin_hotel(&s, &org, "AT").await;
+    let (_, folio) = stay(&s, &org, &h, 2, 3, json!({"adults": 2})).await;
+    let path = |tail: &str| format!("/api/folios/{folio}{tail}");
+    // A breakfast of 20.00 split 70/30: 14.00 at 7 % (VAT 0.92) and 6.00 at 19 % (VAT 0.96), posted at once.
+    let after = s.post(&path("/charges"), &org.auth(), json!({"extraCode": "BREAKFAST"})).await.expect(200).body;
+    let extras = lines_of(&after, "EXTRA");
+    assert_eq!(extras.len(), 2);
+    assert_eq!(
+        (&extras[0]["gross"], &extras[0]["vat"], &extras[0]["category"]),
+        (&json!(1400), &json!(92), &json!("FOOD_AND_BEVERAGE"))
+    );
+    assert_eq!(
+        (&extras[1]["gross"], &extras[1]["vat"], &extras[1]["category"]),
+        (&json!(600), &json!(96), &json!("DRINKS"))
+    );
+    assert!(extras[0]["postedAt"].is_string());
+    assert_eq!(after["balance"], json!(33_800));
+    // A described charge, two of them.
+    let after = s
+        .post(
+            &path("/charges"),
+            &org.auth(),
+            json!({"description": "Minibar", "unitPrice": 450, "quantity": 2, "category": "DRINKS"}),
+        )
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(after["balance"], json!(34_700));
+    let minibar = lines_of(&after, "EXTRA").into_iter().find(|l| l["description"] == json!("Minibar")).unwrap().clone();
+    assert_eq!((&minibar["quantity"], &minibar["gross"], &minibar["vat"]), (&json!(2), &json!(900), &json!(144)));
+
+    // Two partial payments and a refund.
+    let (status, replayed, first) = post_once(
+        &s,
+        &org.auth(),
+        &path("/payments"),
+        "pay-1",
+        json!({"method": "CARD", "amount": 20_000, "reference": "T-1"}),
+    )
+    .await;
+    assert_eq!((status, replayed), (200, None));
+    assert_eq!(first["balance"], json!(14_700));
+    // Sent again with the same key: stored once.
+    let (status, replayed, again) = post_once(
+        &s,
+        &org.auth(),
+        &path("/payments"),
+        "pay-1",
+        json!({"method": "CARD", "amount": 20_000, "reference": "T-1"}),
+    )
+    .await;
+    assert_eq!((status, replayed.as_deref()), (200, Some("true")));
+    assert_eq!(again["balance"], json!(14_700));
+    assert_eq!(again["lines"].as_array().unwrap().iter().filter(|l| l["kind"] == json!("PAYMENT")).count(), 1);
+    let (status, _, _) =
+        post_once(&s, &org.auth(), &path("/payments"), "pay-1", json!({"method": "CARD", "amount": 1})).await;
+    assert_eq!(status, 409, "the same key for another request");
+    let paid = s
+        .post(&path("/payments"), &org.auth(), json!({"method": "BANK_TRANSFER", "amount": 14_700, "currency": "EUR"}))
+        .await
+        .expect(200)
+        .body;
+    assert_eq!((paid["payments"].clone(), paid["balance"].clone()), (json!(34_700), json!(0)));
+    let card = paid["lines"].as_array().unwrap().iter().find(|l| l["method"] == json!("CARD")).unwrap().clone();
+    let refunded = s
+        .post(
+            &path(&format!("/payments/{}/refunds", card["id"].as_str().unwrap())),
+            &org.auth(),
+            json!({"amount": 500, "reason": "Goodwill"}),
+        )
+        .await
+        .expect(200)
+        .body;
+    assert_eq!((refunded["refunds"].clone(), refunded["balance"].clone()), (json!(500), json!(500)));
+    // More than is left of the payment is refused.
+    let refund_path = path(&format!("/payments/{}/refunds", card["id"].as_str().unwrap()));
+    s.post(&refund_path, &org.auth(), json!({"amount": 19_501})).await.expect(400);
+
+    // An allowance corrects the minibar: all of it takes its VAT exactly; more is refused.
+    let allowance = path(&format!("/charges/{}/allowances", minibar["id"].as_str().unwrap()));
+    s.post(&allowance, &org.auth(), json!({"amount": 901, "reason": "Not taken"})).await.expect(400);
+    let corrected =
+        s.post(&allowance, &org.auth(), json!({"amount": 900, "reason": "Not taken"})).await.expect(200).body;
+    let line = corrected["lines"].as_array().unwrap().iter().find(|l| l["kind"] == json!("ALLOWANCE")).unwrap().clone();
+    assert_eq!((&line["gross"], &line["vat"], &line["correctsLineId"]), (&json!(900), &json!(144), &minibar["id"]));
+    assert_eq!(corrected["balance"], json!(-400), "the hotel owes 4.00 now");
+    s.post(&allowance, &org.auth(), json!({"amount": 1, "reason": "Again"})).await.expect(400);
+}
+
+async fn check_out_asks_for_a_zero_balance_or_a_reason(s: TestServer) {
+    let org = s.org("Acme").await;
+    let h = berlin_hotel(&s, &org, "PT").await;
+    let (r, folio) = stay(&s, &org, &h, 0, 2, json!({"adults": 1, "roomId": h.3[0]})).await;
+    let id = r["id"].as_str().unwrap();
+    let status = |to: &str| json!({"status": to});
+    s.put(&format!("/api/reservations/{id}"), &org.auth(), status("CHECKED_IN")).await.expect(200);
+    // Leaving on the day of arrival: the first night is charged (with its city tax), the second goes; with a
+    // breakfast, 123.00. Paid 122.99: 0.01 open.
+    s.post(&format!("/api/folios/{folio}/charges"), &org.auth(), json!({"extraCode": "BREAKFAST"})).await.expect(200);
+    s.post(&format!("/api/folios/{folio}/payments"), &org.auth(), json!({"method": "CARD", "amount": 12_299}))
+        .await
+        .expect(200);
+    let refused = s.put(&format!("/api/reservations/{id}"), &org.auth(), status("CHECKED_OUT")).await.expect(409).body;
+    assert!(refused["detail"].as_str().unwrap().contains("EUR 0.01"), "{refused}");
+    let still = s.get(&format!("/api/reservations/{id}"), &org.auth()).await.expect(200).body;
+    assert_eq!(still["status"], json!("CHECKED_IN"), "nothing half-written");
+    assert_eq!(lines_of(&s.get(&format!("/api/folios/{folio}"), &org.auth()).await.body, "ROOM_NIGHT").len(), 2);
+    s.post(&format!("/api/folios/{folio}/payments"), &org.auth(), json!({"method": "CARD", "amount": 1}))
+        .await
+        .expect(200);
+    let out = s.put(&format!("/api/reservations/{id}"), &org.auth(), status("CHECKED_OUT")).await.expect(200).body;
+    assert_eq!((out["status"].clone(), out["folio"]["balance"].clone()), (json!("CHECKED_OUT"), json!(0)));
+    let settled = s.get(&format!("/api/folios/{folio}"), &org.auth()).await.expect(200).body;
+    assert!(settled["lines"].as_array().unwrap().iter().all(|l| l["postedAt"].is_string()), "all posted at check-out");
+    assert_eq!(lines_of(&settled, "ROOM_NIGHT").len(), 1, "an early departure removes the nights not stayed");
+    assert_eq!(lines_of(&settled, "CITY_TAX").len(), 1);
+
+    // On account, with a reason: recorded and shown.
+    let (r, folio) = stay(&s, &org, &h, 0, 1, json!({"adults": 1, "roomId": h.3[1]})).await;
+    let id = r["id"].as_str().unwrap();
+    s.put(&format!("/api/reservations/{id}"), &org.auth(), status("CHECKED_IN")).await.expect(200);
+    s.post(&format!("/api/folios/{folio}/charges"), &org.auth(), json!({"extraCode": "BREAKFAST"})).await.expect(200);
+    s.put(&format!("/api/reservations/{id}"), &org.auth(), json!({"status": "CHECKED_OUT", "onAccountReason": " "}))
+        .await
+        .expect(409);
+    s.put(
+        &format!("/api/reservations/{id}"),
+        &org.auth(),
+        json!({"status": "CHECKED_OUT", "onAccountReason": "Billed to Acme GmbH"}),
+    )
+    .await
+    .expect(200);
+    let open = s.get(&format!("/api/folios/{folio}"), &org.auth()).await.expect(200).body;
+    assert_eq!(
+        (open["balance"].clone(), open["onAccountReason"].clone()),
+        (json!(12_300), json!("Billed to Acme GmbH"))
+    );
+}
+
+async fn money_is_kept_and_reservations_with_it_are_not_deleted(s: TestServer) {
+    let org = s.org("Acme").await;
+    let h = berlin_hotel(&s, &org, "PT").await;
+    // Without money, DELETE cascades as the contract says.
+    let (r, _) = stay(&s, &org, &h, 5, 2, json!({"adults": 1})).await;
+    s.delete(&format!("/api/reservations/{}", r["id"].as_str().unwrap()), &org.auth()).await.expect(200);
+    // With a payment: 409, and nothing goes.
+    let (r, folio) = stay(&s, &org, &h, 5, 2, json!({"adults": 1})).await;
+    let id = r["id"].as_str().unwrap();
+    s.post(&format!("/api/folios/{folio}/payments"), &org.auth(), json!({"method": "VOUCHER", "amount": 5000}))
+        .await
+        .expect(200);
+    let refused = s.delete(&format!("/api/reservations/{id}"), &org.auth()).await.expect(409).body;
+    assert!(refused["detail"].as_str().unwrap().contains("cancel"), "{refused}");
+    s.get(&format!("/api/reservations/{id}"), &org.auth()).await.expect(200);
+    // Cancelling is the way; its money stays.
+    s.put(&format!("/api/reservations/{id}"), &org.auth(), json!({"status": "CANCELLED"})).await.expect(200);
+    let kept = s.get(&format!("/api/folios/{folio}"), &org.auth()).await.expect(200).body;
+    assert_eq!(kept["payments"], json!(5000));
+    // A fee for the cancellation, at the accommodation rate.
+    let charged = s
+        .post(&format!("/api/folios/{folio}/fees"), &org.auth(), json!({"kind": "CANCELLATION", "amount": 5000}))
+        .await
+        .expect(200)
+        .body;
+    let fee = lines_of(&charged, "FEE")[0].clone();
+    assert_eq!(
+        (&fee["description"], &fee["vat"], &charged["balance"]),
+        (&json!("Cancellation fee"), &json!(327), &json!(0))
+    );
+}
+
+async fn who_may_charge_and_who_may_take_money(s: TestServer) {
+    let org = s.org("Acme").await;
+    let h = berlin_hotel(&s, &org, "DE").await;
+    let (_, folio) = stay(&s, &org, &h, 3, 1, json!({"adults": 1})).await;
+    let pos = Auth::Key(s.key(&org, &[Scope::FoliosWrite], None).await);
+    let reader = Auth::Key(s.key(&org, &[Scope::FoliosRead], None).await);
+    let contract = Auth::Key(s.key(&org, &[Scope::ReservationsRead, Scope::ReservationsWrite], None).await);
+    let till = Auth::Key(s.key(&org, &[Scope::PaymentsWrite], None).await);
+    let path = format!("/api/folios/{folio}");
+    s.get(&path, &contract).await.expect(403);
+    s.get(&path, &pos).await.expect(403);
+    s.get(&path, &reader).await.expect(200);
+    // A point-of-sale key charges, and cannot take or refund money.
+    s.post(&format!("{path}/charges"), &pos, json!({"extraCode": "BREAKFAST"})).await.expect(200);
+    s.post(&format!("{path}/payments"), &pos, json!({"method": "CARD", "amount": 100})).await.expect(403);
+    s.post(&format!("{path}/charges"), &till, json!({"extraCode": "BREAKFAST"})).await.expect(403);
+    s.post(&format!("{path}/payments"), &till, json!({"method": "CARD", "amount": 100})).await.expect(200);
+    // Cash at a hotel in Germany: 409, with the reason.
+    let cash =
+        s.post(&format!("{path}/payments"), &till, json!({"method": "CASH", "amount": 100})).await.expect(409).body;
+    assert!(cash["detail"].as_str().unwrap().contains("KassenSichV"), "{cash}");
+    // Another organization's folio, and a pinned key's other hotel: not found.
+    let rival = s.org("Rival").await;
+    s.get(&path, &rival.auth()).await.expect(404);
+    s.post(&format!("{path}/payments"), &rival.auth(), json!({"method": "CARD", "amount": 100})).await.expect(404);
+    let other = s.hotel(&org, "Elsewhere").await;
+    let pinned = Auth::Key(s.key(&org, &[Scope::FoliosRead], Some(&other)).await);
+    s.get(&path, &pinned).await.expect(404);
+    let lines = s.get(&path, &org.auth()).await.body["lines"].as_array().unwrap().len();
+    assert_eq!(lines, 1 + 1 + 2 + 1, "a night, its city tax, a breakfast in two parts, one payment");
+}
+
+async fn hostile_amounts_are_refused_whole(s: TestServer) {
+    let org = s.org("Acme").await;
+    let h = berlin_hotel(&s, &org, "PT").await;
+    let (_, folio) = stay(&s, &org, &h, 3, 1, json!({"adults": 1})).await;
+    let path = |tail: &str| format!("/api/folios/{folio}{tail}");
+    let before = s.get(&path(""), &org.auth()).await.body;
+    for (tail, body, field) in [
+        ("/charges", json!({"description": "x", "unitPrice": 1_000_000_000_000_i64, "quantity": 2}), "quantity"),
+        ("/charges", json!({"description": "x", "unitPrice": 100, "quantity": -1}), "quantity"),
+        ("/charges", json!({"description": "x", "unitPrice": -100}), "unitPrice"),
+        ("/charges", json!({"description": "x", "unitPrice": 100, "category": "CAVIAR"}), "category"),
+        ("/charges", json!({"extraCode": "LOBSTER"}), "extraCode"),
+        ("/charges", json!({"extraCode": "BREAKFAST", "unitPrice": 1}), "unitPrice"),
+        ("/charges", json!({"unitPrice": 100}), "description"),
+        ("/charges", json!({"description": "x", "unitPrice": 100, "serviceDate": "2026-02-30"}), "serviceDate"),
+        ("/payments", json!({"method": "CARD", "amount": 100, "currency": "USD"}), "currency"),
+        ("/payments", json!({"method": "CARD", "amount": 0}), "amount"),
+        ("/payments", json!({"method": "CARD", "amount": 1_000_000_000_001_i64}), "amount"),
+        ("/fees", json!({"kind": "NO_SHOW", "amount": -5}), "amount"),
+    ] {
+        let answer = s.post(&path(tail), &org.auth(), body.clone()).await.expect(400).body;
+        let fields: Vec<&str> =
+            answer["errors"].as_array().unwrap().iter().filter_map(|e| e["field"].as_str()).collect();
+        assert!(fields.contains(&field), "{body} names {field}: {answer}");
+    }
+    // What JSON cannot say: fractions of a minor unit, unknown methods, unknown fields.
+    for (tail, body) in [
+        ("/payments", json!({"method": "CARD", "amount": 10.5})),
+        ("/payments", json!({"method": "BITCOIN", "amount": 100})),
+        ("/payments", json!({"method": "CARD", "amount": 100, "cardNumber": "4111111111111111"})),
+        ("/charges", json!({"description": "x", "unitPrice": 1.5})),
+    ] {
+        let answer = s.post(&path(tail), &org.auth(), body.clone()).await.expect(400).body;
+        assert_eq!(answer["status"], json!(400), "{body}");
+    }
+    // Lines of unknown ids, and a refund against a charge: not found.
+    s.post(&path("/payments/nope/refunds"), &org.auth(), json!({"amount": 1})).await.expect(404);
+    let night = lines_of(&before, "ROOM_NIGHT")[0]["id"].as_str().unwrap().to_string();
+    s.post(&path(&format!("/payments/{night}/refunds")), &org.auth(), json!({"amount": 1})).await.expect(404);
+    s.post("/api/folios/nope/payments", &org.auth(), json!({"method": "CARD", "amount": 1})).await.expect(404);
+    assert_eq!(s.get(&path(""), &org.auth()).await.body, before, "nothing half-written");
+}
+
+async fn payments_are_delivered_to_subscriptions_that_name_them(engine: Engine) {
+    let Some(s) = delivering(engine).await else { return };
+    let org = s.org("Acme").await;
+    let h = berlin_hotel(&s, &org, "PT").await;
+    let named = Receiver::start().await;
+    let contract = Receiver::start().await;
+    for (receiver, events) in [(&named, json!(["payment.created", "folio.updated"])), (&contract, json!([]))] {
+        s.post(
+            "/api/webhooksubscriptions",
+            &org.auth(),
+            json!({"hotelId": h.0, "url": receiver.url, "events": events}),
+        )
+        .await
+        .expect(200);
+    }
+    let (_, folio) = stay(&s, &org, &h, 3, 1, json!({"adults": 1})).await;
+    s.post(
+        &format!("/api/folios/{folio}/payments"),
+        &org.auth(),
+        json!({"method": "CARD", "amount": 2500, "reference": "R-9"}),
+    )
+    .await
+    .expect(200);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let events = |r: &Receiver| r.received().iter().map(|d| d.json()).collect::<Vec<Value>>();
+    while events(&named).len() < 2 || events(&contract).is_empty() {
+        assert!(tokio::time::Instant::now() < deadline, "deliveries: {:?} / {:?}", events(&named), events(&contract));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let payment = events(&named).into_iter().find(|e| e["event"] == json!("payment.created")).expect("payment.created");
+    assert_eq!((&payment["data"]["gross"], &payment["data"]["reference"]), (&json!(2500), &json!("R-9")));
+    assert_eq!(payment["data"]["folioId"], json!(folio));
+    assert!(events(&named)
+        .iter()
+        .any(|e| e["event"] == json!("folio.updated") && e["data"]["payments"] == json!(2500)));
+    // The subscription without a list keeps getting the contract's kinds only.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let kinds: Vec<Value> = events(&contract).iter().map(|e| e["event"].clone()).collect();
+    assert_eq!(kinds, vec![json!("reservation.created")], "{kinds:?}");
+}
