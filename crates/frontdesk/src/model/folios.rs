@@ -79,6 +79,26 @@ pub enum PaymentMethod {
     Other,
 }
 
+impl PaymentMethod {
+    /// Every method with how people name it, in the order a form offers them.
+    pub const CHOICES: [(&'static str, &'static str); 6] = [
+        ("CARD", "Card"),
+        ("BANK_TRANSFER", "Bank transfer"),
+        ("CHANNEL_PREPAID", "Prepaid to the channel"),
+        ("VOUCHER", "Voucher"),
+        ("CASH", "Cash"),
+        ("OTHER", "Other"),
+    ];
+}
+
+impl PaymentMethod {
+    /// How people name the method ("Bank transfer").
+    pub fn label(self) -> &'static str {
+        let name: &'static str = self.into();
+        Self::CHOICES.iter().find(|(value, _)| *value == name).map_or(name, |(_, label)| label)
+    }
+}
+
 /// One line of a folio.
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]

@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
+use crate::common::browser::{Browser, PHONE};
 use crate::common::receiver::Receiver;
-use crate::common::{basic, day, delivering, Auth, Org, TestServer, WAIT};
+use crate::common::{basic, day, delivering, Auth, Org, TestServer, PASSWORD, WAIT};
 use frontdesk::domain::Scope;
 use frontdesk::store::Engine;
 use serde_json::{json, Value};
@@ -17,7 +18,10 @@ on_both_engines!(
     who_may_charge_and_who_may_take_money,
     hostile_amounts_are_refused_whole,
 );
-on_both_engines_configured!(payments_are_delivered_to_subscriptions_that_name_them);
+on_both_engines_configured!(
+    payments_are_delivered_to_subscriptions_that_name_them,
+    the_desk_charges_takes_payment_corrects_and_refunds_in_the_folio,
+);
 
 /// A hotel with 7 % on rooms and food, 19 % on drinks and other, Berlin's city tax (3.00 a person a night, at most
 /// 21 nights, children exempt) and a breakfast split 70/30; a room type with four rooms and a plan: (hotel, room
@@ -419,4 +423,77 @@ async fn payments_are_delivered_to_subscriptions_that_name_them(engine: Engine) 
     tokio::time::sleep(Duration::from_millis(500)).await;
     let kinds: Vec<Value> = events(&contract).iter().map(|e| e["event"].clone()).collect();
     assert_eq!(kinds, vec![json!("reservation.created")], "{kinds:?}");
+}
+
+async fn the_desk_charges_takes_payment_corrects_and_refunds_in_the_folio(engine: Engine) {
+    let Some(s) = TestServer::configured(engine, |_| {}).await else { return };
+    let org = s.org("Acme").await;
+    let h = berlin_hotel(&s, &org, "AT").await;
+    let (r, folio) = stay(&s, &org, &h, 2, 2, json!({"adults": 2})).await;
+    let page = format!("/hotels/{}/reservations/{}", h.0, r["id"].as_str().unwrap());
+    let Some(b) = Browser::start(&s.base).await else { return };
+    b.sign_in(&org.operator_email, PASSWORD).await;
+    b.goto(&page).await;
+    b.wait_for_text("Add a charge").await;
+    let text = b.page_text().await;
+    assert!(text.contains("City tax, night of"), "{text}");
+    assert!(text.contains("EUR 212.00"), "two nights and their city tax: {text}");
+    // A breakfast from the hotel's list: two lines, at 7 % and 19 %.
+    b.select("#charge-extra", "BREAKFAST").await;
+    b.click_text("button", "Add the charge").await;
+    b.wait_for_text("Charged BREAKFAST.").await;
+    let ledger = s.get(&format!("/api/folios/{folio}"), &org.auth()).await.expect(200).body;
+    assert_eq!((lines_of(&ledger, "EXTRA").len(), ledger["balance"].clone()), (2, json!(23_200)));
+    // A described charge, with a price as people type it.
+    b.fill("#charge-what", "Late check-out").await;
+    b.fill("#charge-price", "15").await;
+    b.click_text("button", "Add the charge").await;
+    b.wait_for_text("Charged Late check-out.").await;
+    // A price the currency cannot hold is refused, and nothing is written.
+    b.fill("#charge-what", "Parking").await;
+    b.fill("#charge-price", "1.234").await;
+    b.click_text("button", "Add the charge").await;
+    b.wait_for_text("EUR has at most 2 decimals").await;
+    let ledger = s.get(&format!("/api/folios/{folio}"), &org.auth()).await.expect(200).body;
+    assert_eq!(ledger["balance"], json!(24_700));
+    // The payment field starts at what is owed.
+    assert_eq!(b.find("#pay-amount").await.prop("value").await.unwrap().as_deref(), Some("247.00"));
+    b.fill("#pay-reference", "T-77").await;
+    b.click_text("button", "Record the payment").await;
+    b.wait_for_text("Recorded a payment of EUR 247.00.").await;
+    let ledger = s.get(&format!("/api/folios/{folio}"), &org.auth()).await.expect(200).body;
+    assert_eq!(ledger["balance"], json!(0));
+    let late =
+        lines_of(&ledger, "EXTRA").into_iter().find(|l| l["description"] == json!("Late check-out")).unwrap().clone();
+    let payment = ledger["lines"].as_array().unwrap().iter().find(|l| l["kind"] == json!("PAYMENT")).unwrap().clone();
+    // Correct the late check-out (waived), and refund what it cost.
+    b.click(&format!("details:has(input[value='{}']) summary", late["id"].as_str().unwrap())).await;
+    b.fill(&format!("#off-{}", late["id"].as_str().unwrap()), "15.00").await;
+    b.fill(&format!("#why-{}", late["id"].as_str().unwrap()), "Waived").await;
+    b.click_text("button", "Correct the charge").await;
+    b.wait_for_text("Corrected a charge by EUR 15.00.").await;
+    b.click(&format!("details:has(input[value='{}']) summary", payment["id"].as_str().unwrap())).await;
+    b.fill(&format!("#back-{}", payment["id"].as_str().unwrap()), "15").await;
+    b.click_text("button", "Refund").await;
+    b.wait_for_text("Refunded EUR 15.00.").await;
+    let ledger = s.get(&format!("/api/folios/{folio}"), &org.auth()).await.expect(200).body;
+    assert_eq!(
+        (ledger["allowances"].clone(), ledger["refunds"].clone(), ledger["balance"].clone()),
+        (json!(1500), json!(1500), json!(0))
+    );
+    b.assert_page_ok("the reservation with its folio").await;
+    if engine == Engine::Sqlite {
+        b.screenshot("folio").await;
+    }
+    b.close().await;
+    // On a phone: nothing scrolls sideways, and the folio reads.
+    let Some(phone) = Browser::start_sized(&s.base, PHONE).await else { return };
+    phone.sign_in(&org.operator_email, PASSWORD).await;
+    phone.goto(&format!("{page}#folio-title")).await;
+    phone.wait_for_text("Take a payment").await;
+    phone.assert_page_ok("the folio on a phone").await;
+    if engine == Engine::Sqlite {
+        phone.screenshot("folio-phone").await;
+    }
+    phone.close().await;
 }

@@ -433,9 +433,8 @@ fn payment(o: &Origin, hotel: &Hotel, input: &PaymentIn) -> Result<FolioLine> {
         ));
     }
     let paid_at = input.paid_at.unwrap_or(o.at);
-    let method: &'static str = input.method.into();
-    let mut line =
-        o.line(LineKind::Payment, LineSource::Entry, hotel.local_date(paid_at), format!("Payment ({method})"));
+    let description = format!("Payment, {}", input.method.label().to_lowercase());
+    let mut line = o.line(LineKind::Payment, LineSource::Entry, hotel.local_date(paid_at), description);
     line.gross = input.amount;
     line.net = input.amount;
     line.method = Some(input.method);
@@ -461,8 +460,12 @@ fn refund_of(o: &Origin, payment_id: &str, input: &RefundIn) -> Result<FolioLine
     let reason = input.reason.as_deref().map(clean).filter(|r| !r.is_empty());
     checks.opt_line("reason", reason.as_deref(), 500);
     checks.finish()?;
-    let mut line =
-        o.line(LineKind::Refund, LineSource::Entry, o.at.date_naive(), format!("Refund of {}", paid.description));
+    let mut line = o.line(
+        LineKind::Refund,
+        LineSource::Entry,
+        o.at.date_naive(),
+        format!("Refund of the {}", paid.description.to_lowercase()),
+    );
     line.gross = input.amount;
     line.net = input.amount;
     line.method = paid.method;

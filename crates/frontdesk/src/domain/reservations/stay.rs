@@ -97,6 +97,8 @@ pub struct CheckOutPreview {
     pub removed: i64,
     /// The folio's total after the check-out.
     pub folio_total: i64,
+    /// What the guest still owes after the check-out (the check-out asks for 0, or a reason to leave it open).
+    pub balance: i64,
     pub currency: String,
 }
 
@@ -105,15 +107,16 @@ pub struct CheckOutPreview {
 pub fn check_out_preview(r: &Reservation, today: NaiveDate) -> CheckOutPreview {
     let leaves = departure_day(r, today).min(r.check_out_date);
     let released: Vec<NaiveDate> = leaves.iter_days().take_while(|d| *d < r.check_out_date).collect();
-    let (removed, folio_total, currency) = match &r.folio {
+    let (removed, folio_total, balance, currency) = match &r.folio {
         Some(folio) => {
             let removed = folio.charges.iter().filter(|c| c.date >= leaves && c.source.follows_the_stay() && !c.posted);
             let removed = money::sum(removed.map(|c| c.amount)).unwrap_or(0);
-            (removed, folio.total - removed, folio.currency.clone())
+            (removed, folio.total - removed, folio.balance - removed, folio.currency.clone())
         }
-        None => (0, 0, r.currency.clone()),
+        None => (0, 0, 0, r.currency.clone()),
     };
-    CheckOutPreview { leaves, nights: (leaves - r.check_in_date).num_days(), released, removed, folio_total, currency }
+    let nights = (leaves - r.check_in_date).num_days();
+    CheckOutPreview { leaves, nights, released, removed, folio_total, balance, currency }
 }
 
 /// CHECKED_IN -> CHECKED_OUT: shortens an early departure (see the module's rules), records the check-out and marks

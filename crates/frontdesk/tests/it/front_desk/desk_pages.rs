@@ -47,6 +47,8 @@ async fn the_desk_checks_out_after_a_confirmation_and_can_undo_it(engine: Engine
     assert!(text.contains("Early departure"), "{text}");
     assert!(text.contains("EUR 200.00"), "the two nights' charges: {text}");
     assert!(text.contains("EUR 100.00"), "the folio total after: {text}");
+    assert!(text.contains("EUR 100.00 is still to pay"), "the balance, and how it is settled: {text}");
+    assert_eq!(b.find("#settle-amount").await.prop("value").await.unwrap().as_deref(), Some("100.00"));
     assert_eq!(
         s.get(&format!("/api/reservations/{}", id(&booked)), &org.auth()).await.body["status"],
         json!("CHECKED_IN")
@@ -59,6 +61,11 @@ async fn the_desk_checks_out_after_a_confirmation_and_can_undo_it(engine: Engine
     b.wait_for_text("Checked out Ana Silva.").await;
     let out = s.get(&format!("/api/reservations/{}", id(&booked)), &org.auth()).await.expect(200);
     assert_eq!((out.body["status"].clone(), out.body["checkOutDate"].clone()), (json!("CHECKED_OUT"), json!(day(1))));
+    // Paid at the desk by card, as the form offered: the folio is settled.
+    let folio = out.body["folio"]["id"].as_str().unwrap();
+    let folio = s.get(&format!("/api/folios/{folio}"), &org.auth()).await.expect(200).body;
+    assert_eq!((folio["payments"].clone(), folio["balance"].clone()), (json!(10_000), json!(0)));
+    assert_eq!(folio["lines"].as_array().unwrap().last().unwrap()["method"], json!("CARD"));
     // The wrong guest? Undo, the same day.
     b.click_text("button", "Undo check-out").await;
     b.accept_dialog().await;

@@ -9,6 +9,9 @@ use chrono::NaiveDate;
 use super::super::HotelPage;
 use super::guest_title;
 use crate::app::AppState;
+use crate::domain::finance::billing::{self, BillingSettings};
+use crate::domain::finance::folios::{FolioLedger, LineKind, PaymentMethod};
+use crate::domain::finance::ledger;
 use crate::domain::front_office::{self};
 use crate::domain::guests::Guest;
 use crate::domain::housekeeping::{self, RoomNow};
@@ -36,10 +39,99 @@ pub(super) struct RoomChoice {
     selected: bool,
 }
 
-pub(super) struct ChargeLine {
+/// The folio as the desk reads and works it.
+pub(super) struct FolioView {
+    lines: Vec<FolioRow>,
+    vat_totals: Vec<VatRow>,
+    charges: String,
+    paid: String,
+    balance: String,
+    /// What the guest owes, as the payment's amount field starts (empty when nothing is owed).
+    due: String,
+    on_account: Option<String>,
+    extras: Vec<(String, String)>,
+    categories: Vec<String>,
+    methods: Vec<(&'static str, &'static str)>,
+    /// What the amount fields take, e.g. "EUR, 2 decimals".
+    currency: String,
+}
+
+pub(super) struct FolioRow {
+    id: String,
     date: String,
     description: String,
+    /// VAT rate of a charge or allowance ("7 %"); payments have none.
+    rate: String,
+    /// Signed as it counts in the balance: "-EUR 50.00" for a payment.
     amount: String,
+    note: String,
+    posted: bool,
+    correctable: bool,
+    refundable: bool,
+}
+
+pub(super) struct VatRow {
+    rate: String,
+    net: String,
+    vat: String,
+    gross: String,
+}
+
+/// A rate in basis points as people read it: 700 is "7 %", 750 "7.5 %".
+fn percent(bp: i64) -> String {
+    let whole = bp / 100;
+    match bp % 100 {
+        0 => format!("{whole} %"),
+        rest if rest % 10 == 0 => format!("{whole}.{} %", rest / 10),
+        rest => format!("{whole}.{rest:02} %"),
+    }
+}
+
+fn folio_view(ledger: FolioLedger, billing: &BillingSettings) -> FolioView {
+    let currency = ledger.currency.clone();
+    let m = |minor: i64| money::format(minor, &currency);
+    // By day, in the order they were made within a day: the folio as a guest reads it.
+    let mut by_day: Vec<&crate::domain::finance::folios::FolioLine> = ledger.lines.iter().collect();
+    by_day.sort_by_key(|l| l.service_date);
+    let lines = by_day
+        .into_iter()
+        .map(|l| {
+            let note = [l.reference.clone(), l.reason.clone()].into_iter().flatten().collect::<Vec<_>>().join(" · ");
+            let quantity = if l.quantity > 1 { format!(" × {}", l.quantity) } else { String::new() };
+            FolioRow {
+                id: l.id.clone(),
+                date: view::date_short(l.service_date),
+                description: format!("{}{quantity}", l.description),
+                rate: match l.kind {
+                    LineKind::Charge | LineKind::Allowance => percent(l.vat_rate_basis_points),
+                    _ => String::new(),
+                },
+                amount: m(l.kind.sign() * l.gross),
+                note,
+                posted: l.posted_at.is_some(),
+                correctable: l.kind == LineKind::Charge,
+                refundable: l.kind == LineKind::Payment,
+            }
+        })
+        .collect();
+    let vat_totals = ledger
+        .vat_totals
+        .iter()
+        .map(|t| VatRow { rate: percent(t.vat_rate_basis_points), net: m(t.net), vat: m(t.vat), gross: m(t.gross) })
+        .collect();
+    FolioView {
+        lines,
+        vat_totals,
+        charges: m(ledger.charges - ledger.allowances),
+        paid: m(ledger.payments - ledger.refunds),
+        balance: m(ledger.balance),
+        due: if ledger.balance > 0 { money::input_value(ledger.balance, &currency) } else { String::new() },
+        on_account: ledger.on_account_reason.clone(),
+        extras: billing.extras.iter().map(|e| (e.code.clone(), format!("{} ({})", e.name, m(e.unit_price)))).collect(),
+        categories: billing.vat_rates.iter().map(|r| r.category.clone()).collect(),
+        methods: PaymentMethod::CHOICES.to_vec(),
+        currency: format!("{currency}, {} decimals", money::exponent(&currency)),
+    }
 }
 
 #[derive(Template)]
@@ -54,8 +146,7 @@ pub(super) struct DetailTemplate {
     check_in_value: String,
     check_out_value: String,
     rooms: Vec<RoomLine>,
-    charges: Vec<ChargeLine>,
-    folio_total: Option<String>,
+    folio: Option<FolioView>,
     notes: String,
     created: String,
     can: Moves,
@@ -158,19 +249,14 @@ pub(super) async fn render_detail(
         row: StayRow::new(&line, &catalog),
         check_in_value: r.check_in_date.to_string(),
         check_out_value: r.check_out_date.to_string(),
-        charges: folio
-            .map(|f| {
-                f.charges
-                    .iter()
-                    .map(|c| ChargeLine {
-                        date: view::date_short(c.date),
-                        description: c.description.clone(),
-                        amount: money::format(c.amount, &c.currency),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default(),
-        folio_total: folio.map(|f| money::format(f.total, &f.currency)),
+        folio: match folio {
+            Some(f) => {
+                let ledger = ledger::get(&state.db, actor, &f.id).await?;
+                let billing = billing::get(&state.db, actor, &page.hotel.id).await?;
+                Some(folio_view(ledger, &billing))
+            }
+            None => None,
+        },
         notes: r.notes.clone().unwrap_or_default(),
         created: r.created_at.format("%-d %b %Y %H:%M UTC").to_string(),
         can: Moves::of(r.status, stay::checked_out_today(&state.db, &page.hotel, r).await?),

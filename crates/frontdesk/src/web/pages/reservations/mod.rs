@@ -5,11 +5,12 @@
 //! Every write calls the same domain function as the REST route (`reservations::write::…`), so the same rules
 //! apply and the same webhook events are recorded.
 //!
-//! One file per action: [`list`], [`detail`], [`status`] (the moves), [`changes`] (dates, rooms), [`new`] (the
-//! desk's form); the helpers they share are here.
+//! One file per action: [`list`], [`detail`], [`status`] (the moves), [`changes`] (dates, rooms), [`folio`]
+//! (charges, payments, corrections, refunds), [`new`] (the desk's form); the helpers they share are here.
 
 mod changes;
 mod detail;
+mod folio;
 mod list;
 mod new;
 mod status;
@@ -28,6 +29,7 @@ use crate::web::session::{self, Flash};
 
 use changes::{assign_room, change_dates};
 use detail::detail;
+use folio::{add_charge, correct_charge, refund_payment, take_payment};
 use list::list;
 use new::{create, new_form, quote_fragment};
 use status::{approve, check_out_page, move_status};
@@ -43,6 +45,10 @@ pub fn router() -> Router<AppState> {
         .route("/hotels/{hotel_id}/reservations/{id}/approve", post(approve))
         .route("/hotels/{hotel_id}/reservations/{id}/dates", post(change_dates))
         .route("/hotels/{hotel_id}/reservations/{id}/rooms", post(assign_room))
+        .route("/hotels/{hotel_id}/reservations/{id}/folio/charges", post(add_charge))
+        .route("/hotels/{hotel_id}/reservations/{id}/folio/payments", post(take_payment))
+        .route("/hotels/{hotel_id}/reservations/{id}/folio/allowances", post(correct_charge))
+        .route("/hotels/{hotel_id}/reservations/{id}/folio/refunds", post(refund_payment))
 }
 
 fn guest_title(guest: &Option<Guest>) -> String {

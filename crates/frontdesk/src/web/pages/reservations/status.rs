@@ -12,6 +12,8 @@ use serde::Deserialize;
 use super::super::HotelPage;
 use super::{back_to, guest_title, of_hotel, refusal};
 use crate::app::AppState;
+use crate::domain::finance::folios::PaymentMethod;
+use crate::domain::finance::ledger::{self, Entry, PaymentIn};
 use crate::domain::front_office::StayLine;
 use crate::domain::reservations::{stay, write, ReservationPatch, ReservationStatus, RoomAssignmentIn, RoomStatus};
 use crate::domain::rooms::HousekeepingStatus;
@@ -88,9 +90,22 @@ pub(super) async fn move_status(
             return asking.confirm(dirty_check_in(&guest, &dirty), back).await;
         }
     }
+    let settle = form.get("settle").map(String::as_str);
+    if to == ReservationStatus::CheckedOut && settle == Some("payment") {
+        if let Err(flash) = pay_at_check_out(&state, &page, &line, &form).await? {
+            let query = serde_urlencoded::to_string([("back", back.as_str())]).unwrap_or_default();
+            return Ok(session::redirect_with(
+                &page.path(&format!("reservations/{id}/check-out?{query}")),
+                flash,
+                &state,
+            ));
+        }
+    }
+    let on_account = form.get("onAccountReason").filter(|_| settle == Some("account"));
     let patch = ReservationPatch {
         status: Some(to),
         rooms: (!assignments.is_empty()).then_some(assignments),
+        on_account_reason: on_account.and_then(|r| form::optional(r)),
         ..ReservationPatch::default()
     };
     let flash = match write::update(&state.db, &page.session.actor, &id, patch).await {
@@ -98,6 +113,30 @@ pub(super) async fn move_status(
         Err(err) => refusal(err)?,
     };
     Ok(session::redirect_with(&back, flash, &state))
+}
+
+/// The payment a check-out form settles the folio with (the same ledger function as `POST …/payments`): recorded
+/// before the check-out, which then finds the balance at 0. `Err` with the message when it is refused.
+async fn pay_at_check_out(
+    state: &AppState,
+    page: &HotelPage,
+    line: &StayLine,
+    form: &HashMap<String, String>,
+) -> Result<Result<(), Flash>, WebError> {
+    let Some(folio) = &line.reservation.folio else { return Ok(Ok(())) };
+    let mut errors = form::FormErrors::default();
+    let text = form.get("amount").map(String::as_str).unwrap_or_default();
+    let Some(amount) = errors.money("amount", text, &folio.currency) else {
+        let message = errors.unplaced(&[]).join("; ");
+        return Ok(Err(Flash::error(if message.is_empty() { "Enter the amount paid.".into() } else { message })));
+    };
+    let method = form.get("method").and_then(|m| m.parse::<PaymentMethod>().ok()).unwrap_or(PaymentMethod::Other);
+    let reference = form.get("reference").and_then(|r| form::optional(r));
+    let payment = PaymentIn { method, amount, currency: None, reference, paid_at: None };
+    match ledger::record(&state.db, &page.session.actor, &folio.id, Entry::Payment(payment), None).await {
+        Ok(_) => Ok(Ok(())),
+        Err(err) => refusal(err).map(Err),
+    }
 }
 
 /// A move's form, to be posted again once the desk confirms it.
@@ -194,6 +233,13 @@ pub(super) struct CheckOutTemplate {
     stayed: String,
     leaves: String,
     folio_total: String,
+    /// What is still owed after the check-out, when it is not 0.
+    open_balance: Option<String>,
+    /// The payment's amount field as it starts: what is owed (empty when the hotel owes).
+    due: String,
+    currency: String,
+    methods: Vec<(&'static str, &'static str)>,
+    folio_href: String,
     early: bool,
     booked_departure: String,
     released: String,
@@ -231,6 +277,11 @@ pub(super) async fn check_out_page(
         stayed: format!("{} ({})", view::nights(preview.nights), span(r.check_in_date, preview.leaves)),
         leaves: view::date_long(preview.leaves),
         folio_total: money::format(preview.folio_total, &preview.currency),
+        open_balance: (preview.balance != 0).then(|| money::format(preview.balance, &preview.currency)),
+        due: if preview.balance > 0 { money::input_value(preview.balance, &preview.currency) } else { String::new() },
+        currency: preview.currency.clone(),
+        methods: PaymentMethod::CHOICES.to_vec(),
+        folio_href: page.path(&format!("reservations/{id}#folio-title")),
         early: !preview.released.is_empty(),
         booked_departure: view::date_long(r.check_out_date),
         released: match (preview.released.first(), preview.released.last()) {
