@@ -68,6 +68,12 @@ async fn a_database_written_before_native_types_answers_the_same_after_its_upgra
                 keys.as_array_mut().expect("keys").iter_mut().for_each(|k| k["lastUsedAt"] = Value::Null);
             }
         }
+        if let Some(folio) = now.get_mut("folio").and_then(Value::as_object_mut) {
+            // The folio's balance came later (the ledger), after the fixture was written: a record from before it
+            // owes its whole total, and the rest answers as it did.
+            let balance = folio.remove("balance").expect("a folio carries its balance");
+            assert_eq!(Some(&balance), folio.get("total"), "{path}: a folio from before payments owes its total");
+        }
         assert_eq!(now, then, "{path} answers differently after the upgrade");
     }
 

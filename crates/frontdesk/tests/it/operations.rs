@@ -57,7 +57,7 @@ async fn admin_commands_print_one_json_object_each() {
     let key =
         json_output(command(url).args(["admin", "create-api-key", "--org", org_id, "--name", "ci", "--scope", "all"]));
     assert!(key["secret"].as_str().unwrap().starts_with("fdk_"));
-    assert_eq!(key["scopes"].as_array().unwrap().len(), 8);
+    assert_eq!(key["scopes"].as_array().unwrap().len(), frontdesk::domain::Scope::ALL.len());
     let orgs = json_output(command(url).args(["admin", "list-orgs"]));
     assert_eq!(orgs["organizations"][0]["id"], org["id"]);
     let failed = command(url)

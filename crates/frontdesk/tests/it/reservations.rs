@@ -378,10 +378,7 @@ async fn deleting_a_reservation_cascades(s: TestServer) {
     let (hotel, room_type, _) = hotel_with_rooms(&s, &org, 1).await;
     let created = s.post("/api/reservations", &org.auth(), reservation(&hotel, &room_type, 1, 4)).await.expect(200);
     let id = created.body["id"].as_str().unwrap();
-    assert_eq!(
-        [s.count("reservation_rooms").await, s.count("folios").await, s.count("folio_charges").await],
-        [1, 1, 3]
-    );
+    assert_eq!([s.count("reservation_rooms").await, s.count("folios").await, s.count("folio_lines").await], [1, 1, 3]);
     let deleted = s.delete(&format!("/api/reservations/{id}"), &org.auth()).await.expect(200);
     assert_eq!(deleted.body, created.body, "answers the reservation as it was");
     assert_eq!(
@@ -389,7 +386,7 @@ async fn deleting_a_reservation_cascades(s: TestServer) {
             s.count("reservations").await,
             s.count("reservation_rooms").await,
             s.count("folios").await,
-            s.count("folio_charges").await
+            s.count("folio_lines").await
         ],
         [0, 0, 0, 0]
     );

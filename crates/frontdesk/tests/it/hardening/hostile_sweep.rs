@@ -35,6 +35,18 @@ fn valid_body(schema: &str, f: &Fixture) -> Value {
         "RoomPatch" => json!({"name": "901", "floor": 9, "housekeepingStatus": "DIRTY"}),
         "WebhookSubscriptionIn" => json!({"hotelId": f.hotel, "url": "http://127.0.0.1:9/h", "events": []}),
         "WebhookSubscriptionPatch" => json!({"url": "http://127.0.0.1:9/h", "events": [], "active": true}),
+        "BillingPatch" => json!({"pricesIncludeVat": true, "vatRates": [
+            {"category": "ACCOMMODATION", "rateBasisPoints": 700}, {"category": "FOOD_AND_BEVERAGE", "rateBasisPoints": 700},
+            {"category": "OTHER", "rateBasisPoints": 1900}],
+            "cityTax": {"name": "City tax", "basis": "PER_PERSON_PER_NIGHT", "amount": 300, "maxNights": 21},
+            "extras": [{"code": "BREAKFAST", "name": "Breakfast", "unitPrice": 2000,
+                        "parts": [{"category": "FOOD_AND_BEVERAGE", "shareBasisPoints": 10000}]}]}),
+        "ChargeIn" => json!({"description": "Parking", "unitPrice": 1500, "category": "OTHER", "quantity": 1,
+            "serviceDate": day(30)}),
+        "AllowanceIn" => json!({"amount": 100, "reason": "Goodwill"}),
+        "PaymentIn" => json!({"method": "CARD", "amount": 100, "currency": "EUR", "reference": "T-1"}),
+        "RefundIn" => json!({"amount": 1, "reason": "r"}),
+        "FeeIn" => json!({"kind": "NO_SHOW", "amount": 100, "category": "ACCOMMODATION", "reason": "r"}),
         other => panic!("the sweep has no valid body for {other}"),
     }
 }
@@ -101,6 +113,8 @@ async fn hostile_requests_over_every_endpoint(engine: frontdesk::store::Engine) 
         "ratePlanId" => f.plan.clone(),
         "guestId" => f.guest.clone(),
         "reservationId" => f.reservation.clone(),
+        "folioId" => f.folio.clone(),
+        "lineId" => f.folio_line.clone(),
         _ => "01a20000-0000-7000-8000-000000000000".to_string(),
     };
     let long_id = "x".repeat(3000);

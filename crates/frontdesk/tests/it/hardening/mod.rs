@@ -21,6 +21,9 @@ pub struct Fixture {
     pub plan: String,
     pub guest: String,
     pub reservation: String,
+    /// The reservation's folio, and its first line (a room night).
+    pub folio: String,
+    pub folio_line: String,
 }
 
 async fn fixture(s: &TestServer, org: &Org, rooms: usize) -> Fixture {
@@ -59,7 +62,10 @@ async fn fixture(s: &TestServer, org: &Org, rooms: usize) -> Fixture {
                    "rooms": [{"roomTypeId": room_type, "ratePlanId": plan}]}),
         )
         .await;
-    Fixture { hotel, room_type, rooms: room_ids, plan, guest, reservation }
+    let folio = s.get(&format!("/api/reservations/{reservation}"), &org.auth()).await.expect(200).body["folio"].clone();
+    let folio_line = folio["charges"][0]["id"].as_str().expect("a room night").to_string();
+    let folio = folio["id"].as_str().expect("a folio").to_string();
+    Fixture { hotel, room_type, rooms: room_ids, plan, guest, reservation, folio, folio_line }
 }
 
 /// Every path of the REST document with its parameters filled in by `fill` (parameter name -> value).
