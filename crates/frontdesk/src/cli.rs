@@ -393,7 +393,9 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
         false => None,
     };
     let counts = CountFolder::spawn(state.db.clone(), crate::worker::counts::FOLD_EVERY);
+    let end_of_day = crate::worker::end_of_day::EndOfDay::spawn(state.db.clone(), crate::worker::end_of_day::EVERY);
     router::serve(listener, state, http::shutdown_signal()).await?;
+    end_of_day.stop().await;
     counts.stop().await;
     if let Some(server) = metrics_server {
         server.abort();

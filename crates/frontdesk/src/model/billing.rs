@@ -96,6 +96,26 @@ pub struct Extra {
     pub parts: Vec<ExtraPart>,
 }
 
+/// How a no-show is charged.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum NoShowFeeBasis {
+    /// The room charges of the stay's first night.
+    FirstNight,
+    /// `amount`, in minor units.
+    Fixed,
+}
+
+/// The fee the end of day charges a no-show.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NoShowFee {
+    pub basis: NoShowFeeBasis,
+    /// For `FIXED`: the amount in minor units (with VAT when prices include it; at the accommodation rate).
+    #[serde(default)]
+    pub amount: Option<i64>,
+}
+
 /// A hotel's tax and billing settings.
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -111,6 +131,11 @@ pub struct BillingSettings {
     /// The city tax, if the hotel's city has one.
     pub city_tax: Option<CityTaxRule>,
     pub extras: Vec<Extra>,
+    /// What a guest who never arrives is charged at the end of day; `null`: nothing.
+    pub no_show_fee: Option<NoShowFee>,
+    /// The local time (`HH:MM`) the hotel's business day ends: the passed nights are posted and arrivals not checked
+    /// in become no-shows (03:00 by default).
+    pub end_of_day: String,
     /// When they were last saved; `null`: never (these are the defaults, and every VAT rate is 0).
     pub updated_at: Option<DateTime<Utc>>,
 }

@@ -39,6 +39,8 @@ pub enum Job {
     WebhookDispatcher,
     /// Recording when a credential was last used.
     LastUse,
+    /// Closing a hotel's business day: posting the nights that passed, marking no-shows.
+    EndOfDay,
 }
 
 /// The kinds of record a change writes.

@@ -65,6 +65,7 @@ pub mod api_keys;
 pub mod attempts;
 pub mod billing;
 pub mod booking;
+pub mod business_days;
 mod conn;
 mod connection_manager;
 pub mod daily_rates;

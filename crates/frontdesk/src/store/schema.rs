@@ -278,6 +278,23 @@ pub enum HotelBillingSettings {
     UpdatedAt,
 }
 
+/// `hotel_business_days`
+#[derive(Debug, Clone, Copy, Iden)]
+pub enum HotelBusinessDays {
+    #[iden = "hotel_business_days"]
+    Table,
+    #[iden = "hotel_id"]
+    HotelId,
+    #[iden = "business_date"]
+    BusinessDate,
+    #[iden = "lease_until"]
+    LeaseUntil,
+    #[iden = "last_run_at"]
+    LastRunAt,
+    #[iden = "last_run"]
+    LastRun,
+}
+
 /// `hotel_message_settings`
 #[derive(Debug, Clone, Copy, Iden)]
 pub enum HotelMessageSettings {
@@ -984,6 +1001,7 @@ pub const TABLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("hotel_billing_settings", &["hotel_id", "settings", "updated_at"]),
+    ("hotel_business_days", &["hotel_id", "business_date", "lease_until", "last_run_at", "last_run"]),
     (
         "hotel_message_settings",
         &["hotel_id", "contact_email", "contact_phone", "reminder_days_before", "reminder_hour", "updated_at"],

@@ -3,7 +3,9 @@
 //! * [`webhooks`]: the dispatcher that delivers the outbox's events to webhook subscribers.
 //! * [`mail`]: the dispatcher that sends guest e-mails when they are due.
 //! * [`counts`]: folds the reservation count changes into their counters (the lists' exact totals).
+//! * [`end_of_day`]: closes the hotels' business days (posting the nights that passed, marking no-shows).
 
 pub mod counts;
+pub mod end_of_day;
 pub mod mail;
 pub mod webhooks;

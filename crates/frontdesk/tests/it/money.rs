@@ -17,6 +17,8 @@ on_both_engines!(
     money_is_kept_and_reservations_with_it_are_not_deleted,
     who_may_charge_and_who_may_take_money,
     hostile_amounts_are_refused_whole,
+    the_end_of_day_posts_the_passed_nights_and_marks_no_shows,
+    a_missed_end_of_day_runs_once_even_with_two_processes,
 );
 on_both_engines_configured!(
     payments_are_delivered_to_subscriptions_that_name_them,
@@ -496,4 +498,86 @@ async fn the_desk_charges_takes_payment_corrects_and_refunds_in_the_folio(engine
         phone.screenshot("folio-phone").await;
     }
     phone.close().await;
+}
+
+/// 04:00 UTC (and in Lisbon, in winter) `offset` days from today: after the end of day of the day before.
+fn early_morning(offset: u64) -> chrono::DateTime<chrono::Utc> {
+    let date = chrono::Utc::now().date_naive() + chrono::Days::new(offset);
+    date.and_hms_opt(4, 0, 0).unwrap().and_utc()
+}
+
+async fn the_end_of_day_posts_the_passed_nights_and_marks_no_shows(s: TestServer) {
+    use frontdesk::domain::finance::end_of_day;
+    let org = s.org("Acme").await;
+    let h = berlin_hotel(&s, &org, "PT").await;
+    let billing = format!("/api/hotels/{}/billing", h.0);
+    s.put(&billing, &org.auth(), json!({"noShowFee": {"basis": "FIRST_NIGHT"}})).await.expect(200);
+    // Ana is in the house for three nights; Bob was due today and never came.
+    let (ana, ana_folio) = stay(&s, &org, &h, 0, 3, json!({"adults": 1, "roomId": h.3[0]})).await;
+    let ana_id = ana["id"].as_str().unwrap();
+    s.put(&format!("/api/reservations/{ana_id}"), &org.auth(), json!({"status": "CHECKED_IN"})).await.expect(200);
+    let (bob, bob_folio) = stay(&s, &org, &h, 0, 2, json!({"adults": 1})).await;
+    let bob_id = bob["id"].as_str().unwrap();
+    // Before the day ends, nothing is closed.
+    assert!(end_of_day::run_due(&s.db, early_morning(0)).await.unwrap().is_empty());
+    let closed = end_of_day::run_due(&s.db, early_morning(1)).await.unwrap();
+    assert_eq!(closed.len(), 1, "{closed:?}");
+    assert_eq!(
+        (closed[0].closed.to_string(), closed[0].no_shows.clone()),
+        (day(0), vec![bob["reference"].as_str().unwrap().to_string()])
+    );
+    // Run again: the day is closed once.
+    assert!(end_of_day::run_due(&s.db, early_morning(1)).await.unwrap().is_empty());
+    // Ana's first night and its city tax are posted; the nights to come are not.
+    let folio = s.get(&format!("/api/folios/{ana_folio}"), &org.auth()).await.expect(200).body;
+    let posted: Vec<(String, bool)> = folio["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["serviceDate"].as_str().unwrap().to_string(), l["postedAt"].is_string()))
+        .collect();
+    assert!(posted.iter().all(|(date, p)| *p == (*date == day(0))), "{posted:?}");
+    // A posted night cannot go: not by a date change, not by DELETE.
+    let moved = s.put(&format!("/api/reservations/{ana_id}"), &org.auth(), json!({"checkInDate": day(1)})).await;
+    assert_eq!(moved.status.as_u16(), 409, "{}", moved.body);
+    s.delete(&format!("/api/reservations/{ana_id}"), &org.auth()).await.expect(409);
+    // Bob is a no-show: his nights are released and the first night is his fee.
+    let bob_now = s.get(&format!("/api/reservations/{bob_id}"), &org.auth()).await.expect(200).body;
+    assert_eq!(bob_now["status"], json!("NO_SHOW"));
+    let fee = s.get(&format!("/api/folios/{bob_folio}"), &org.auth()).await.expect(200).body;
+    assert_eq!((lines_of(&fee, "ROOM_NIGHT").len(), lines_of(&fee, "FEE")[0]["gross"].clone()), (0, json!(10_000)));
+    assert_eq!(fee["balance"], json!(10_000));
+    // An allowance corrects a posted night.
+    let night = lines_of(&folio, "ROOM_NIGHT").into_iter().find(|l| l["postedAt"].is_string()).unwrap().clone();
+    let corrected = s
+        .post(
+            &format!("/api/folios/{ana_folio}/charges/{}/allowances", night["id"].as_str().unwrap()),
+            &org.auth(),
+            json!({"amount": 2000, "reason": "Noisy room"}),
+        )
+        .await
+        .expect(200)
+        .body;
+    assert_eq!(corrected["balance"], json!(30_900 - 2000));
+}
+
+async fn a_missed_end_of_day_runs_once_even_with_two_processes(s: TestServer) {
+    use frontdesk::domain::finance::end_of_day;
+    let org = s.org("Acme").await;
+    let h = berlin_hotel(&s, &org, "PT").await;
+    let (r, folio) = stay(&s, &org, &h, 0, 4, json!({"adults": 1, "roomId": h.3[0]})).await;
+    s.put(&format!("/api/reservations/{}", r["id"].as_str().unwrap()), &org.auth(), json!({"status": "CHECKED_IN"}))
+        .await
+        .expect(200);
+    // The service was down for three days: two processes come back at once, each with its own connections.
+    let other = frontdesk::store::Db::connect(s.database_url(), 4).await.expect("a second process's pool");
+    let at = early_morning(3);
+    let (a, b) = tokio::join!(end_of_day::run_due(&s.db, at), end_of_day::run_due(&other, at));
+    let mut closed: Vec<String> = a.unwrap().into_iter().chain(b.unwrap()).map(|d| d.closed.to_string()).collect();
+    closed.sort();
+    assert_eq!(closed, vec![day(0), day(1), day(2)], "each missed day closed once");
+    let lines = s.get(&format!("/api/folios/{folio}"), &org.auth()).await.expect(200).body;
+    let posted = lines_of(&lines, "ROOM_NIGHT").iter().filter(|l| l["postedAt"].is_string()).count();
+    assert_eq!(posted, 3, "three nights passed, the fourth is to come");
+    other.close().await;
 }

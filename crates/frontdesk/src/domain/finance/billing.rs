@@ -11,7 +11,8 @@ use crate::domain::change::{Change, Record, RecordKind};
 use crate::domain::validate::Checks;
 use crate::domain::{hotels, money, not_null, now, nullable, Actor, Error, Result};
 pub use crate::model::billing::{
-    BillingSettings, CityTaxBasis, CityTaxRule, Extra, ExtraPart, VatRate, ACCOMMODATION, BUILT_IN_CATEGORIES, OTHER,
+    BillingSettings, CityTaxBasis, CityTaxRule, Extra, ExtraPart, NoShowFee, NoShowFeeBasis, VatRate, ACCOMMODATION,
+    BUILT_IN_CATEGORIES, OTHER,
 };
 use crate::model::hotels::Hotel;
 use crate::store::{self, Db};
@@ -28,6 +29,17 @@ struct Stored {
     vat_rates: Vec<VatRate>,
     city_tax: Option<CityTaxRule>,
     extras: Vec<Extra>,
+    #[serde(default)]
+    no_show_fee: Option<NoShowFee>,
+    #[serde(default = "default_end_of_day")]
+    end_of_day: String,
+}
+
+/// The local time a business day ends when the hotel has not chosen one.
+pub const DEFAULT_END_OF_DAY: &str = "03:00";
+
+fn default_end_of_day() -> String {
+    DEFAULT_END_OF_DAY.to_string()
 }
 
 /// Changes to the settings: fields left out keep their value; a list given replaces the list; `cityTax: null`
@@ -47,6 +59,13 @@ pub struct BillingPatch {
     #[serde(default, deserialize_with = "not_null")]
     #[schema(nullable = false, max_items = 200)]
     pub extras: Option<Vec<Extra>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<NoShowFee>)]
+    pub no_show_fee: Option<Option<NoShowFee>>,
+    /// `HH:MM`, local.
+    #[serde(default, deserialize_with = "not_null")]
+    #[schema(nullable = false, pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$")]
+    pub end_of_day: Option<String>,
 }
 
 /// The settings of a hotel that has saved none: prices with VAT, the three categories at 0 % until the hotel sets
@@ -62,6 +81,8 @@ fn defaults(hotel: &Hotel) -> BillingSettings {
             .collect(),
         city_tax: None,
         extras: Vec::new(),
+        no_show_fee: None,
+        end_of_day: default_end_of_day(),
         updated_at: None,
     }
 }
@@ -79,6 +100,8 @@ pub(crate) async fn settings_of(conn: &mut store::Conn, hotel: &Hotel) -> Result
         vat_rates: stored.vat_rates,
         city_tax: stored.city_tax,
         extras: stored.extras,
+        no_show_fee: stored.no_show_fee,
+        end_of_day: stored.end_of_day,
         updated_at: Some(updated_at),
     })
 }
@@ -108,6 +131,12 @@ pub async fn update(db: &Db, actor: &Actor, hotel_id: &str, patch: BillingPatch)
     if let Some(v) = patch.extras {
         after.extras = v;
     }
+    if let Some(v) = patch.no_show_fee {
+        after.no_show_fee = v;
+    }
+    if let Some(v) = patch.end_of_day {
+        after.end_of_day = v;
+    }
     check(&after)?;
     let at = now();
     after.updated_at = Some(at);
@@ -116,6 +145,8 @@ pub async fn update(db: &Db, actor: &Actor, hotel_id: &str, patch: BillingPatch)
         vat_rates: after.vat_rates.clone(),
         city_tax: after.city_tax.clone(),
         extras: after.extras.clone(),
+        no_show_fee: after.no_show_fee.clone(),
+        end_of_day: after.end_of_day.clone(),
     };
     let json = serde_json::to_string(&stored).map_err(anyhow::Error::from)?;
     store::billing::save(tx.conn(), &hotel.id, &json, at).await?;
@@ -212,6 +243,18 @@ fn check(s: &BillingSettings) -> Result<()> {
             checks.fail(&field("parts"), "the shares must add up to 10000 basis points (100 %)");
         }
     }
+    if let Some(fee) = &s.no_show_fee {
+        match (fee.basis, fee.amount) {
+            (NoShowFeeBasis::Fixed, Some(a)) if money::in_bounds(a) => {}
+            (NoShowFeeBasis::Fixed, Some(_)) => checks.fail("noShowFee.amount", money::out_of_bounds_message()),
+            (NoShowFeeBasis::Fixed, None) => checks.fail("noShowFee.amount", "is required for a FIXED fee"),
+            (NoShowFeeBasis::FirstNight, Some(_)) => {
+                checks.fail("noShowFee.amount", "comes from the first night: leave it out with FIRST_NIGHT")
+            }
+            (NoShowFeeBasis::FirstNight, None) => {}
+        }
+    }
+    checks.clock_time("endOfDay", &s.end_of_day);
     checks.finish()
 }
 

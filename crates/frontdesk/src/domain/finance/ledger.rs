@@ -203,6 +203,22 @@ pub async fn record(db: &Db, actor: &Actor, folio_id: &str, entry: Entry, key: O
             return Ok(Recorded { folio: get_unscoped(db, actor, folio_id).await?, replayed: true });
         }
     }
+    let after = record_within(&mut tx, actor, folio_id, entry).await?;
+    if let Some(k) = &k {
+        let first = after.lines.last().map_or(folio_id, |l| l.id.as_str());
+        if idempotency::remember(&mut tx, k, &digest, first).await? == idempotency::Remembered::TakenMeanwhile {
+            drop(tx);
+            idempotency::replay_after_race(db, k, &digest).await?;
+            return Ok(Recorded { folio: get_unscoped(db, actor, folio_id).await?, replayed: true });
+        }
+    }
+    tx.commit().await?;
+    Ok(Recorded { folio: after, replayed: false })
+}
+
+/// Records `entry` on a folio inside a change under way (the end of day's no-show fee): the lines, the folio's
+/// `folio.updated` and a payment's `payment.created`. Answers the folio after.
+pub(crate) async fn record_within(tx: &mut Change, actor: &Actor, folio_id: &str, entry: Entry) -> Result<FolioLedger> {
     let owner = owner(tx.conn(), actor, folio_id).await?;
     let service = Actor::service(&actor.organization_id, tx.writer().clone());
     let hotel = hotels::require_named(tx.conn(), &service, Some(&owner.hotel_id)).await?;
@@ -226,20 +242,11 @@ pub async fn record(db: &Db, actor: &Actor, folio_id: &str, entry: Entry, key: O
         )]));
     }
     store::folios::insert(tx.conn(), &lines).await?;
-    if let Some(k) = &k {
-        let first = lines.first().map_or(folio_id, |l| l.id.as_str());
-        if idempotency::remember(&mut tx, k, &digest, first).await? == idempotency::Remembered::TakenMeanwhile {
-            drop(tx);
-            idempotency::replay_after_race(db, k, &digest).await?;
-            return Ok(Recorded { folio: get_unscoped(db, actor, folio_id).await?, replayed: true });
-        }
-    }
     for line in lines.iter().filter(|l| l.kind == LineKind::Payment) {
         tx.created(&actor.organization_id, &PaymentRecord { line, hotel_id: &after.hotel_id }).await?;
     }
     tx.updated(&actor.organization_id, &before, &after).await?;
-    tx.commit().await?;
-    Ok(Recorded { folio: after, replayed: false })
+    Ok(after)
 }
 
 /// The folio as [`get`] reads it, for a writer who may not hold `folios:read` (a point-of-sale key that charges).

@@ -8,6 +8,7 @@ use axum::Router;
 
 use super::HotelPage;
 use crate::app::AppState;
+use crate::domain::finance::end_of_day::{self, BusinessDay};
 use crate::domain::front_office::{self, NightOccupancy};
 use crate::domain::reservations::ReservationStatus;
 use crate::web::page::{render_page, Chrome, Section, WebResult};
@@ -31,6 +32,8 @@ struct TodayTemplate {
     housekeeping: Vec<HousekeepingCount>,
     arrivals_left: usize,
     departures_left: usize,
+    /// The business date and what its last close did, in words.
+    business: String,
 }
 
 struct HousekeepingCount {
@@ -44,10 +47,12 @@ async fn today(State(state): State<AppState>, page: HotelPage) -> WebResult {
     let mut catalog = Catalog::load(&state.db, &page.session.actor, &page.hotel.id).await?;
     catalog.note_occupants(&board.in_house);
     let chrome = page.chrome(&state, Section::Today, "Today").await?;
+    let day = end_of_day::business_day(&state.db, &page.session.actor, &page.hotel.id).await?;
     let rows = |lines: &[front_office::StayLine]| StayRow::rows(lines, &catalog);
     let arrivals = rows(&board.arrivals);
     let departures = rows(&board.departures);
     let template = TodayTemplate {
+        business: business_words(&day),
         date: view::date_long(board.date),
         arrivals_left: arrivals.iter().filter(|r| r.status == ReservationStatus::Confirmed).count(),
         departures_left: departures.iter().filter(|r| r.status == ReservationStatus::CheckedIn).count(),
@@ -73,6 +78,26 @@ async fn today(State(state): State<AppState>, page: HotelPage) -> WebResult {
         chrome,
     };
     Ok(render_page(&template, &page.session, &state))
+}
+
+/// "Business date Sat 28 Nov; the day ends at 03:00. Last closed Fri 27 Nov: 12 lines posted, 1 no-show (K7QM3XHD)."
+fn business_words(day: &BusinessDay) -> String {
+    let mut words =
+        format!("Business date {}; the day ends at {}.", view::date_short(day.business_date), day.end_of_day);
+    if let Some(last) = &day.last_close {
+        let no_shows = match last.no_shows.len() {
+            0 => "no no-shows".to_string(),
+            1 => format!("1 no-show ({})", last.no_shows[0]),
+            n => format!("{n} no-shows ({})", last.no_shows.join(", ")),
+        };
+        let lines = if last.lines_posted == 1 { "line" } else { "lines" };
+        words.push_str(&format!(
+            " Last closed {}: {} {lines} posted, {no_shows}.",
+            view::date_short(last.closed),
+            last.lines_posted
+        ));
+    }
+    words
 }
 
 /// The occupancy outlook as bars of a server-drawn SVG: no script, no library, readable by a screen reader through

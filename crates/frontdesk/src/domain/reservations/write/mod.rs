@@ -108,6 +108,14 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ReservationPatch) -
     Ok(r)
 }
 
+/// Marks a reservation a no-show inside a change under way (the end of day), by the state machine's rules: its
+/// inventory and the nights to come are released, and its event recorded.
+pub(crate) async fn no_show_within(tx: &mut Change, actor: &Actor, id: &str) -> Result<Reservation> {
+    let r = visible(tx.conn(), actor, id).await?;
+    let patch = ReservationPatch { status: Some(ReservationStatus::NoShow), ..Default::default() };
+    change(tx, actor, r, patch).await
+}
+
 /// Approves a REQUESTED reservation: inventory is rechecked under lock, each pending room is confirmed and the
 /// folio created; otherwise 409 and nothing changes.
 pub async fn approve(db: &Db, actor: &Actor, id: &str) -> Result<Reservation> {
