@@ -108,6 +108,20 @@ async fn a_stay_is_charged_with_vat_and_city_tax_to_the_cent(s: TestServer) {
     assert_eq!((read["folio"]["balance"].clone(), read["folio"]["total"].clone()), (json!(31_800), json!(31_800)));
     assert_eq!(read["folio"]["charges"].as_array().unwrap().len(), 6);
 
+    // The public offer states the city tax beside the price, and its total is the folio's to the cent.
+    s.put(&format!("/api/hotels/{}", h.0), &org.auth(), json!({"publicBooking": true})).await.expect(200);
+    s.put(&format!("/api/ratePlans/{}", h.2), &org.auth(), json!({"roomTypeId": h.1})).await.expect(200);
+    let prices: Vec<Value> = (10..13).map(|d| json!({"ratePlanId": h.2, "date": day(d), "price": 10_000})).collect();
+    s.post("/api/dailyRates", &org.auth(), json!({"values": prices})).await.expect(200);
+    let search = format!("checkInDate={}&checkOutDate={}&adults=2", day(10), day(13));
+    let offers = s.get(&format!("/api/hotels/{}/availability?{search}", h.0), &Auth::None).await.expect(200).body;
+    let offer = offers["offers"].as_array().and_then(|o| o.first()).cloned().unwrap_or_else(|| offers[0].clone());
+    assert_eq!(offer["totalPrice"], json!(30_000), "{offers}");
+    assert_eq!(offer["cityTax"], json!({"name": "City tax", "amount": 1800}));
+    assert_eq!(offer["totalWithTaxes"], json!(31_800));
+    let page = s.client.get(format!("{}/book/{}?{search}", s.base, h.0)).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("plus EUR 18.00 city tax, EUR 318.00 in all"), "the booking page says it");
+
     // 25 nights pay 21 nights of city tax; a child pays none where children are exempt.
     let (_, long) = stay(&s, &org, &h, 40, 25, json!({"adults": 1})).await;
     let long = s.get(&format!("/api/folios/{long}"), &org.auth()).await.expect(200).body;

@@ -243,6 +243,8 @@ mod tests {
             nightly: Vec::new(),
             total_price: total,
             available_units: 1,
+            city_tax: None,
+            total_with_taxes: total,
         }
     }
 

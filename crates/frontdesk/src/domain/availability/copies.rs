@@ -353,6 +353,8 @@ mod tests {
             nightly: Vec::new(),
             total_price: 0,
             available_units: 1,
+            city_tax: None,
+            total_with_taxes: 0,
         };
         for adults in 1..=50 {
             copies.keep_answer("h", 1, stay(adults), vec![offer.clone()]);

@@ -17,6 +17,8 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::codes::CurrencyCode;
 use super::daily_rates::StayRates;
+use super::finance::billing::{self, BillingSettings};
+use super::finance::city_tax::{self, Night, Party, Pricing};
 use super::hotels::Hotel;
 use super::rate_plans::RatePlan;
 use super::reservations::inventory;
@@ -84,6 +86,33 @@ pub struct Offer {
     pub total_price: i64,
     /// How many rooms of this offer can still be booked.
     pub available_units: i64,
+    /// The city tax the stay will be charged besides its price, where the hotel's city has one (an extension;
+    /// docs/money.md).
+    pub city_tax: Option<OfferCityTax>,
+    /// `totalPrice` and the city tax: what the folio of the stay will charge (an extension).
+    pub total_with_taxes: i64,
+}
+
+/// The city tax of an offer.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct OfferCityTax {
+    /// As the hotel names it ("City tax").
+    pub name: String,
+    /// In minor units of the offer's currency.
+    pub amount: i64,
+}
+
+/// The city tax of a stay of `nightly` prices for one room and `stay`'s party, by the hotel's rule.
+fn city_tax_of(billing: &BillingSettings, nightly: &[NightlyPrice], stay: &Stay) -> Option<OfferCityTax> {
+    let rule = billing.city_tax.as_ref()?;
+    let nights: Vec<Night> = nightly.iter().map(|n| Night { date: n.date, rooms: 1, room_price: n.price }).collect();
+    let party = Party { adults: stay.adults, children: stay.children };
+    let pricing =
+        Pricing { prices_include_vat: billing.prices_include_vat, accommodation_rate_bp: billing.accommodation_rate() };
+    let lines = city_tax::nightly(rule, &nights, party, pricing)?;
+    let amount = money::sum(lines.iter().map(|(_, l)| l.gross))?;
+    Some(OfferCityTax { name: rule.name.clone(), amount })
 }
 
 /// A stay and party, validated.
@@ -362,6 +391,7 @@ pub async fn search(
     let inputs = copies.stay_inputs(db, &organization_id, &hotel.id, version, &stay).await?;
     let expires = (Utc::now() + OFFER_TTL).timestamp();
     let priced = offers(&inputs, &stay);
+    let billing = billing::settings_of(&mut *db.read().await?, &hotel).await?;
     let offers = priced
         .into_iter()
         .map(|p| {
@@ -377,6 +407,7 @@ pub async fn search(
                 s: p.total,
                 x: expires,
             };
+            let city_tax = city_tax_of(&billing, &p.nightly, &stay);
             Offer {
                 offer_id: key.sign(&claims),
                 room_type_id: p.room_type.id.clone(),
@@ -387,6 +418,8 @@ pub async fn search(
                 rate_plan_name: p.plan.name.clone(),
                 currency: p.plan.currency.clone(),
                 nights: stay.nights(),
+                total_with_taxes: city_tax.as_ref().and_then(|t| money::sum([p.total, t.amount])).unwrap_or(p.total),
+                city_tax,
                 nightly: p.nightly,
                 total_price: p.total,
                 available_units: p.units,

@@ -97,6 +97,8 @@ pub struct OfferCard {
     pub few_left: Option<String>,
     pub choose_href: String,
     pub offer_id: String,
+    /// "plus EUR 18.00 city tax, EUR 318.00 in all", where the hotel's city has one.
+    pub city_tax: Option<String>,
 }
 
 /// Rooms left at which a card says so.
@@ -129,6 +131,14 @@ impl OfferCard {
             }),
             choose_href: format!("/book/{hotel_id}/details?{choose}"),
             offer_id: offer.offer_id.clone(),
+            city_tax: offer.city_tax.as_ref().map(|tax| {
+                format!(
+                    "plus {} {}, {} in all",
+                    money::format(tax.amount, &offer.currency),
+                    tax.name.to_lowercase(),
+                    money::format(offer.total_with_taxes, &offer.currency)
+                )
+            }),
         }
     }
 }
