@@ -116,6 +116,28 @@ pub struct NoShowFee {
     pub amount: Option<i64>,
 }
 
+impl CityTaxRule {
+    /// The basis as the API names it (`PER_PERSON_PER_NIGHT`).
+    pub fn basis_name(&self) -> &'static str {
+        match self.basis {
+            CityTaxBasis::PerPersonPerNight => "PER_PERSON_PER_NIGHT",
+            CityTaxBasis::PerRoomPerNight => "PER_ROOM_PER_NIGHT",
+            CityTaxBasis::PercentOfNet => "PERCENT_OF_NET",
+            CityTaxBasis::PercentOfGross => "PERCENT_OF_GROSS",
+        }
+    }
+}
+
+impl NoShowFee {
+    /// The basis as the API names it (`FIRST_NIGHT`).
+    pub fn basis_name(&self) -> &'static str {
+        match self.basis {
+            NoShowFeeBasis::FirstNight => "FIRST_NIGHT",
+            NoShowFeeBasis::Fixed => "FIXED",
+        }
+    }
+}
+
 /// A hotel's tax and billing settings.
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]

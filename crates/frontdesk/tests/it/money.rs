@@ -23,6 +23,7 @@ on_both_engines!(
 on_both_engines_configured!(
     payments_are_delivered_to_subscriptions_that_name_them,
     the_desk_charges_takes_payment_corrects_and_refunds_in_the_folio,
+    taxes_and_billing_are_set_up_in_the_dashboard,
 );
 
 /// A hotel with 7 % on rooms and food, 19 % on drinks and other, Berlin's city tax (3.00 a person a night, at most
@@ -594,4 +595,58 @@ async fn a_missed_end_of_day_runs_once_even_with_two_processes(s: TestServer) {
     let posted = lines_of(&lines, "ROOM_NIGHT").iter().filter(|l| l["postedAt"].is_string()).count();
     assert_eq!(posted, 3, "three nights passed, the fourth is to come");
     other.close().await;
+}
+
+async fn taxes_and_billing_are_set_up_in_the_dashboard(engine: Engine) {
+    let Some(s) = TestServer::configured(engine, |_| {}).await else { return };
+    let org = s.org("Acme").await;
+    let hotel = s.hotel(&org, "Spree").await;
+    let Some(b) = Browser::start(&s.base).await else { return };
+    b.sign_in(&org.operator_email, PASSWORD).await;
+    b.goto(&format!("/setup/hotels/{hotel}")).await;
+    b.click_text("a", "Taxes and billing").await;
+    b.wait_for_text("Prices include VAT").await;
+    b.fill("#rate-ACCOMMODATION", "7").await;
+    b.fill("#rate-FOOD_AND_BEVERAGE", "7").await;
+    b.fill("#rate-OTHER", "19").await;
+    b.click("#cityTax").await;
+    b.fill("#cityTaxAmount", "3").await;
+    b.fill("#cityTaxMaxNights", "21").await;
+    b.click("#cityTaxChildrenExempt").await;
+    b.set_value("#endOfDay", "04:00").await;
+    b.select("#noShowFee", "FIRST_NIGHT").await;
+    b.fill("#newExtraName", "Parking").await;
+    b.fill("#newExtraPrice", "12").await;
+    b.click_text("button", "Save taxes and billing").await;
+    b.wait_for_text("Saved the taxes and billing of Spree.").await;
+    let saved = s.get(&format!("/api/hotels/{hotel}/billing"), &org.auth()).await.expect(200).body;
+    assert_eq!(saved["vatRates"][0], json!({"category": "ACCOMMODATION", "rateBasisPoints": 700}));
+    assert_eq!(saved["vatRates"][2], json!({"category": "OTHER", "rateBasisPoints": 1900}));
+    assert_eq!(
+        saved["cityTax"],
+        json!({"name": "City tax", "basis": "PER_PERSON_PER_NIGHT", "amount": 300, "rateBasisPoints": null,
+               "maxNights": 21, "childrenExempt": true, "vatRateBasisPoints": 0})
+    );
+    assert_eq!(
+        (saved["endOfDay"].clone(), saved["noShowFee"]["basis"].clone()),
+        (json!("04:00"), json!("FIRST_NIGHT"))
+    );
+    assert_eq!(saved["extras"][0]["code"], json!("PARKING"));
+    assert_eq!(saved["extras"][0]["unitPrice"], json!(1200));
+    // A percentage that is not one is refused, and nothing is saved.
+    b.fill("#rate-OTHER", "nineteen").await;
+    b.click_text("button", "Save taxes and billing").await;
+    b.wait_for_text("Nothing was saved").await;
+    assert_eq!(s.get(&format!("/api/hotels/{hotel}/billing"), &org.auth()).await.body, saved);
+    b.assert_page_ok("the taxes and billing page").await;
+    b.close().await;
+    let Some(phone) = Browser::start_sized(&s.base, PHONE).await else { return };
+    phone.sign_in(&org.operator_email, PASSWORD).await;
+    phone.goto(&format!("/setup/hotels/{hotel}/billing")).await;
+    phone.wait_for_text("Taxes and billing").await;
+    phone.assert_page_ok("the taxes and billing page on a phone").await;
+    if engine == Engine::Sqlite {
+        phone.screenshot("setup-billing-phone").await;
+    }
+    phone.close().await;
 }

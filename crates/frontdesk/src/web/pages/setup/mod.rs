@@ -8,6 +8,7 @@
 //! validation message is the API's. Any operator of the organization may do all of it: see docs/dashboard.md,
 //! "Hotel setup".
 
+pub mod billing;
 pub mod catalogue;
 pub mod hotels;
 pub mod operators;
@@ -29,6 +30,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/setup", axum::routing::get(|| async { axum::response::Redirect::to("/setup/hotels") }))
         .merge(hotels::router())
+        .merge(billing::router())
         .merge(catalogue::router())
         .merge(operators::router())
 }
