@@ -32,29 +32,21 @@ pub(crate) struct LineOrigin<'a> {
 }
 
 impl LineOrigin<'_> {
-    /// An unposted charge of `source` on `date`.
-    fn charge(
-        &self,
-        source: LineSource,
-        date: NaiveDate,
-        description: String,
-        category: &str,
-        amounts: tax::LineAmounts,
-        rate_bp: i64,
-    ) -> FolioLine {
+    /// A new unposted line of `kind`, with no amounts yet.
+    pub(crate) fn line(&self, kind: LineKind, source: LineSource, date: NaiveDate, description: String) -> FolioLine {
         FolioLine {
             id: new_id(),
             folio_id: self.folio_id.to_string(),
-            kind: LineKind::Charge,
+            kind,
             source,
             service_date: date,
             description,
             quantity: 1,
-            category: Some(category.to_string()),
-            vat_rate_basis_points: rate_bp,
-            gross: amounts.gross,
-            net: amounts.net,
-            vat: amounts.vat,
+            category: None,
+            vat_rate_basis_points: 0,
+            gross: 0,
+            net: 0,
+            vat: 0,
             currency: self.currency.to_string(),
             corrects_line_id: None,
             method: None,
@@ -66,6 +58,29 @@ impl LineOrigin<'_> {
             posted_at: None,
         }
     }
+
+    /// An unposted charge of `source` on `date`.
+    fn charge(
+        &self,
+        source: LineSource,
+        date: NaiveDate,
+        description: String,
+        category: &str,
+        amounts: tax::LineAmounts,
+        rate_bp: i64,
+    ) -> FolioLine {
+        with_amounts(self.line(LineKind::Charge, source, date, description), category, rate_bp, amounts)
+    }
+}
+
+/// `line` with its category, VAT rate and amounts.
+pub(crate) fn with_amounts(mut line: FolioLine, category: &str, rate_bp: i64, amounts: tax::LineAmounts) -> FolioLine {
+    line.category = Some(category.to_string());
+    line.vat_rate_basis_points = rate_bp;
+    line.gross = amounts.gross;
+    line.net = amounts.net;
+    line.vat = amounts.vat;
+    line
 }
 
 fn fault(what: &str) -> Error {

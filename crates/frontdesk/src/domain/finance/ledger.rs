@@ -10,12 +10,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::billing::{self, BillingSettings};
-use super::folios::{FolioLedger, FolioLine, LineKind, LineSource, PaymentMethod, VatTotal};
+use super::folios::{with_amounts, FolioLedger, FolioLine, LineKind, LineOrigin, LineSource, PaymentMethod, VatTotal};
 use super::tax;
 use crate::domain::access::{Actor, Scope};
 use crate::domain::change::{Change, Record, RecordKind};
 use crate::domain::validate::{clean, parse_date, Checks};
-use crate::domain::{hotels, idempotency, money, new_id, now, Error, FieldError, Result};
+use crate::domain::{hotels, idempotency, money, now, Error, FieldError, Result};
 use crate::model::hotels::Hotel;
 use crate::store::{self, Db};
 
@@ -224,7 +224,9 @@ pub(crate) async fn record_within(tx: &mut Change, actor: &Actor, folio_id: &str
     let hotel = hotels::require_named(tx.conn(), &service, Some(&owner.hotel_id)).await?;
     let billing = billing::settings_of(tx.conn(), &hotel).await?;
     let before = ledger(owner.clone(), store::folios::lines(tx.conn(), folio_id).await?);
-    let origin = Origin { folio: &before, made_by: tx.writer().label(), at: now() };
+    let lines =
+        LineOrigin { folio_id: &before.id, currency: &before.currency, made_by: tx.writer().label(), at: now() };
+    let origin = Origin { folio: &before, lines };
     let lines = match &entry {
         Entry::Charge(input) => charge(&origin, &hotel, &billing, input)?,
         Entry::Allowance { charge_id, allowance } => vec![allowance_on(&origin, charge_id, allowance)?],
@@ -257,49 +259,23 @@ async fn get_unscoped(db: &Db, actor: &Actor, folio_id: &str) -> Result<FolioLed
     Ok(ledger(owner, lines))
 }
 
-/// What every line recorded here shares.
+/// What every line recorded here shares: the folio as it was, and who records it when.
 struct Origin<'a> {
     folio: &'a FolioLedger,
-    made_by: String,
-    at: chrono::DateTime<chrono::Utc>,
+    lines: LineOrigin<'a>,
 }
 
 impl Origin<'_> {
-    /// A posted line of `kind`.
+    /// A line of `kind`, posted at once (what people record is posted when it is made).
     fn line(&self, kind: LineKind, source: LineSource, date: chrono::NaiveDate, description: String) -> FolioLine {
-        FolioLine {
-            id: new_id(),
-            folio_id: self.folio.id.clone(),
-            kind,
-            source,
-            service_date: date,
-            description,
-            quantity: 1,
-            category: None,
-            vat_rate_basis_points: 0,
-            gross: 0,
-            net: 0,
-            vat: 0,
-            currency: self.folio.currency.clone(),
-            corrects_line_id: None,
-            method: None,
-            reference: None,
-            paid_at: None,
-            reason: None,
-            made_by: self.made_by.clone(),
-            created_at: self.at,
-            posted_at: Some(self.at),
-        }
+        let mut line = self.lines.line(kind, source, date, description);
+        line.posted_at = Some(self.lines.at);
+        line
     }
-}
 
-fn with_amounts(mut line: FolioLine, category: &str, rate_bp: i64, amounts: tax::LineAmounts) -> FolioLine {
-    line.category = Some(category.to_string());
-    line.vat_rate_basis_points = rate_bp;
-    line.gross = amounts.gross;
-    line.net = amounts.net;
-    line.vat = amounts.vat;
-    line
+    fn at(&self) -> chrono::DateTime<chrono::Utc> {
+        self.lines.at
+    }
 }
 
 fn refused(errors: Vec<FieldError>) -> Error {
@@ -439,7 +415,7 @@ fn payment(o: &Origin, hotel: &Hotel, input: &PaymentIn) -> Result<FolioLine> {
                 .into(),
         ));
     }
-    let paid_at = input.paid_at.unwrap_or(o.at);
+    let paid_at = input.paid_at.unwrap_or(o.at());
     let description = format!("Payment, {}", input.method.label().to_lowercase());
     let mut line = o.line(LineKind::Payment, LineSource::Entry, hotel.local_date(paid_at), description);
     line.gross = input.amount;
@@ -470,7 +446,7 @@ fn refund_of(o: &Origin, payment_id: &str, input: &RefundIn) -> Result<FolioLine
     let mut line = o.line(
         LineKind::Refund,
         LineSource::Entry,
-        o.at.date_naive(),
+        o.at().date_naive(),
         format!("Refund of the {}", paid.description.to_lowercase()),
     );
     line.gross = input.amount;
@@ -478,7 +454,7 @@ fn refund_of(o: &Origin, payment_id: &str, input: &RefundIn) -> Result<FolioLine
     line.method = paid.method;
     line.corrects_line_id = Some(paid.id.clone());
     line.reason = reason;
-    line.paid_at = Some(o.at);
+    line.paid_at = Some(o.at());
     Ok(line)
 }
 

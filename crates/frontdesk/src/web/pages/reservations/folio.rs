@@ -151,19 +151,7 @@ pub(super) async fn correct_charge(
     axum::extract::Path((_, id)): axum::extract::Path<(String, String)>,
     posted: Posted<CorrectionForm>,
 ) -> WebResult {
-    let (folio_id, currency) = folio_of(&state, &page, &id).await?;
-    let form = posted.form;
-    let mut errors = FormErrors::default();
-    let Some(off) = amount(&mut errors, "amount", &form.amount, &currency) else {
-        return Ok(session::redirect_with(
-            &page.path(&format!("reservations/{id}#folio-title")),
-            refused(errors),
-            &state,
-        ));
-    };
-    let entry = Entry::Allowance { charge_id: form.line, allowance: AllowanceIn { amount: off, reason: form.reason } };
-    let done = format!("Corrected a charge by {}.", money::format(off, &currency));
-    record(&state, &page, &id, &folio_id, entry, done).await
+    against_a_line(&state, &page, &id, posted.form, Against::Charge).await
 }
 
 /// `POST …/folio/refunds`: money given back against one payment.
@@ -173,18 +161,43 @@ pub(super) async fn refund_payment(
     axum::extract::Path((_, id)): axum::extract::Path<(String, String)>,
     posted: Posted<CorrectionForm>,
 ) -> WebResult {
-    let (folio_id, currency) = folio_of(&state, &page, &id).await?;
-    let form = posted.form;
+    against_a_line(&state, &page, &id, posted.form, Against::Payment).await
+}
+
+/// What a line's own form records against it.
+enum Against {
+    /// An allowance against a charge.
+    Charge,
+    /// A refund against a payment.
+    Payment,
+}
+
+async fn against_a_line(
+    state: &AppState,
+    page: &HotelPage,
+    id: &str,
+    form: CorrectionForm,
+    against: Against,
+) -> WebResult {
+    let (folio_id, currency) = folio_of(state, page, id).await?;
     let mut errors = FormErrors::default();
-    let Some(back) = amount(&mut errors, "amount", &form.amount, &currency) else {
+    let Some(amount) = amount(&mut errors, "amount", &form.amount, &currency) else {
         return Ok(session::redirect_with(
             &page.path(&format!("reservations/{id}#folio-title")),
             refused(errors),
-            &state,
+            state,
         ));
     };
-    let entry =
-        Entry::Refund { payment_id: form.line, refund: RefundIn { amount: back, reason: optional(&form.reason) } };
-    let done = format!("Refunded {}.", money::format(back, &currency));
-    record(&state, &page, &id, &folio_id, entry, done).await
+    let shown = money::format(amount, &currency);
+    let (entry, done) = match against {
+        Against::Charge => (
+            Entry::Allowance { charge_id: form.line, allowance: AllowanceIn { amount, reason: form.reason } },
+            format!("Corrected a charge by {shown}."),
+        ),
+        Against::Payment => (
+            Entry::Refund { payment_id: form.line, refund: RefundIn { amount, reason: optional(&form.reason) } },
+            format!("Refunded {shown}."),
+        ),
+    };
+    record(state, page, id, &folio_id, entry, done).await
 }
