@@ -247,7 +247,8 @@ pub(crate) async fn record_within(tx: &mut Change, actor: &Actor, folio_id: &str
     for line in lines.iter().filter(|l| l.kind == LineKind::Payment) {
         tx.created(&actor.organization_id, &PaymentRecord { line, hotel_id: &after.hotel_id }).await?;
     }
-    tx.updated(&actor.organization_id, &before, &after).await?;
+    let (was, is) = (FolioChanged::of(&before, &[]), FolioChanged::of(&after, &lines));
+    tx.updated(&actor.organization_id, &was, &is).await?;
     Ok(after)
 }
 
@@ -483,11 +484,48 @@ fn fee(o: &Origin, hotel: &Hotel, billing: &BillingSettings, input: &FeeIn) -> R
     Ok(with_amounts(line, &category, rate, amounts))
 }
 
-impl Record for FolioLedger {
+/// A folio as its change records it (and `folio.updated` carries it): its sums and the lines this change added,
+/// not every line, so that a folio of many lines does not make every payment's event as large as the folio.
+/// `GET /api/folios/{id}` has the rest.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FolioChanged<'a> {
+    id: &'a str,
+    reservation_id: &'a str,
+    hotel_id: &'a str,
+    currency: &'a str,
+    vat_totals: &'a [VatTotal],
+    charges: i64,
+    allowances: i64,
+    payments: i64,
+    refunds: i64,
+    balance: i64,
+    added_lines: &'a [FolioLine],
+}
+
+impl<'a> FolioChanged<'a> {
+    fn of(folio: &'a FolioLedger, added: &'a [FolioLine]) -> FolioChanged<'a> {
+        FolioChanged {
+            id: &folio.id,
+            reservation_id: &folio.reservation_id,
+            hotel_id: &folio.hotel_id,
+            currency: &folio.currency,
+            vat_totals: &folio.vat_totals,
+            charges: folio.charges,
+            allowances: folio.allowances,
+            payments: folio.payments,
+            refunds: folio.refunds,
+            balance: folio.balance,
+            added_lines: added,
+        }
+    }
+}
+
+impl Record for FolioChanged<'_> {
     const KIND: RecordKind = RecordKind::Folio;
 
     fn hotel_id(&self) -> Option<&str> {
-        Some(&self.hotel_id)
+        Some(self.hotel_id)
     }
 }
 
