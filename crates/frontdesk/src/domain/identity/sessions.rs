@@ -240,8 +240,8 @@ pub async fn authenticate_token(db: &Db, token: &str) -> Result<Actor> {
             return Err(Error::Unauthorized("the session has ended: it was not used for too long".into()));
         }
     }
-    // The first use is recorded at once (a token used once must not read "not yet"), later ones at most once per
-    // granularity, as for API keys.
+    // The first use is recorded (in the background, off the request's path; a token used once must not read "not
+    // yet"), later ones at most once per granularity, as for API keys.
     if stored.last_used_at.is_none_or(|t| at - t >= LAST_USED_GRANULARITY) {
         let db = db.clone();
         let id = stored.id.clone();

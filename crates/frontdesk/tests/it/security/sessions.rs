@@ -69,6 +69,9 @@ async fn sessions_end_after_idle_hours(engine: Engine) {
     let org = s.org("Acme").await;
     let token = login(&s, &org.operator_email, PASSWORD).await.expect(200).body["token"].as_str().unwrap().to_string();
     s.get("/api/auth/me", &Auth::Token(token.clone())).await.expect(200);
+    // The first use is recorded in the background: aged only once it is, or its record would land after the ageing
+    // and undo it (and the next use, seen as recent, would then not be recorded).
+    assert!(used_lately(&s, &token).await, "the first use is recorded");
     age_token(&s, &token, 11).await;
     s.get("/api/auth/me", &Auth::Token(token.clone())).await.expect(200);
     // That use was recorded, so the clock starts again from it.
