@@ -294,3 +294,16 @@ where
         )
     }
 }
+
+/// The `Idempotency-Key` header, if sent: `None` without it, 400 naming it when it is not visible ASCII (its length
+/// is the domain's to check, with its other rules).
+pub fn idempotency_key(headers: &axum::http::HeaderMap) -> Result<Option<String>, crate::domain::Error> {
+    match headers.get("idempotency-key").map(|v| v.to_str()) {
+        None => Ok(None),
+        Some(Ok(key)) => Ok(Some(key.to_string())),
+        Some(Err(_)) => Err(crate::domain::Error::Validation(vec![FieldError::field(
+            "Idempotency-Key",
+            "must be 1 to 200 visible ASCII characters",
+        )])),
+    }
+}

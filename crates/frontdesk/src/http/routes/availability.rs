@@ -11,9 +11,9 @@ use crate::domain::availability::{self, AvailabilityQuery, Offer};
 use crate::domain::booking_requests::{self, BookingFrom, BookingIn, BookingOut, PublicCaller};
 use crate::domain::change::Writer;
 use crate::domain::idempotency::Namespace;
-use crate::domain::{Actor, Error, FieldError, Result, Scope};
+use crate::domain::{Actor, Result, Scope};
 use crate::http::auth::MaybePrincipal;
-use crate::http::extract::{Json, Path, Query};
+use crate::http::extract::{idempotency_key, Json, Path, Query};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(availability)).routes(routes!(book_reservation))
@@ -83,14 +83,7 @@ async fn book_reservation(
     Json(input): Json<BookingIn>,
 ) -> Result<(StatusCode, Json<BookingOut>)> {
     within_pin(caller.as_ref(), &hotel_id)?;
-    let key = match headers.get("idempotency-key").map(|v| v.to_str()) {
-        None => None,
-        Some(Ok(key)) => Some(key.to_string()),
-        Some(Err(_)) => {
-            let message = "must be 1 to 200 visible ASCII characters";
-            return Err(Error::Validation(vec![FieldError::field("Idempotency-Key", message)]));
-        }
-    };
+    let key = idempotency_key(&headers)?;
     // An integration trusted to write reservations is not the public.
     let trusted = caller.as_ref().is_some_and(|actor| actor.require_scope(Scope::ReservationsWrite).is_ok());
     let writer = match (&caller, trusted) {

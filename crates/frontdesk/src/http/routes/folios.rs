@@ -9,9 +9,9 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::app::AppState;
 use crate::domain::finance::folios::FolioLedger;
 use crate::domain::finance::ledger::{self, AllowanceIn, ChargeIn, Entry, FeeIn, PaymentIn, RefundIn};
-use crate::domain::{Error, FieldError, Result};
+use crate::domain::Result;
 use crate::http::auth::Principal;
-use crate::http::extract::{Json, Path};
+use crate::http::extract::{idempotency_key, Json, Path};
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -21,18 +21,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(add_payment))
         .routes(routes!(add_refund))
         .routes(routes!(add_fee))
-}
-
-/// The `Idempotency-Key` header, if sent.
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>> {
-    match headers.get("idempotency-key").map(|v| v.to_str()) {
-        None => Ok(None),
-        Some(Ok(key)) => Ok(Some(key.to_string())),
-        Some(Err(_)) => Err(Error::Validation(vec![FieldError::field(
-            "Idempotency-Key",
-            "must be 1 to 200 visible ASCII characters",
-        )])),
-    }
 }
 
 async fn record(

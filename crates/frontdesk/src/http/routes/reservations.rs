@@ -8,9 +8,9 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::app::AppState;
 use crate::domain::listing::ListParams;
 use crate::domain::reservations::{self, write, Reservation, ReservationFilter, ReservationIn, ReservationPatch};
-use crate::domain::{Error, FieldError, Result};
+use crate::domain::Result;
 use crate::http::auth::Principal;
-use crate::http::extract::{Json, Path, Query};
+use crate::http::extract::{idempotency_key, Json, Path, Query};
 use crate::http::listing;
 use crate::http::openapi::Projected;
 
@@ -74,13 +74,8 @@ async fn create_reservation(
     headers: HeaderMap,
     Json(input): Json<ReservationIn>,
 ) -> Result<Response> {
-    let key = match headers.get("idempotency-key").map(|v| v.to_str()) {
-        None => return Ok(Json(write::create(&state.db, &actor, input).await?).into_response()),
-        Some(Ok(key)) => key.to_string(),
-        Some(Err(_)) => {
-            let message = "must be 1 to 200 visible ASCII characters";
-            return Err(Error::Validation(vec![FieldError::field("Idempotency-Key", message)]));
-        }
+    let Some(key) = idempotency_key(&headers)? else {
+        return Ok(Json(write::create(&state.db, &actor, input).await?).into_response());
     };
     let created = write::create_once(&state.db, &actor, input, &key).await?;
     let mut response = Json(created.reservation).into_response();
