@@ -44,6 +44,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(routes::hotels::router())
         .merge(routes::billing::router())
         .merge(routes::folios::router())
+        .merge(routes::reports::router())
         .merge(routes::room_types::router())
         .merge(routes::rooms::router())
         .merge(routes::rate_plans::router())

@@ -169,4 +169,6 @@ pub struct FolioLedger {
     pub balance: i64,
     /// Why the guest checked out with the balance open, if they did.
     pub on_account_reason: Option<String>,
+    /// Why the stay is exempt from the city tax, if it is (no unposted city-tax lines are made while it is).
+    pub city_tax_exempt_reason: Option<String>,
 }

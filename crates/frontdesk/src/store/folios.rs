@@ -24,6 +24,7 @@ pub struct FolioOwner {
     pub reservation_id: String,
     pub hotel_id: String,
     pub on_account_reason: Option<String>,
+    pub city_tax_exempt_reason: Option<String>,
 }
 
 /// The columns of a line, as [`line`] reads them.
@@ -152,6 +153,7 @@ pub async fn owner(conn: &mut Conn, organization_id: &str, folio_id: &str) -> St
             (Folios::Table, Folios::Currency),
             (Folios::Table, Folios::ReservationId),
             (Folios::Table, Folios::OnAccountReason),
+            (Folios::Table, Folios::CityTaxExemptReason),
         ])
         .column((R::Table, R::HotelId))
         .from(Folios::Table)
@@ -170,6 +172,7 @@ pub async fn owner(conn: &mut Conn, organization_id: &str, folio_id: &str) -> St
             reservation_id: row.try_get("reservation_id")?,
             hotel_id: row.try_get("hotel_id")?,
             on_account_reason: row.try_get("on_account_reason")?,
+            city_tax_exempt_reason: row.try_get("city_tax_exempt_reason")?,
         })
     })
     .transpose()
@@ -293,4 +296,92 @@ pub async fn set_on_account(conn: &mut Conn, folio_id: &str, reason: Option<&str
         .take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
+}
+
+/// Why a folio's stay is exempt from the city tax, if it is.
+pub async fn city_tax_exemption(conn: &mut Conn, folio_id: &str) -> StoreResult<Option<String>> {
+    let select = Sql::select()
+        .column(Folios::CityTaxExemptReason)
+        .from(Folios::Table)
+        .and_where(Expr::col(Folios::Id).eq(folio_id))
+        .take();
+    let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
+    Ok(row.map(|row| row.try_get("city_tax_exempt_reason")).transpose()?.flatten())
+}
+
+/// Records (or lifts) a folio's exemption from the city tax.
+pub async fn set_city_tax_exemption(conn: &mut Conn, folio_id: &str, reason: Option<&str>) -> StoreResult<()> {
+    let update = Sql::update()
+        .table(Folios::Table)
+        .value(Folios::CityTaxExemptReason, reason)
+        .and_where(Expr::col(Folios::Id).eq(folio_id))
+        .take();
+    statement(conn.engine(), &update).execute(conn).await?;
+    Ok(())
+}
+
+/// One group of a hotel's posted lines (by service date, kind, category, VAT rate, payment method and currency):
+/// their sums and how many.
+#[derive(Debug, Clone)]
+pub struct PostedSum {
+    pub service_date: NaiveDate,
+    pub kind: LineKind,
+    pub category: Option<String>,
+    pub vat_rate_basis_points: i64,
+    pub method: Option<PaymentMethod>,
+    pub currency: String,
+    pub gross: i64,
+    pub net: i64,
+    pub vat: i64,
+    pub lines: i64,
+}
+
+/// The posted lines of a hotel's folios dated `from` to `to` (both included), summed by date, kind, category, VAT
+/// rate, payment method and currency, in that order.
+pub async fn posted_sums(
+    conn: &mut Conn,
+    hotel_id: &str,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> StoreResult<Vec<PostedSum>> {
+    let groups = [L::ServiceDate, L::Kind, L::Category, L::VatRateBp, L::Method, L::Currency];
+    let mut select = Sql::select();
+    select.columns(groups.map(|c| (L::Table, c)));
+    for (column, alias) in [(L::Gross, "gross"), (L::Net, "net"), (L::Vat, "vat")] {
+        // PostgreSQL sums BIGINT into NUMERIC: back to the integer the amounts are.
+        select.expr_as(Expr::col((L::Table, column)).sum().cast_as("BIGINT"), alias);
+    }
+    select
+        .expr_as(Expr::col((L::Table, L::Id)).count().cast_as("BIGINT"), "lines")
+        .from(L::Table)
+        .inner_join(Folios::Table, Expr::col((Folios::Table, Folios::Id)).equals((L::Table, L::FolioId)))
+        .inner_join(R::Table, Expr::col((R::Table, R::Id)).equals((Folios::Table, Folios::ReservationId)))
+        .and_where(Expr::col((R::Table, R::HotelId)).eq(hotel_id))
+        .and_where(Expr::col((L::Table, L::ServiceDate)).gte(format_date(from)))
+        .and_where(Expr::col((L::Table, L::ServiceDate)).lte(format_date(to)))
+        .and_where(Expr::col((L::Table, L::PostedAt)).is_not_null());
+    for column in groups {
+        select.group_by_col((L::Table, column));
+    }
+    for column in groups {
+        select.order_by((L::Table, column), Order::Asc);
+    }
+    let rows = statement(conn.engine(), &select).fetch_all(conn).await?;
+    rows.iter()
+        .map(|row| {
+            let method: Option<String> = row.try_get("method")?;
+            Ok(PostedSum {
+                service_date: row.get_date("service_date")?,
+                kind: decode::<LineKind>("kind", &row.try_get::<String, _>("kind")?)?,
+                category: row.try_get("category")?,
+                vat_rate_basis_points: row.try_get("vat_rate_bp")?,
+                method: method.map(|m| decode::<PaymentMethod>("method", &m)).transpose()?,
+                currency: row.try_get("currency")?,
+                gross: row.try_get("gross")?,
+                net: row.try_get("net")?,
+                vat: row.try_get("vat")?,
+                lines: row.try_get("lines")?,
+            })
+        })
+        .collect()
 }

@@ -183,6 +183,8 @@ pub enum Folios {
     CreatedAt,
     #[iden = "on_account_reason"]
     OnAccountReason,
+    #[iden = "city_tax_exempt_reason"]
+    CityTaxExemptReason,
 }
 
 /// `guest_messages`
@@ -956,7 +958,7 @@ pub const TABLES: &[(&str, &[&str])] = &[
             "posted_at",
         ],
     ),
-    ("folios", &["id", "reservation_id", "currency", "created_at", "on_account_reason"]),
+    ("folios", &["id", "reservation_id", "currency", "created_at", "on_account_reason", "city_tax_exempt_reason"]),
     (
         "guest_messages",
         &[

@@ -41,6 +41,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(pages::sign_in::router())
         .merge(pages::home::router())
         .merge(pages::today::router())
+        .merge(pages::reports::router())
         .merge(pages::rack::router())
         .merge(pages::rates::router())
         .merge(pages::housekeeping::router())

@@ -26,6 +26,7 @@ pub enum Section {
     Requests,
     Reservations,
     Guests,
+    Reports,
     Settings,
     Integrations,
 }

@@ -11,6 +11,17 @@ use crate::domain::rooms::HousekeepingStatus;
 use crate::domain::{hotels, money, rate_plans, room_types, rooms, Actor, Result};
 use crate::store::Db;
 
+/// A VAT category as people read it: `FOOD_AND_BEVERAGE` is "Food and beverage".
+pub fn category_label(category: &str) -> String {
+    match category {
+        "ACCOMMODATION" => "Accommodation".into(),
+        "FOOD_AND_BEVERAGE" => "Food and beverage".into(),
+        "OTHER" => "Other".into(),
+        // A hotel's own category (`SPA`, `PARKING`): as it was named, its words spaced.
+        own => own.replace('_', " "),
+    }
+}
+
 /// `Mon 23 Nov`.
 pub fn date_short(d: NaiveDate) -> String {
     d.format("%a %-d %b").to_string()

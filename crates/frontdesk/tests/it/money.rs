@@ -19,11 +19,14 @@ on_both_engines!(
     hostile_amounts_are_refused_whole,
     the_end_of_day_posts_the_passed_nights_and_marks_no_shows,
     a_missed_end_of_day_runs_once_even_with_two_processes,
+    a_stay_exempt_from_city_tax_pays_none_and_says_why,
+    the_revenue_report_sums_posted_lines_by_day_and_payments_by_method,
 );
 on_both_engines_configured!(
     payments_are_delivered_to_subscriptions_that_name_them,
     the_desk_charges_takes_payment_corrects_and_refunds_in_the_folio,
     taxes_and_billing_are_set_up_in_the_dashboard,
+    the_desk_exempts_refunds_at_check_out_prints_and_reports,
 );
 
 /// A hotel with 7 % on rooms and food, 19 % on drinks and other, Berlin's city tax (3.00 a person a night, at most
@@ -436,10 +439,29 @@ async fn payments_are_delivered_to_subscriptions_that_name_them(engine: Engine) 
     assert!(events(&named)
         .iter()
         .any(|e| e["event"] == json!("folio.updated") && e["data"]["payments"] == json!(2500)));
+    // The stay's own remaking of its nights is a folio change too: a second night (the room's price spread over
+    // both) and its city tax make one more folio.updated.
+    let (r, _) = stay(&s, &org, &h, 10, 1, json!({"adults": 1})).await;
+    let id = r["id"].as_str().unwrap();
+    s.put(&format!("/api/reservations/{id}"), &org.auth(), json!({"checkOutDate": day(12)})).await.expect(200);
+    let longer = |e: &Value| {
+        e["event"] == json!("folio.updated")
+            && e["data"]["reservationId"] == json!(id)
+            && e["data"]["charges"] == json!(10_600)
+    };
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !events(&named).iter().any(longer) {
+        assert!(tokio::time::Instant::now() < deadline, "no folio.updated for the longer stay: {:?}", events(&named));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     // The subscription without a list keeps getting the contract's kinds only.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let kinds: Vec<Value> = events(&contract).iter().map(|e| e["event"].clone()).collect();
-    assert_eq!(kinds, vec![json!("reservation.created")], "{kinds:?}");
+    assert_eq!(
+        kinds,
+        vec![json!("reservation.created"), json!("reservation.created"), json!("reservation.updated")],
+        "{kinds:?}"
+    );
 }
 
 async fn the_desk_charges_takes_payment_corrects_and_refunds_in_the_folio(engine: Engine) {
@@ -648,5 +670,210 @@ async fn taxes_and_billing_are_set_up_in_the_dashboard(engine: Engine) {
     if engine == Engine::Sqlite {
         phone.screenshot("setup-billing-phone").await;
     }
+    phone.close().await;
+}
+
+async fn a_stay_exempt_from_city_tax_pays_none_and_says_why(s: TestServer) {
+    let org = s.org("Acme").await;
+    let h = berlin_hotel(&s, &org, "DE").await;
+    let (r, folio) = stay(&s, &org, &h, 2, 3, json!({"adults": 2})).await;
+    let exemption = format!("/api/folios/{folio}/cityTaxExemption");
+    // A reason is required, and a line of text.
+    for bad in [json!({"reason": ""}), json!({"reason": "a\u{7}b"}), json!({"reason": "x".repeat(501)}), json!({})] {
+        s.put(&exemption, &org.auth(), bad).await.expect(400);
+    }
+    assert_eq!(lines_of(&s.get(&format!("/api/folios/{folio}"), &org.auth()).await.body, "CITY_TAX").len(), 3);
+    let exempt =
+        s.put(&exemption, &org.auth(), json!({"reason": "Business travel (Acme GmbH)"})).await.expect(200).body;
+    assert_eq!(exempt["cityTaxExemptReason"], json!("Business travel (Acme GmbH)"));
+    assert_eq!((lines_of(&exempt, "CITY_TAX").len(), exempt["balance"].clone()), (0, json!(30_000)));
+    // A date change keeps the exemption: the nights are made anew without city tax.
+    let id = r["id"].as_str().unwrap();
+    s.put(&format!("/api/reservations/{id}"), &org.auth(), json!({"checkOutDate": day(6)})).await.expect(200);
+    let longer = s.get(&format!("/api/folios/{folio}"), &org.auth()).await.expect(200).body;
+    assert_eq!((lines_of(&longer, "ROOM_NIGHT").len(), lines_of(&longer, "CITY_TAX").len()), (4, 0));
+    // Lifted: the city tax of every night is made again.
+    let lifted = s.delete(&exemption, &org.auth()).await.expect(200).body;
+    assert_eq!((lifted["cityTaxExemptReason"].clone(), lines_of(&lifted, "CITY_TAX").len()), (Value::Null, 4));
+    // Who may: folios:write; another organization sees no folio.
+    let reader = Auth::Key(s.key(&org, &[Scope::FoliosRead], None).await);
+    s.put(&exemption, &reader, json!({"reason": "Business"})).await.expect(403);
+    let rival = s.org("Rival").await;
+    s.put(&exemption, &rival.auth(), json!({"reason": "Business"})).await.expect(404);
+    // A cancelled stay's lines no longer follow it.
+    s.put(&format!("/api/reservations/{id}"), &org.auth(), json!({"status": "CANCELLED"})).await.expect(200);
+    let refused = s.put(&exemption, &org.auth(), json!({"reason": "Business"})).await.expect(409).body;
+    assert!(refused["detail"].as_str().unwrap().contains("CANCELLED"), "{refused}");
+}
+
+async fn the_revenue_report_sums_posted_lines_by_day_and_payments_by_method(s: TestServer) {
+    let org = s.org("Acme").await;
+    let h = berlin_hotel(&s, &org, "PT").await;
+    // One night stayed and checked out (every line posted): the room, its city tax and a breakfast; paid by card.
+    let (r, folio) = stay(&s, &org, &h, 0, 1, json!({"adults": 1, "roomId": h.3[0]})).await;
+    let id = r["id"].as_str().unwrap();
+    s.put(&format!("/api/reservations/{id}"), &org.auth(), json!({"status": "CHECKED_IN"})).await.expect(200);
+    s.post(&format!("/api/folios/{folio}/charges"), &org.auth(), json!({"extraCode": "BREAKFAST"})).await.expect(200);
+    s.post(&format!("/api/folios/{folio}/payments"), &org.auth(), json!({"method": "CARD", "amount": 12_700}))
+        .await
+        .expect(200);
+    let paid = s.get(&format!("/api/folios/{folio}"), &org.auth()).await.body;
+    let card = paid["lines"].as_array().unwrap().iter().find(|l| l["kind"] == json!("PAYMENT")).unwrap().clone();
+    s.post(
+        &format!("/api/folios/{folio}/payments/{}/refunds", card["id"].as_str().unwrap()),
+        &org.auth(),
+        json!({"amount": 400}),
+    )
+    .await
+    .expect(200);
+    s.put(&format!("/api/reservations/{id}"), &org.auth(), json!({"status": "CHECKED_OUT"})).await.expect(200);
+    // A stay to come: its nights are not posted, so not revenue yet.
+    stay(&s, &org, &h, 1, 2, json!({"adults": 2})).await;
+
+    let query = format!("/api/reports/revenue?hotelId={}&dateFrom={}&dateTo={}", h.0, day(0), day(5));
+    let report = s.get(&query, &org.auth()).await.expect(200).body;
+    let rows: Vec<(String, i64, i64, i64, i64)> = report["revenue"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert_eq!(r["date"], json!(day(0)), "{report}");
+            let n = |k: &str| r[k].as_i64().unwrap();
+            (r["category"].as_str().unwrap().to_string(), n("vatRateBasisPoints"), n("net"), n("vat"), n("gross"))
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("ACCOMMODATION".into(), 700, 9_346, 654, 10_000),
+            ("DRINKS".into(), 1900, 504, 96, 600),
+            ("FOOD_AND_BEVERAGE".into(), 700, 1_308, 92, 1_400),
+            ("OTHER".into(), 0, 300, 0, 300),
+        ],
+        "{report}"
+    );
+    assert_eq!(
+        report["payments"],
+        json!([{"method": "CARD", "currency": "EUR", "received": 12_700, "refunded": 400, "net": 12_300}])
+    );
+    let totals = &report["totals"][0];
+    assert_eq!((&totals["gross"], &totals["vat"], &totals["received"]), (&json!(12_300), &json!(842), &json!(12_700)));
+
+    // The same as CSV, for an accountant's import.
+    let csv = s
+        .client
+        .get(format!("{}{query}", s.base))
+        .header("authorization", format!("Token {}", org.token))
+        .header("accept", "text/csv")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(csv.status().as_u16(), 200);
+    assert!(csv.headers()["content-type"].to_str().unwrap().starts_with("text/csv"));
+    assert!(csv.headers()["content-disposition"].to_str().unwrap().contains(".csv"));
+    let csv = csv.text().await.unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("section,date,category,vat_rate_percent,payment_method,currency,net,vat,gross,received,refunded")
+    );
+    assert!(csv.contains(&format!("revenue,{},ACCOMMODATION,7,,EUR,93.46,6.54,100.00,,\n", day(0))), "{csv}");
+    assert!(csv.contains("payments,,,,CARD,EUR,,,,127.00,4.00\n"), "{csv}");
+
+    // Bad periods, other organizations, keys without the scope.
+    let hotel = &h.0;
+    for bad in [
+        format!("hotelId={hotel}&dateFrom={}", day(0)),
+        format!("hotelId={hotel}&dateFrom={}&dateTo={}", day(3), day(1)),
+        format!("hotelId={hotel}&dateFrom={}&dateTo={}", day(0), day(366)),
+        format!("hotelId={hotel}&dateFrom=2026-02-30&dateTo={}", day(1)),
+    ] {
+        let answer = s.get(&format!("/api/reports/revenue?{bad}"), &org.auth()).await.expect(400);
+        assert_eq!(answer.body["status"], json!(400), "a problem JSON: {}", answer.body);
+    }
+    s.get(&format!("/api/reports/revenue?hotelId={hotel}&dateFrom={}&dateTo={}", day(0), day(365)), &org.auth())
+        .await
+        .expect(200);
+    let rival = s.org("Rival").await;
+    s.get(&query, &rival.auth()).await.expect(404);
+    let contract = Auth::Key(s.key(&org, &[Scope::ReservationsRead], None).await);
+    s.get(&query, &contract).await.expect(403);
+    let reader = Auth::Key(s.key(&org, &[Scope::FoliosRead], None).await);
+    s.get(&query, &reader).await.expect(200);
+    let other = s.hotel(&org, "Elsewhere").await;
+    let pinned = Auth::Key(s.key(&org, &[Scope::FoliosRead], Some(&other)).await);
+    s.get(&query, &pinned).await.expect(403);
+}
+
+async fn the_desk_exempts_refunds_at_check_out_prints_and_reports(engine: Engine) {
+    let Some(s) = TestServer::configured(engine, |_| {}).await else { return };
+    let org = s.org("Acme").await;
+    let h = berlin_hotel(&s, &org, "AT").await;
+    let (r, folio) = stay(&s, &org, &h, 0, 1, json!({"adults": 2, "roomId": h.3[0]})).await;
+    let id = r["id"].as_str().unwrap();
+    s.put(&format!("/api/reservations/{id}"), &org.auth(), json!({"status": "CHECKED_IN"})).await.expect(200);
+    let page = format!("/hotels/{}/reservations/{id}", h.0);
+    let Some(b) = Browser::start(&s.base).await else { return };
+    b.sign_in(&org.operator_email, PASSWORD).await;
+    b.goto(&page).await;
+    b.wait_for_text("Add a charge").await;
+    // A business traveller: exempt from the city tax, with the reason shown.
+    b.click(".city-tax summary").await;
+    b.fill("#city-tax-reason", "Business travel").await;
+    b.click_text("button", "Exempt the stay").await;
+    b.wait_for_text("The stay is exempt from the city tax.").await;
+    assert!(b.page_text().await.contains("this stay is exempt (Business travel)"));
+    let ledger = s.get(&format!("/api/folios/{folio}"), &org.auth()).await.expect(200).body;
+    assert_eq!((lines_of(&ledger, "CITY_TAX").len(), ledger["balance"].clone()), (0, json!(10_000)));
+    // The guest paid 120.00 in advance: the hotel owes 20.00 back.
+    s.post(&format!("/api/folios/{folio}/payments"), &org.auth(), json!({"method": "BANK_TRANSFER", "amount": 12_000}))
+        .await
+        .expect(200);
+    // The printable folio: the hotel, the guest's lines, the balance.
+    b.goto(&format!("{page}/folio/print")).await;
+    b.wait_for_text("A statement of the stay's account").await;
+    let text = b.page_text().await;
+    assert!(
+        text.contains("Spree") && text.contains("EUR -20.00") && text.contains(r["reference"].as_str().unwrap()),
+        "{text}"
+    );
+    b.assert_page_ok("the printable folio").await;
+    if engine == Engine::Sqlite {
+        b.screenshot("folio-print").await;
+    }
+    // Check-out offers the refund, back to the transfer.
+    b.goto(&format!("{page}/check-out")).await;
+    b.wait_for_text("The hotel owes the guest EUR 20.00").await;
+    assert_eq!(b.find("#settle-refund").await.prop("value").await.unwrap().as_deref(), Some("20.00"));
+    b.assert_page_ok("check-out with money to give back").await;
+    if engine == Engine::Sqlite {
+        b.screenshot("check-out-refund").await;
+    }
+    b.click_text("button", "Yes, check out").await;
+    b.wait_for_text("Checked out").await;
+    let out = s.get(&format!("/api/folios/{folio}"), &org.auth()).await.expect(200).body;
+    assert_eq!((out["refunds"].clone(), out["balance"].clone()), (json!(2000), json!(0)));
+    let stay_now = s.get(&format!("/api/reservations/{id}"), &org.auth()).await.expect(200).body;
+    assert_eq!(stay_now["status"], json!("CHECKED_OUT"));
+    // The revenue of the day, and its CSV.
+    b.goto(&format!("/hotels/{}/reports?from={}&to={}", h.0, day(0), day(0))).await;
+    b.wait_for_text("Revenue by day").await;
+    let text = b.page_text().await;
+    assert!(text.contains("EUR 100.00") && text.contains("Bank transfer"), "{text}");
+    let href = b.find("a[download]").await.attr("href").await.unwrap().unwrap();
+    assert!(href.contains("revenue.csv"), "{href}");
+    b.assert_page_ok("the revenue report").await;
+    if engine == Engine::Sqlite {
+        b.screenshot("revenue").await;
+    }
+    // A period the report cannot cover says why, beside the field.
+    b.goto(&format!("/hotels/{}/reports?from={}&to={}", h.0, day(5), day(0))).await;
+    b.wait_for_text("must not be before dateFrom").await;
+    b.close().await;
+    let Some(phone) = Browser::start_sized(&s.base, PHONE).await else { return };
+    phone.sign_in(&org.operator_email, PASSWORD).await;
+    phone.goto(&format!("/hotels/{}/reports?from={}&to={}", h.0, day(0), day(0))).await;
+    phone.wait_for_text("Revenue by day").await;
+    phone.assert_page_ok("the revenue report on a phone").await;
     phone.close().await;
 }

@@ -12,6 +12,7 @@ use chrono::{DateTime, Days, NaiveDate, Utc};
 
 use super::billing::{self, BillingSettings};
 use super::city_tax::{self, Night, Party, Pricing};
+use super::ledger;
 use super::tax;
 use crate::domain::change::Change;
 use crate::domain::{new_id, now, Error, Result};
@@ -95,6 +96,7 @@ pub(crate) fn stay_lines(
     r: &Reservation,
     rooms: &[ReservationRoom],
     billing: &BillingSettings,
+    city_tax_exempt: bool,
 ) -> Result<Vec<FolioLine>> {
     let nights = r.nights().max(1);
     let rate = billing.accommodation_rate();
@@ -119,7 +121,7 @@ pub(crate) fn stay_lines(
             lines.push(origin.charge(LineSource::RoomNight, date, description, billing::ACCOMMODATION, amounts, rate));
         }
     }
-    if let Some(rule) = &billing.city_tax {
+    if let Some(rule) = billing.city_tax.as_ref().filter(|_| !city_tax_exempt) {
         let party = Party { adults: r.adults, children: r.children };
         let pricing = Pricing { prices_include_vat: billing.prices_include_vat, accommodation_rate_bp: rate };
         let taxed = city_tax::nightly(rule, &per_night, party, pricing).ok_or_else(|| fault("the city tax"))?;
@@ -140,10 +142,12 @@ pub(crate) fn stay_lines(
 }
 
 /// Makes the stay's lines of `r` anew: its folio is made if it has none; the unposted room nights and city tax
-/// are replaced; posted ones stay, and a change that would remove a posted night is refused. Answers the folio as
-/// the reservation shows it.
+/// are replaced (no city tax while the stay is exempt from it); posted ones stay, and a change that would remove a
+/// posted night is refused. Records `folio.updated` when the lines changed. Answers the folio as the reservation
+/// shows it.
 pub(crate) async fn follow_the_stay(
     tx: &mut Change,
+    organization_id: &str,
     hotel: &Hotel,
     r: &Reservation,
     rooms: &[ReservationRoom],
@@ -151,9 +155,9 @@ pub(crate) async fn follow_the_stay(
     let at = now();
     let billing = billing::settings_of(tx.conn(), hotel).await?;
     let head = store::folios::ensure(tx.conn(), &r.id, &r.currency, &new_id(), at).await?;
-    let posted: BTreeSet<(NaiveDate, &'static str)> = store::folios::lines(tx.conn(), &head.id)
-        .await?
-        .into_iter()
+    let before = store::folios::lines(tx.conn(), &head.id).await?;
+    let posted: BTreeSet<(NaiveDate, &'static str)> = before
+        .iter()
         .filter(|l| l.posted_at.is_some() && l.source.follows_the_stay())
         .map(|l| (l.service_date, l.source.into()))
         .collect();
@@ -163,14 +167,16 @@ pub(crate) async fn follow_the_stay(
             "the night of {night} is posted and cannot be removed; correct its charge with an allowance instead"
         )));
     }
+    let exempt = store::folios::city_tax_exemption(tx.conn(), &head.id).await?.is_some();
     let origin = LineOrigin { folio_id: &head.id, currency: &head.currency, made_by: tx.writer().label(), at };
-    let lines: Vec<FolioLine> = stay_lines(&origin, r, rooms, &billing)?
+    let lines: Vec<FolioLine> = stay_lines(&origin, r, rooms, &billing, exempt)?
         .into_iter()
         .filter(|l| !posted.contains(&(l.service_date, l.source.into())))
         .collect();
     store::folios::remove_unposted(tx.conn(), &head.id, &FOLLOWING, None).await?;
     store::folios::insert(tx.conn(), &lines).await?;
-    Ok(store::folios::folio_with_lines(tx.conn(), head).await?)
+    let after = ledger::stay_changed(tx, organization_id, &head.id, before, &lines).await?;
+    Ok(store::folios::folio_from(head, &after.lines))
 }
 
 /// A room night's price as the hotel enters its prices (with VAT or without), which is what a reservation's
@@ -196,13 +202,16 @@ pub(crate) async fn room_price_charged(tx: &mut Change, hotel: &Hotel, reservati
 /// price removed.
 pub(crate) async fn leave_early(
     tx: &mut Change,
+    organization_id: &str,
     hotel: &Hotel,
     reservation_id: &str,
     leaves: NaiveDate,
 ) -> Result<i64> {
     let charged = room_price_charged(tx, hotel, reservation_id).await?;
     if let Some(head) = store::folios::head_of(tx.conn(), reservation_id).await? {
+        let before = store::folios::lines(tx.conn(), &head.id).await?;
         store::folios::remove_unposted(tx.conn(), &head.id, &FOLLOWING, Some(leaves)).await?;
+        ledger::stay_changed(tx, organization_id, &head.id, before, &[]).await?;
     }
     Ok(charged - room_price_charged(tx, hotel, reservation_id).await?)
 }
@@ -240,9 +249,11 @@ pub(crate) async fn keeps_money(tx: &mut Change, reservation_id: &str) -> Result
 }
 
 /// A cancelled stay or a no-show: its unposted nights and city tax go (posted ones, and what people recorded, stay).
-pub(crate) async fn release(tx: &mut Change, reservation_id: &str) -> Result<()> {
+pub(crate) async fn release(tx: &mut Change, organization_id: &str, reservation_id: &str) -> Result<()> {
     if let Some(head) = store::folios::head_of(tx.conn(), reservation_id).await? {
+        let before = store::folios::lines(tx.conn(), &head.id).await?;
         store::folios::remove_unposted(tx.conn(), &head.id, &FOLLOWING, None).await?;
+        ledger::stay_changed(tx, organization_id, &head.id, before, &[]).await?;
     }
     Ok(())
 }

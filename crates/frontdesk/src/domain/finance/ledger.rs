@@ -10,10 +10,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::billing::{self, BillingSettings};
-use super::folios::{with_amounts, FolioLedger, FolioLine, LineKind, LineOrigin, LineSource, PaymentMethod, VatTotal};
+use super::folios::{
+    self, with_amounts, FolioLedger, FolioLine, LineKind, LineOrigin, LineSource, PaymentMethod, VatTotal,
+};
 use super::tax;
 use crate::domain::access::{Actor, Scope};
 use crate::domain::change::{Change, Record, RecordKind};
+use crate::domain::reservations::ReservationStatus;
 use crate::domain::validate::{clean, parse_date, Checks};
 use crate::domain::{hotels, idempotency, money, now, Error, FieldError, Result};
 use crate::model::hotels::Hotel;
@@ -177,6 +180,7 @@ pub fn ledger(owner: store::folios::FolioOwner, lines: Vec<FolioLine>) -> FolioL
         refunds,
         balance,
         on_account_reason: owner.on_account_reason,
+        city_tax_exempt_reason: owner.city_tax_exempt_reason,
     }
 }
 
@@ -231,7 +235,7 @@ pub(crate) async fn record_within(tx: &mut Change, actor: &Actor, folio_id: &str
         Entry::Charge(input) => charge(&origin, &hotel, &billing, input)?,
         Entry::Allowance { charge_id, allowance } => vec![allowance_on(&origin, charge_id, allowance)?],
         Entry::Payment(input) => vec![payment(&origin, &hotel, input)?],
-        Entry::Refund { payment_id, refund } => vec![refund_of(&origin, payment_id, refund)?],
+        Entry::Refund { payment_id, refund } => vec![refund_of(&origin, &hotel, payment_id, refund)?],
         Entry::Fee(input) => vec![fee(&origin, &hotel, &billing, input)?],
     };
     let mut after_lines = before.lines.clone();
@@ -249,6 +253,86 @@ pub(crate) async fn record_within(tx: &mut Change, actor: &Actor, folio_id: &str
     }
     let (was, is) = (FolioChanged::of(&before, &[]), FolioChanged::of(&after, &lines));
     tx.updated(&actor.organization_id, &was, &is).await?;
+    Ok(after)
+}
+
+/// Records `folio.updated` for a change the stay made to its own lines (its nights made anew, released, or cut
+/// short by an early departure), when the lines' amounts or dates changed: `before`, the lines as they were;
+/// `added`, the lines the change made. Answers the folio after.
+pub(crate) async fn stay_changed(
+    tx: &mut Change,
+    organization_id: &str,
+    folio_id: &str,
+    before: Vec<FolioLine>,
+    added: &[FolioLine],
+) -> Result<FolioLedger> {
+    let owner = store::folios::owner(tx.conn(), organization_id, folio_id)
+        .await?
+        .ok_or_else(|| Error::Internal(anyhow::anyhow!("a stay's folio without its reservation")))?;
+    let after = ledger(owner.clone(), store::folios::lines(tx.conn(), folio_id).await?);
+    // Nights made anew with the same amounts (a note changed, a guest added where no tax depends on it) are the
+    // same bill: nothing to announce.
+    let bill = |lines: &[FolioLine]| {
+        let mut bill: Vec<_> = lines
+            .iter()
+            .map(|l| {
+                let (kind, source): (&'static str, &'static str) = (l.kind.into(), l.source.into());
+                (kind, source, l.service_date, l.gross, l.net, l.vat, l.description.clone())
+            })
+            .collect();
+        bill.sort();
+        bill
+    };
+    if bill(&before) != bill(&after.lines) {
+        let was = ledger(owner, before);
+        tx.updated(organization_id, &FolioChanged::of(&was, &[]), &FolioChanged::of(&after, added)).await?;
+    }
+    Ok(after)
+}
+
+/// Why a stay is exempt from the city tax (business travel, where the city exempts it).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CityTaxExemptionIn {
+    #[schema(min_length = 1, max_length = 500)]
+    pub reason: String,
+}
+
+/// Exempts a stay from the city tax with a reason (`Some`), or lifts the exemption (`None`): its unposted city-tax
+/// lines go, or are made again. Posted ones stay as they are (an allowance corrects one). Only while the stay's
+/// lines follow it (CONFIRMED or CHECKED_IN); 409 otherwise.
+pub async fn exempt_from_city_tax(
+    db: &Db,
+    actor: &Actor,
+    folio_id: &str,
+    exemption: Option<CityTaxExemptionIn>,
+) -> Result<FolioLedger> {
+    actor.require_scope(Scope::FoliosWrite)?;
+    let reason = exemption.map(|e| clean(&e.reason));
+    if let Some(reason) = &reason {
+        let mut checks = Checks::new();
+        checks.line("reason", reason, 500);
+        checks.finish()?;
+    }
+    let mut tx = Change::begin(db, actor).await?;
+    let found = owner(tx.conn(), actor, folio_id).await?;
+    let r = store::reservations::get(tx.conn(), &actor.organization_id, &found.reservation_id)
+        .await?
+        .ok_or(Error::NotFound("folio"))?;
+    if !matches!(r.status, ReservationStatus::Confirmed | ReservationStatus::CheckedIn) {
+        return Err(Error::Conflict(format!(
+            "the city tax of a {} stay no longer follows it; correct a posted city-tax line with an allowance",
+            r.status.as_str()
+        )));
+    }
+    store::folios::set_city_tax_exemption(tx.conn(), folio_id, reason.as_deref()).await?;
+    let service = Actor::service(&actor.organization_id, tx.writer().clone());
+    let hotel = hotels::require_named(tx.conn(), &service, Some(&found.hotel_id)).await?;
+    let rooms = store::reservations::rooms(tx.conn(), &r.id).await?;
+    folios::follow_the_stay(&mut tx, &actor.organization_id, &hotel, &r, &rooms).await?;
+    // Read again: the exemption and the lines as they are now.
+    let after = ledger(owner(tx.conn(), actor, folio_id).await?, store::folios::lines(tx.conn(), folio_id).await?);
+    tx.commit().await?;
     Ok(after)
 }
 
@@ -427,7 +511,27 @@ fn payment(o: &Origin, hotel: &Hotel, input: &PaymentIn) -> Result<FolioLine> {
     Ok(line)
 }
 
-fn refund_of(o: &Origin, payment_id: &str, input: &RefundIn) -> Result<FolioLine> {
+/// What is left of a payment to refund: its amount less the refunds against it.
+fn left_of(folio: &FolioLedger, payment: &FolioLine) -> i64 {
+    let refunded = folio.lines.iter().filter(|l| l.kind == LineKind::Refund);
+    let refunded = refunded.filter(|l| l.corrects_line_id.as_deref() == Some(payment.id.as_str()));
+    payment.gross - refunded.fold(0_i64, |t, l| t.saturating_add(l.gross))
+}
+
+/// The payments of a folio that can still be refunded, with what is left of each, newest first.
+pub fn refundable(folio: &FolioLedger) -> Vec<(&FolioLine, i64)> {
+    let mut payments: Vec<(&FolioLine, i64)> = folio
+        .lines
+        .iter()
+        .filter(|l| l.kind == LineKind::Payment)
+        .map(|l| (l, left_of(folio, l)))
+        .filter(|(_, left)| *left > 0)
+        .collect();
+    payments.reverse();
+    payments
+}
+
+fn refund_of(o: &Origin, hotel: &Hotel, payment_id: &str, input: &RefundIn) -> Result<FolioLine> {
     let paid = o
         .folio
         .lines
@@ -435,9 +539,7 @@ fn refund_of(o: &Origin, payment_id: &str, input: &RefundIn) -> Result<FolioLine
         .find(|l| l.id == payment_id && l.kind == LineKind::Payment)
         .ok_or(Error::NotFound("payment"))?;
     let mut checks = Checks::new();
-    let refunded = o.folio.lines.iter().filter(|l| l.corrects_line_id.as_deref() == Some(payment_id));
-    let refunded = refunded.fold(0_i64, |t, l| t.saturating_add(l.gross));
-    let left = paid.gross - refunded;
+    let left = left_of(o.folio, paid);
     if input.amount < 1 || input.amount > left {
         checks.fail("amount", format!("must be 1 to {left}, what is left of the payment"));
     }
@@ -447,7 +549,7 @@ fn refund_of(o: &Origin, payment_id: &str, input: &RefundIn) -> Result<FolioLine
     let mut line = o.line(
         LineKind::Refund,
         LineSource::Entry,
-        o.at().date_naive(),
+        hotel.local_date(o.at()),
         format!("Refund of the {}", paid.description.to_lowercase()),
     );
     line.gross = input.amount;
@@ -489,7 +591,7 @@ fn fee(o: &Origin, hotel: &Hotel, billing: &BillingSettings, input: &FeeIn) -> R
 /// `GET /api/folios/{id}` has the rest.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct FolioChanged<'a> {
+pub(crate) struct FolioChanged<'a> {
     id: &'a str,
     reservation_id: &'a str,
     hotel_id: &'a str,

@@ -136,7 +136,7 @@ pub(super) async fn check_out(
         booked = Some((r.check_out_date, r.end_time));
         r.check_out_date = leaves;
         r.end_time = hotel.local_instant(leaves, &hotel.check_out_time);
-        let removed = folios::leave_early(tx, hotel, &r.id, leaves).await?;
+        let removed = folios::leave_early(tx, &actor.organization_id, hotel, &r.id, leaves).await?;
         r.total_price = (r.total_price - removed).max(0);
     }
     folios::settle_at_check_out(tx, &r.id, on_account).await?;
@@ -189,7 +189,7 @@ pub(super) async fn undo_check_out(
     r.end_time = end_time;
     if store::folios::head_of(tx.conn(), &r.id).await?.is_some() {
         let charged = folios::room_price_charged(tx, hotel, &r.id).await?;
-        folios::follow_the_stay(tx, hotel, r, rooms).await?;
+        folios::follow_the_stay(tx, organization_id, hotel, r, rooms).await?;
         let restored = folios::room_price_charged(tx, hotel, &r.id).await? - charged;
         r.total_price = (r.total_price + restored).clamp(0, money::MAX_AMOUNT);
     }

@@ -8,7 +8,9 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::app::AppState;
 use crate::domain::finance::folios::FolioLedger;
-use crate::domain::finance::ledger::{self, AllowanceIn, ChargeIn, Entry, FeeIn, PaymentIn, RefundIn};
+use crate::domain::finance::ledger::{
+    self, AllowanceIn, ChargeIn, CityTaxExemptionIn, Entry, FeeIn, PaymentIn, RefundIn,
+};
 use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::{idempotency_key, Json, Path};
@@ -21,6 +23,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(add_payment))
         .routes(routes!(add_refund))
         .routes(routes!(add_fee))
+        .routes(routes!(exempt_from_city_tax, lift_city_tax_exemption))
 }
 
 async fn record(
@@ -207,4 +210,52 @@ async fn add_fee(
     Json(input): Json<FeeIn>,
 ) -> Result<Response> {
     record(&state, &actor, &id, &headers, Entry::Fee(input)).await
+}
+
+/// Exempts the stay from the city tax, with the reason (business travel, say): its unposted city-tax lines go and
+/// are not made again while the exemption stands. Posted ones stay (an allowance corrects one).
+#[utoipa::path(
+    put,
+    path = "/api/folios/{folioId}/cityTaxExemption",
+    tag = "folios",
+    security(("apiKey" = []), ("accessToken" = [])),
+    params(("folioId" = String, Path)),
+    request_body = CityTaxExemptionIn,
+    responses(
+        (status = 200, body = FolioLedger, description = "The folio without unposted city tax"),
+        (status = 400, description = "A reason is required (at most 500 characters)"),
+        (status = 403, description = "The API key lacks folios:write"),
+        (status = 404, description = "No such folio for this credential"),
+        (status = 409, description = "The stay is not CONFIRMED or CHECKED_IN: its lines no longer follow it"),
+    )
+)]
+async fn exempt_from_city_tax(
+    State(state): State<AppState>,
+    Principal(actor): Principal,
+    Path(id): Path<String>,
+    Json(input): Json<CityTaxExemptionIn>,
+) -> Result<Json<FolioLedger>> {
+    ledger::exempt_from_city_tax(&state.db, &actor, &id, Some(input)).await.map(Json)
+}
+
+/// Lifts the stay's exemption from the city tax: its nights to come are charged the city tax again.
+#[utoipa::path(
+    delete,
+    path = "/api/folios/{folioId}/cityTaxExemption",
+    tag = "folios",
+    security(("apiKey" = []), ("accessToken" = [])),
+    params(("folioId" = String, Path)),
+    responses(
+        (status = 200, body = FolioLedger, description = "The folio with its city tax made again"),
+        (status = 403, description = "The API key lacks folios:write"),
+        (status = 404, description = "No such folio for this credential"),
+        (status = 409, description = "The stay is not CONFIRMED or CHECKED_IN: its lines no longer follow it"),
+    )
+)]
+async fn lift_city_tax_exemption(
+    State(state): State<AppState>,
+    Principal(actor): Principal,
+    Path(id): Path<String>,
+) -> Result<Json<FolioLedger>> {
+    ledger::exempt_from_city_tax(&state.db, &actor, &id, None).await.map(Json)
 }

@@ -11,6 +11,7 @@ pub mod health;
 pub mod hotels;
 pub mod oauth;
 pub mod rate_plans;
+pub mod reports;
 pub mod reservations;
 pub mod room_types;
 pub mod rooms;

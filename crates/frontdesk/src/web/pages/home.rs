@@ -33,8 +33,18 @@ struct Switch {
 }
 
 /// The sections a switch may land on (anything else lands on Today).
-const SECTIONS: [&str; 9] =
-    ["today", "rack", "rates", "housekeeping", "requests", "reservations", "guests", "settings", "integrations"];
+const SECTIONS: [&str; 10] = [
+    "today",
+    "rack",
+    "rates",
+    "housekeeping",
+    "requests",
+    "reservations",
+    "guests",
+    "reports",
+    "settings",
+    "integrations",
+];
 
 async fn switch_hotel(State(state): State<AppState>, session: Session, Query(to): Query<Switch>) -> Response {
     match hotels::get(&state.db, &session.actor, &to.hotel).await {

@@ -7,6 +7,7 @@ pub mod integrations;
 pub mod messages;
 pub mod rack;
 pub mod rates;
+pub mod reports;
 pub mod requests;
 pub mod reservations;
 pub mod settings;

@@ -293,7 +293,8 @@ async fn persist_new(
     let holds = |room: &ReservationRoom| inventory::holds(r.status, room.status);
     store::reservations::save_rooms(tx.conn(), &r, rooms.iter().enumerate(), holds).await?;
     if r.status == ReservationStatus::Confirmed {
-        r.folio = Some(crate::domain::finance::folios::follow_the_stay(tx, hotel, &r, &rooms).await?);
+        r.folio =
+            Some(crate::domain::finance::folios::follow_the_stay(tx, &actor.organization_id, hotel, &r, &rooms).await?);
     }
     r.rooms = Some(rooms);
     wrote(tx, &actor.organization_id, Wrote::Created, &r).await?;

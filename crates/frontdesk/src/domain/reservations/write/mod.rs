@@ -174,7 +174,7 @@ async fn change(tx: &mut Change, actor: &Actor, mut r: Reservation, patch: Reser
             }
             // A stay that will not be: its nights to come are no longer charged (a fee may be, by hand).
             (_, ReservationStatus::Cancelled | ReservationStatus::NoShow) => {
-                folios::release(tx, &r.id).await?;
+                folios::release(tx, &actor.organization_id, &r.id).await?;
             }
             _ => {}
         }
@@ -205,7 +205,7 @@ async fn change(tx: &mut Change, actor: &Actor, mut r: Reservation, patch: Reser
     let holds = |room: &ReservationRoom| inventory::holds(r.status, room.status);
     store::reservations::save_rooms(tx.conn(), &r, stored.changed(&r, &rooms), holds).await?;
     if remake_folio {
-        folios::follow_the_stay(tx, &hotel, &r, &rooms).await?;
+        folios::follow_the_stay(tx, &actor.organization_id, &hotel, &r, &rooms).await?;
     }
     let r = full(tx.conn(), r).await?;
     wrote(tx, &actor.organization_id, Wrote::Updated(&as_it_was), &r).await?;

@@ -41,40 +41,51 @@ pub(super) struct RoomChoice {
 
 /// The folio as the desk reads and works it.
 pub(super) struct FolioView {
-    lines: Vec<FolioRow>,
-    vat_totals: Vec<VatRow>,
-    charges: String,
-    paid: String,
-    balance: String,
+    pub(super) lines: Vec<FolioRow>,
+    pub(super) vat_totals: Vec<VatRow>,
+    pub(super) charges: String,
+    pub(super) paid: String,
+    pub(super) balance: String,
     /// What the guest owes, as the payment's amount field starts (empty when nothing is owed).
-    due: String,
-    on_account: Option<String>,
-    extras: Vec<(String, String)>,
-    categories: Vec<String>,
-    methods: Vec<(&'static str, &'static str)>,
+    pub(super) due: String,
+    pub(super) on_account: Option<String>,
+    pub(super) extras: Vec<(String, String)>,
+    pub(super) categories: Vec<String>,
+    pub(super) methods: Vec<(&'static str, &'static str)>,
     /// What the amount fields take, e.g. "EUR, 2 decimals".
-    currency: String,
+    pub(super) currency: String,
+    /// The stay's city tax, when the hotel charges one.
+    pub(super) city_tax: Option<CityTaxView>,
+}
+
+/// Whether the stay pays the hotel's city tax, and whether the desk can still change that.
+pub(super) struct CityTaxView {
+    /// The tax's name in the hotel's settings ("City tax", "Kurtaxe").
+    pub(super) name: String,
+    pub(super) exempt_reason: Option<String>,
+    /// While the stay's lines follow it (confirmed or in house).
+    pub(super) changeable: bool,
 }
 
 pub(super) struct FolioRow {
-    id: String,
-    date: String,
-    description: String,
+    pub(super) id: String,
+    pub(super) date: String,
+    pub(super) description: String,
     /// VAT rate of a charge or allowance ("7 %"); payments have none.
-    rate: String,
+    pub(super) rate: String,
     /// Signed as it counts in the balance: "-EUR 50.00" for a payment.
-    amount: String,
-    note: String,
-    posted: bool,
-    correctable: bool,
-    refundable: bool,
+    pub(super) amount: String,
+    pub(super) note: String,
+    pub(super) posted: bool,
+    pub(super) correctable: bool,
+    pub(super) refundable: bool,
 }
 
 pub(super) struct VatRow {
-    rate: String,
-    net: String,
-    vat: String,
-    gross: String,
+    pub(super) rate: String,
+    pub(super) net: String,
+    pub(super) vat: String,
+    pub(super) gross: String,
 }
 
 /// A rate in basis points as people read it: 700 is "7 %", 750 "7.5 %".
@@ -87,7 +98,7 @@ fn percent(bp: i64) -> String {
     }
 }
 
-fn folio_view(ledger: FolioLedger, billing: &BillingSettings) -> FolioView {
+pub(super) fn folio_view(ledger: FolioLedger, billing: &BillingSettings, status: ReservationStatus) -> FolioView {
     let currency = ledger.currency.clone();
     let m = |minor: i64| money::format(minor, &currency);
     // By day, in the order they were made within a day: the folio as a guest reads it.
@@ -131,6 +142,11 @@ fn folio_view(ledger: FolioLedger, billing: &BillingSettings) -> FolioView {
         categories: billing.vat_rates.iter().map(|r| r.category.clone()).collect(),
         methods: PaymentMethod::CHOICES.to_vec(),
         currency: format!("{currency}, {} decimals", money::exponent(&currency)),
+        city_tax: billing.city_tax.as_ref().map(|rule| CityTaxView {
+            name: rule.name.clone(),
+            exempt_reason: ledger.city_tax_exempt_reason.clone(),
+            changeable: matches!(status, ReservationStatus::Confirmed | ReservationStatus::CheckedIn),
+        }),
     }
 }
 
@@ -253,7 +269,7 @@ pub(super) async fn render_detail(
             Some(f) => {
                 let ledger = ledger::get(&state.db, actor, &f.id).await?;
                 let billing = billing::get(&state.db, actor, &page.hotel.id).await?;
-                Some(folio_view(ledger, &billing))
+                Some(folio_view(ledger, &billing, r.status))
             }
             None => None,
         },

@@ -9,7 +9,7 @@ use super::super::HotelPage;
 use super::{of_hotel, refusal};
 use crate::app::AppState;
 use crate::domain::finance::folios::PaymentMethod;
-use crate::domain::finance::ledger::{self, AllowanceIn, ChargeIn, Entry, PaymentIn, RefundIn};
+use crate::domain::finance::ledger::{self, AllowanceIn, ChargeIn, CityTaxExemptionIn, Entry, PaymentIn, RefundIn};
 use crate::domain::{money, Error};
 use crate::web::form::{optional, FormErrors};
 use crate::web::page::{WebError, WebResult};
@@ -200,4 +200,84 @@ async fn against_a_line(
         ),
     };
     record(state, page, id, &folio_id, entry, done).await
+}
+
+#[derive(Deserialize)]
+pub(super) struct CityTaxForm {
+    /// `yes` to exempt the stay, `no` to charge the city tax again.
+    exempt: String,
+    #[serde(default)]
+    reason: String,
+}
+
+/// `POST …/folio/city-tax`: exempts the stay from the city tax with a reason, or lifts the exemption.
+pub(super) async fn city_tax(
+    State(state): State<AppState>,
+    page: HotelPage,
+    axum::extract::Path((_, id)): axum::extract::Path<(String, String)>,
+    posted: Posted<CityTaxForm>,
+) -> WebResult {
+    let (folio_id, _) = folio_of(&state, &page, &id).await?;
+    let form = posted.form;
+    let (exemption, done) = match form.exempt.as_str() {
+        "yes" => (Some(CityTaxExemptionIn { reason: form.reason }), "The stay is exempt from the city tax."),
+        _ => (None, "The city tax is charged again."),
+    };
+    let flash = match ledger::exempt_from_city_tax(&state.db, &page.session.actor, &folio_id, exemption).await {
+        Ok(_) => Flash::success(done),
+        Err(err) => refusal(err)?,
+    };
+    Ok(session::redirect_with(&page.path(&format!("reservations/{id}#folio-title")), flash, &state))
+}
+
+#[derive(askama::Template)]
+#[template(path = "reservations/folio_print.html")]
+pub(super) struct FolioPrintTemplate {
+    css: String,
+    hotel: crate::domain::hotels::Hotel,
+    hotel_address: Vec<String>,
+    guest: String,
+    reference: String,
+    stay: String,
+    printed: String,
+    folio: super::detail::FolioView,
+    back: String,
+}
+
+/// `GET …/folio/print`: the folio on a page of its own, laid out for paper (the guest's copy of their account).
+pub(super) async fn print(
+    State(state): State<AppState>,
+    page: HotelPage,
+    axum::extract::Path((_, id)): axum::extract::Path<(String, String)>,
+) -> WebResult {
+    let line = of_hotel(&state, &page, &id).await?;
+    let r = &line.reservation;
+    let folio = r.folio.as_ref().ok_or(WebError(Error::NotFound("folio")))?;
+    let actor = &page.session.actor;
+    let ledger = ledger::get(&state.db, actor, &folio.id).await?;
+    let billing = crate::domain::finance::billing::get(&state.db, actor, &page.hotel.id).await?;
+    let a = &page.hotel.address;
+    let locality = [a.postal_code.clone(), a.city.clone()].into_iter().flatten().collect::<Vec<_>>().join(" ");
+    let hotel_address = [a.address_line1.clone(), a.address_line2.clone(), Some(locality), a.country.clone()]
+        .into_iter()
+        .flatten()
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let template = FolioPrintTemplate {
+        css: crate::web::assets::url("app.css"),
+        hotel: page.hotel.clone(),
+        hotel_address,
+        guest: super::guest_title(&line.guest),
+        reference: r.reference.clone(),
+        stay: format!(
+            "{} to {} ({})",
+            crate::web::view::date_long(r.check_in_date),
+            crate::web::view::date_long(r.check_out_date),
+            crate::web::view::nights(r.nights())
+        ),
+        printed: crate::web::view::date_long(page.hotel.local_date(crate::domain::now())),
+        folio: super::detail::folio_view(ledger, &billing, r.status),
+        back: page.path(&format!("reservations/{id}#folio-title")),
+    };
+    Ok(crate::web::page::render_page(&template, &page.session, &state))
 }

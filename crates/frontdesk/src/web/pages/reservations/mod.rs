@@ -29,7 +29,7 @@ use crate::web::session::{self, Flash};
 
 use changes::{assign_room, change_dates};
 use detail::detail;
-use folio::{add_charge, correct_charge, refund_payment, take_payment};
+use folio::{add_charge, city_tax, correct_charge, print, refund_payment, take_payment};
 use list::list;
 use new::{create, new_form, quote_fragment};
 use status::{approve, check_out_page, move_status};
@@ -49,6 +49,8 @@ pub fn router() -> Router<AppState> {
         .route("/hotels/{hotel_id}/reservations/{id}/folio/payments", post(take_payment))
         .route("/hotels/{hotel_id}/reservations/{id}/folio/allowances", post(correct_charge))
         .route("/hotels/{hotel_id}/reservations/{id}/folio/refunds", post(refund_payment))
+        .route("/hotels/{hotel_id}/reservations/{id}/folio/city-tax", post(city_tax))
+        .route("/hotels/{hotel_id}/reservations/{id}/folio/print", get(print))
 }
 
 fn guest_title(guest: &Option<Guest>) -> String {

@@ -13,7 +13,7 @@ use super::super::HotelPage;
 use super::{back_to, guest_title, of_hotel, refusal};
 use crate::app::AppState;
 use crate::domain::finance::folios::PaymentMethod;
-use crate::domain::finance::ledger::{self, Entry, PaymentIn};
+use crate::domain::finance::ledger::{self, Entry, PaymentIn, RefundIn};
 use crate::domain::front_office::StayLine;
 use crate::domain::reservations::{stay, write, ReservationPatch, ReservationStatus, RoomAssignmentIn, RoomStatus};
 use crate::domain::rooms::HousekeepingStatus;
@@ -101,6 +101,16 @@ pub(super) async fn move_status(
             ));
         }
     }
+    if to == ReservationStatus::CheckedOut && settle == Some("refund") {
+        if let Err(flash) = refund_at_check_out(&state, &page, &line, &form).await? {
+            let query = serde_urlencoded::to_string([("back", back.as_str())]).unwrap_or_default();
+            return Ok(session::redirect_with(
+                &page.path(&format!("reservations/{id}/check-out?{query}")),
+                flash,
+                &state,
+            ));
+        }
+    }
     let on_account = form.get("onAccountReason").filter(|_| settle == Some("account"));
     let patch = ReservationPatch {
         status: Some(to),
@@ -134,6 +144,31 @@ async fn pay_at_check_out(
     let reference = form.get("reference").and_then(|r| form::optional(r));
     let payment = PaymentIn { method, amount, currency: None, reference, paid_at: None };
     match ledger::record(&state.db, &page.session.actor, &folio.id, Entry::Payment(payment), None).await {
+        Ok(_) => Ok(Ok(())),
+        Err(err) => refusal(err).map(Err),
+    }
+}
+
+/// The refund a check-out form settles the folio with when the hotel owes the guest (the same ledger function as
+/// `POST …/payments/{id}/refunds`), against the payment the desk chose. `Err` with the message when it is refused.
+async fn refund_at_check_out(
+    state: &AppState,
+    page: &HotelPage,
+    line: &StayLine,
+    form: &HashMap<String, String>,
+) -> Result<Result<(), Flash>, WebError> {
+    let Some(folio) = &line.reservation.folio else { return Ok(Ok(())) };
+    let mut errors = form::FormErrors::default();
+    let text = form.get("refundAmount").map(String::as_str).unwrap_or_default();
+    let Some(amount) = errors.money("refundAmount", text, &folio.currency) else {
+        let message = errors.unplaced(&[]).join("; ");
+        return Ok(Err(Flash::error(if message.is_empty() { "Enter the amount refunded.".into() } else { message })));
+    };
+    let Some(payment_id) = form.get("payment").and_then(|p| form::optional(p)) else {
+        return Ok(Err(Flash::error("Choose the payment the refund goes back to.")));
+    };
+    let refund = RefundIn { amount, reason: Some("Settled at check-out".into()) };
+    match ledger::record(&state.db, &page.session.actor, &folio.id, Entry::Refund { payment_id, refund }, None).await {
         Ok(_) => Ok(Ok(())),
         Err(err) => refusal(err).map(Err),
     }
@@ -237,6 +272,11 @@ pub(super) struct CheckOutTemplate {
     open_balance: Option<String>,
     /// The payment's amount field as it starts: what is owed (empty when the hotel owes).
     due: String,
+    /// When the hotel owes the guest (paid more than was charged): how much, shown and as the refund's amount
+    /// starts.
+    owed: Option<(String, String)>,
+    /// The payments a refund can go against (id, "Card, 12 Nov: EUR 300.00 left"), newest first.
+    refundable: Vec<(String, String)>,
     currency: String,
     methods: Vec<(&'static str, &'static str)>,
     folio_href: String,
@@ -270,6 +310,25 @@ pub(super) async fn check_out_page(
     let catalog = Catalog::load(&state.db, &page.session.actor, &page.hotel.id).await?;
     let preview = stay::check_out_preview(r, page.hotel.today());
     let span = |from: NaiveDate, to: NaiveDate| format!("{} to {}", view::date_short(from), view::date_short(to));
+    // When the hotel owes money back, the refund goes against a payment the guest made.
+    let refundable = match (&r.folio, preview.balance < 0) {
+        (Some(folio), true) => {
+            let folio = ledger::get(&state.db, &page.session.actor, &folio.id).await?;
+            ledger::refundable(&folio)
+                .into_iter()
+                .map(|(payment, left)| {
+                    let label = format!(
+                        "{}, {}: {} left",
+                        payment.method.map_or("Payment", PaymentMethod::label),
+                        view::date_short(payment.service_date),
+                        money::format(left, &folio.currency)
+                    );
+                    (payment.id.clone(), label)
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    };
     let template = CheckOutTemplate {
         chrome: page.chrome(&state, Section::Reservations, &format!("Check out {}", guest_title(&line.guest))).await?,
         row: StayRow::new(&line, &catalog),
@@ -279,6 +338,13 @@ pub(super) async fn check_out_page(
         folio_total: money::format(preview.folio_total, &preview.currency),
         open_balance: (preview.balance != 0).then(|| money::format(preview.balance, &preview.currency)),
         due: if preview.balance > 0 { money::input_value(preview.balance, &preview.currency) } else { String::new() },
+        owed: (preview.balance < 0).then(|| {
+            (
+                money::format(-preview.balance, &preview.currency),
+                money::input_value(-preview.balance, &preview.currency),
+            )
+        }),
+        refundable,
         currency: preview.currency.clone(),
         methods: PaymentMethod::CHOICES.to_vec(),
         folio_href: page.path(&format!("reservations/{id}#folio-title")),

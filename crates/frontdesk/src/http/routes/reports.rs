@@ -1,0 +1,69 @@
+//! Reports (an extension of the contract; docs/money.md): the revenue report as JSON, or as CSV when the request
+//! accepts `text/csv`. Scope folios:read.
+
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use utoipa_axum::{router::OpenApiRouter, routes};
+
+use crate::app::AppState;
+use crate::domain::finance::revenue::{self, RevenueQuery, RevenueReport};
+use crate::domain::Result;
+use crate::http::auth::Principal;
+use crate::http::extract::{Json, Query};
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(revenue_report))
+}
+
+/// Whether the request asks for CSV before JSON (`Accept: text/csv`).
+fn wants_csv(headers: &HeaderMap) -> bool {
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let position = |kind: &str| accept.to_ascii_lowercase().find(kind);
+    match (position("text/csv"), position("application/json")) {
+        (Some(csv), Some(json)) => csv < json,
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
+/// A hotel's posted revenue by service date, category and VAT rate, and its payments and refunds by method, for a
+/// period of at most 366 days (both dates included). `Accept: text/csv` answers the same as CSV.
+#[utoipa::path(
+    get,
+    path = "/api/reports/revenue",
+    tag = "reports",
+    security(("apiKey" = []), ("accessToken" = [])),
+    params(RevenueQuery),
+    responses(
+        (status = 200, body = RevenueReport, content(
+            (RevenueReport = "application/json"),
+            (String = "text/csv", example = "section,date,category,vat_rate_percent,payment_method,currency,net,vat,gross,received,refunded\nrevenue,2026-12-01,ACCOMMODATION,7,,EUR,280.37,19.63,300.00,,\npayments,,,,CARD,EUR,,,,300.00,0.00\n"),
+        )),
+        (status = 400, description = "Missing or invalid dates, or a period longer than 366 days"),
+        (status = 403, description = "The API key lacks folios:read, or is pinned to another hotel"),
+        (status = 404, description = "No such hotel for this credential"),
+    )
+)]
+async fn revenue_report(
+    State(state): State<AppState>,
+    Principal(actor): Principal,
+    headers: HeaderMap,
+    Query(query): Query<RevenueQuery>,
+) -> Result<Response> {
+    actor.resolve_hotel(Some(&query.hotel_id))?;
+    let report = revenue::report(&state.db, &actor, &query).await?;
+    if !wants_csv(&headers) {
+        return Ok(Json(report).into_response());
+    }
+    let file = format!("attachment; filename=\"{}\"", revenue::csv_file_name(&report));
+    let disposition = HeaderValue::from_str(&file).unwrap_or_else(|_| HeaderValue::from_static("attachment"));
+    Ok((
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static("text/csv; charset=utf-8")),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        revenue::csv(&report),
+    )
+        .into_response())
+}
