@@ -25,7 +25,7 @@ pub const ACCESS_TOKEN: &str = "accessToken";
 public availability and booking requests, signed webhooks. Every credential belongs to one organization; a key may \
 be pinned to one hotel. Errors are RFC 9457 problem documents."
     ),
-    components(schemas(Problem, FieldError)),
+    components(schemas(Problem, FieldError, crate::domain::finance::ledger::FolioSummary)),
     modifiers(&SecuritySchemes),
     tags(
         (name = "public", description = "Public availability and booking requests (no credentials needed)"),

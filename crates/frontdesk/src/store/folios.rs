@@ -385,3 +385,55 @@ pub async fn posted_sums(
         })
         .collect()
 }
+
+/// A folio's amounts of one kind at one VAT rate.
+#[derive(Debug, Clone)]
+pub struct KindTotal {
+    pub kind: LineKind,
+    pub vat_rate_basis_points: i64,
+    pub gross: i64,
+    pub net: i64,
+    pub vat: i64,
+}
+
+/// A folio's amounts summed by kind and VAT rate: what a write needs of the lines it does not touch.
+pub async fn totals(conn: &mut Conn, folio_id: &str) -> StoreResult<Vec<KindTotal>> {
+    let mut select = Sql::select();
+    select.columns([L::Kind, L::VatRateBp]);
+    for (column, alias) in [(L::Gross, "gross"), (L::Net, "net"), (L::Vat, "vat")] {
+        // PostgreSQL sums BIGINT into NUMERIC: back to the integer the amounts are.
+        select.expr_as(Expr::col(column).sum().cast_as("BIGINT"), alias);
+    }
+    select
+        .from(L::Table)
+        .and_where(Expr::col(L::FolioId).eq(folio_id))
+        .group_by_col(L::Kind)
+        .group_by_col(L::VatRateBp);
+    let rows = statement(conn.engine(), &select).fetch_all(conn).await?;
+    rows.iter()
+        .map(|row| {
+            Ok(KindTotal {
+                kind: decode::<LineKind>("kind", &row.try_get::<String, _>("kind")?)?,
+                vat_rate_basis_points: row.try_get("vat_rate_bp")?,
+                gross: row.try_get("gross")?,
+                net: row.try_get("net")?,
+                vat: row.try_get("vat")?,
+            })
+        })
+        .collect()
+}
+
+/// A line of a folio and the lines against it (allowances of a charge, refunds of a payment), in the folio's order.
+pub async fn line_with_corrections(conn: &mut Conn, folio_id: &str, line_id: &str) -> StoreResult<Vec<FolioLine>> {
+    let mut select = lines_of(folio_id);
+    select.and_where(Expr::col(L::Id).eq(line_id).or(Expr::col(L::CorrectsLineId).eq(line_id)));
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(line).collect()
+}
+
+/// The lines one write made: those of the folio made at the same instant as line `first_id`.
+pub async fn made_with(conn: &mut Conn, folio_id: &str, first_id: &str) -> StoreResult<Vec<FolioLine>> {
+    let at = Sql::select().column(L::CreatedAt).from(L::Table).and_where(Expr::col(L::Id).eq(first_id)).take();
+    let mut select = lines_of(folio_id);
+    select.and_where(Expr::col(L::CreatedAt).in_subquery(at));
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(line).collect()
+}

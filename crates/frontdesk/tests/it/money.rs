@@ -212,6 +212,33 @@ async fn extras_payments_refunds_and_allowances_change_the_balance_exactly(s: Te
     assert_eq!((status, replayed.as_deref()), (200, Some("true")));
     assert_eq!(again["balance"], json!(14_700));
     assert_eq!(again["lines"].as_array().unwrap().iter().filter(|l| l["kind"] == json!("PAYMENT")).count(), 1);
+    // A till asks for the short answer: the sums and the line it added, also when it sends the request again.
+    let short = |key: &'static str| {
+        let request = s
+            .client
+            .post(format!("{}{}", s.base, path("/payments")))
+            .header("authorization", format!("Token {}", org.token))
+            .header("idempotency-key", key)
+            .header("prefer", "return=minimal")
+            .json(&json!({"method": "VOUCHER", "amount": 500}));
+        async move {
+            let answer = request.send().await.unwrap();
+            assert_eq!(answer.headers()["preference-applied"], "return=minimal");
+            answer.json::<Value>().await.unwrap()
+        }
+    };
+    let voucher = short("pay-2").await;
+    assert_eq!((voucher["balance"].clone(), voucher["lines"].clone()), (json!(14_200), Value::Null), "{voucher}");
+    let added = voucher["addedLines"].as_array().unwrap();
+    assert_eq!((added.len(), added[0]["method"].clone()), (1, json!("VOUCHER")));
+    let voucher_again = short("pay-2").await;
+    assert_eq!(voucher_again["addedLines"][0]["id"], added[0]["id"], "the first request's line, not a new one");
+    assert_eq!(voucher_again["balance"], json!(14_200));
+    let refund = format!("/payments/{}/refunds", added[0]["id"].as_str().unwrap());
+    assert_eq!(
+        s.post(&path(&refund), &org.auth(), json!({"amount": 500})).await.expect(200).body["balance"],
+        json!(14_700)
+    );
     let (status, _, _) =
         post_once(&s, &org.auth(), &path("/payments"), "pay-1", json!({"method": "CARD", "amount": 1})).await;
     assert_eq!(status, 409, "the same key for another request");
@@ -220,7 +247,7 @@ async fn extras_payments_refunds_and_allowances_change_the_balance_exactly(s: Te
         .await
         .expect(200)
         .body;
-    assert_eq!((paid["payments"].clone(), paid["balance"].clone()), (json!(34_700), json!(0)));
+    assert_eq!((paid["payments"].clone(), paid["balance"].clone()), (json!(35_200), json!(0)), "with the voucher");
     let card = paid["lines"].as_array().unwrap().iter().find(|l| l["method"] == json!("CARD")).unwrap().clone();
     let refunded = s
         .post(
@@ -231,7 +258,7 @@ async fn extras_payments_refunds_and_allowances_change_the_balance_exactly(s: Te
         .await
         .expect(200)
         .body;
-    assert_eq!((refunded["refunds"].clone(), refunded["balance"].clone()), (json!(500), json!(500)));
+    assert_eq!((refunded["refunds"].clone(), refunded["balance"].clone()), (json!(1000), json!(500)), "two refunds");
     // More than is left of the payment is refused.
     let refund_path = path(&format!("/payments/{}/refunds", card["id"].as_str().unwrap()));
     s.post(&refund_path, &org.auth(), json!({"amount": 19_501})).await.expect(400);

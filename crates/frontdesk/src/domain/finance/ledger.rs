@@ -123,9 +123,10 @@ impl Entry {
     }
 }
 
-/// What [`record`] answers: the folio as it is now, and whether this was a request sent again.
+/// What [`record`] answers: the folio's sums with the lines the write added, and whether this was a request sent
+/// again.
 pub struct Recorded {
-    pub folio: FolioLedger,
+    pub folio: FolioSummary,
     pub replayed: bool,
 }
 
@@ -146,45 +147,76 @@ pub async fn get(db: &Db, actor: &Actor, folio_id: &str) -> Result<FolioLedger> 
     Ok(ledger(owner, lines))
 }
 
-/// The ledger's sums: per kind, per VAT rate (charges less allowances), and the balance.
-pub fn ledger(owner: store::folios::FolioOwner, lines: Vec<FolioLine>) -> FolioLedger {
-    let sum = |kind: LineKind| lines.iter().filter(|l| l.kind == kind).fold(0_i64, |t, l| t.saturating_add(l.gross));
-    let (charges, allowances, payments, refunds) =
-        (sum(LineKind::Charge), sum(LineKind::Allowance), sum(LineKind::Payment), sum(LineKind::Refund));
-    let mut vat_totals: Vec<VatTotal> = Vec::new();
-    for l in lines.iter().filter(|l| matches!(l.kind, LineKind::Charge | LineKind::Allowance)) {
-        let sign = l.kind.sign();
-        let total = match vat_totals.iter_mut().find(|t| t.vat_rate_basis_points == l.vat_rate_basis_points) {
-            Some(total) => total,
+/// A folio's sums: per kind, per VAT rate (charges less allowances, lowest rate first), and the balance.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sums {
+    pub charges: i64,
+    pub allowances: i64,
+    pub payments: i64,
+    pub refunds: i64,
+    pub vat_totals: Vec<VatTotal>,
+    pub balance: i64,
+}
+
+/// The sums of amounts given as (kind, VAT rate, gross, net, VAT): of lines, or of the store's totals of them.
+/// Amounts were checked when written; the sums saturate rather than wrap for rows no check ever saw.
+fn sums(amounts: impl Iterator<Item = (LineKind, i64, i64, i64, i64)>) -> Sums {
+    let mut s = Sums::default();
+    for (kind, rate, gross, net, vat) in amounts {
+        let sum = match kind {
+            LineKind::Charge => &mut s.charges,
+            LineKind::Allowance => &mut s.allowances,
+            LineKind::Payment => &mut s.payments,
+            LineKind::Refund => &mut s.refunds,
+        };
+        *sum = sum.saturating_add(gross);
+        if !matches!(kind, LineKind::Charge | LineKind::Allowance) {
+            continue;
+        }
+        let sign = kind.sign();
+        let total = match s.vat_totals.iter().position(|t| t.vat_rate_basis_points == rate) {
+            Some(i) => &mut s.vat_totals[i],
             None => {
-                vat_totals.push(VatTotal { vat_rate_basis_points: l.vat_rate_basis_points, net: 0, vat: 0, gross: 0 });
-                vat_totals.last_mut().expect("just pushed")
+                s.vat_totals.push(VatTotal { vat_rate_basis_points: rate, net: 0, vat: 0, gross: 0 });
+                let last = s.vat_totals.len() - 1;
+                &mut s.vat_totals[last]
             }
         };
-        total.net = total.net.saturating_add(sign * l.net);
-        total.vat = total.vat.saturating_add(sign * l.vat);
-        total.gross = total.gross.saturating_add(sign * l.gross);
+        total.net = total.net.saturating_add(sign.saturating_mul(net));
+        total.vat = total.vat.saturating_add(sign.saturating_mul(vat));
+        total.gross = total.gross.saturating_add(sign.saturating_mul(gross));
     }
-    vat_totals.sort_by_key(|t| t.vat_rate_basis_points);
-    let balance = charges.saturating_sub(allowances).saturating_sub(payments).saturating_add(refunds);
+    s.vat_totals.sort_by_key(|t| t.vat_rate_basis_points);
+    s.balance = s.charges.saturating_sub(s.allowances).saturating_sub(s.payments).saturating_add(s.refunds);
+    s
+}
+
+fn amounts(l: &FolioLine) -> (LineKind, i64, i64, i64, i64) {
+    (l.kind, l.vat_rate_basis_points, l.gross, l.net, l.vat)
+}
+
+/// The folio with its lines and their sums.
+pub fn ledger(owner: store::folios::FolioOwner, lines: Vec<FolioLine>) -> FolioLedger {
+    let s = sums(lines.iter().map(amounts));
     FolioLedger {
         id: owner.head.id,
         reservation_id: owner.reservation_id,
         hotel_id: owner.hotel_id,
         currency: owner.head.currency,
         lines,
-        vat_totals,
-        charges,
-        allowances,
-        payments,
-        refunds,
-        balance,
+        vat_totals: s.vat_totals,
+        charges: s.charges,
+        allowances: s.allowances,
+        payments: s.payments,
+        refunds: s.refunds,
+        balance: s.balance,
         on_account_reason: owner.on_account_reason,
         city_tax_exempt_reason: owner.city_tax_exempt_reason,
     }
 }
 
-/// Records `entry` on a folio, once per idempotency `key` of the caller when one is given.
+/// Records `entry` on a folio, once per idempotency `key` of the caller when one is given. Answers the folio's
+/// sums and the lines this write added (a request sent again: the lines the first one added).
 pub async fn record(db: &Db, actor: &Actor, folio_id: &str, entry: Entry, key: Option<&str>) -> Result<Recorded> {
     actor.require_scope(entry.scope())?;
     if let Some(key) = key {
@@ -202,35 +234,61 @@ pub async fn record(db: &Db, actor: &Actor, folio_id: &str, entry: Entry, key: O
     });
     let mut tx = Change::begin(db, actor).await?;
     if let Some(k) = &k {
-        if idempotency::replay(tx.conn(), k, &digest).await?.is_some() {
+        if let Some(first) = idempotency::replay(tx.conn(), k, &digest).await? {
             drop(tx);
-            return Ok(Recorded { folio: get_unscoped(db, actor, folio_id).await?, replayed: true });
+            return Ok(Recorded { folio: summary_now(db, actor, folio_id, &first).await?, replayed: true });
         }
     }
     let after = record_within(&mut tx, actor, folio_id, entry).await?;
     if let Some(k) = &k {
-        let first = after.lines.last().map_or(folio_id, |l| l.id.as_str());
+        let first = after.added_lines.first().map_or(folio_id, |l| l.id.as_str());
         if idempotency::remember(&mut tx, k, &digest, first).await? == idempotency::Remembered::TakenMeanwhile {
             drop(tx);
-            idempotency::replay_after_race(db, k, &digest).await?;
-            return Ok(Recorded { folio: get_unscoped(db, actor, folio_id).await?, replayed: true });
+            let first = idempotency::replay_after_race(db, k, &digest).await?;
+            return Ok(Recorded { folio: summary_now(db, actor, folio_id, &first).await?, replayed: true });
         }
     }
     tx.commit().await?;
     Ok(Recorded { folio: after, replayed: false })
 }
 
+/// A folio's sums now, with the lines the write that made line `first_id` added: the answer to a request sent again.
+async fn summary_now(db: &Db, actor: &Actor, folio_id: &str, first_id: &str) -> Result<FolioSummary> {
+    let mut conn = db.read().await?;
+    let owner = owner(&mut conn, actor, folio_id).await?;
+    let totals = store::folios::totals(&mut conn, folio_id).await?;
+    let added = store::folios::made_with(&mut conn, folio_id, first_id).await?;
+    Ok(FolioSummary::new(&owner, sums(totals.iter().map(total_amounts)), added))
+}
+
+fn total_amounts(t: &store::folios::KindTotal) -> (LineKind, i64, i64, i64, i64) {
+    (t.kind, t.vat_rate_basis_points, t.gross, t.net, t.vat)
+}
+
 /// Records `entry` on a folio inside a change under way (the end of day's no-show fee): the lines, the folio's
-/// `folio.updated` and a payment's `payment.created`. Answers the folio after.
-pub(crate) async fn record_within(tx: &mut Change, actor: &Actor, folio_id: &str, entry: Entry) -> Result<FolioLedger> {
+/// `folio.updated` and a payment's `payment.created`. Reads of the folio only what the entry needs (its sums, and
+/// the line an allowance or refund is against), so that a write to a long folio costs what one to a short one does.
+/// Answers the folio's sums after, with the lines added.
+pub(crate) async fn record_within(
+    tx: &mut Change,
+    actor: &Actor,
+    folio_id: &str,
+    entry: Entry,
+) -> Result<FolioSummary> {
     let owner = owner(tx.conn(), actor, folio_id).await?;
     let service = Actor::service(&actor.organization_id, tx.writer().clone());
     let hotel = hotels::require_named(tx.conn(), &service, Some(&owner.hotel_id)).await?;
     let billing = billing::settings_of(tx.conn(), &hotel).await?;
-    let before = ledger(owner.clone(), store::folios::lines(tx.conn(), folio_id).await?);
-    let lines =
-        LineOrigin { folio_id: &before.id, currency: &before.currency, made_by: tx.writer().label(), at: now() };
-    let origin = Origin { folio: &before, lines };
+    let totals = store::folios::totals(tx.conn(), folio_id).await?;
+    let related = match &entry {
+        Entry::Allowance { charge_id: id, .. } | Entry::Refund { payment_id: id, .. } => {
+            store::folios::line_with_corrections(tx.conn(), folio_id, id).await?
+        }
+        Entry::Charge(_) | Entry::Payment(_) | Entry::Fee(_) => Vec::new(),
+    };
+    let made_by = tx.writer().label();
+    let lines = LineOrigin { folio_id: &owner.head.id, currency: &owner.head.currency, made_by, at: now() };
+    let origin = Origin { currency: &owner.head.currency, related: &related, lines };
     let lines = match &entry {
         Entry::Charge(input) => charge(&origin, &hotel, &billing, input)?,
         Entry::Allowance { charge_id, allowance } => vec![allowance_on(&origin, charge_id, allowance)?],
@@ -238,9 +296,8 @@ pub(crate) async fn record_within(tx: &mut Change, actor: &Actor, folio_id: &str
         Entry::Refund { payment_id, refund } => vec![refund_of(&origin, &hotel, payment_id, refund)?],
         Entry::Fee(input) => vec![fee(&origin, &hotel, &billing, input)?],
     };
-    let mut after_lines = before.lines.clone();
-    after_lines.extend(lines.iter().cloned());
-    let after = ledger(owner, after_lines);
+    let before = sums(totals.iter().map(total_amounts));
+    let after = sums(totals.iter().map(total_amounts).chain(lines.iter().map(amounts)));
     if !money::in_bounds(after.charges) || !money::in_bounds(after.payments) {
         return Err(Error::Validation(vec![FieldError::field(
             "amount",
@@ -249,11 +306,11 @@ pub(crate) async fn record_within(tx: &mut Change, actor: &Actor, folio_id: &str
     }
     store::folios::insert(tx.conn(), &lines).await?;
     for line in lines.iter().filter(|l| l.kind == LineKind::Payment) {
-        tx.created(&actor.organization_id, &PaymentRecord { line, hotel_id: &after.hotel_id }).await?;
+        tx.created(&actor.organization_id, &PaymentRecord { line, hotel_id: &owner.hotel_id }).await?;
     }
-    let (was, is) = (FolioChanged::of(&before, &[]), FolioChanged::of(&after, &lines));
+    let (was, is) = (FolioSummary::new(&owner, before, Vec::new()), FolioSummary::new(&owner, after, lines));
     tx.updated(&actor.organization_id, &was, &is).await?;
-    Ok(after)
+    Ok(is)
 }
 
 /// Records `folio.updated` for a change the stay made to its own lines (its nights made anew, released, or cut
@@ -284,8 +341,9 @@ pub(crate) async fn stay_changed(
         bill
     };
     if bill(&before) != bill(&after.lines) {
-        let was = ledger(owner, before);
-        tx.updated(organization_id, &FolioChanged::of(&was, &[]), &FolioChanged::of(&after, added)).await?;
+        let was = FolioSummary::new(&owner, sums(before.iter().map(amounts)), Vec::new());
+        let is = FolioSummary::new(&owner, sums(after.lines.iter().map(amounts)), added.to_vec());
+        tx.updated(organization_id, &was, &is).await?;
     }
     Ok(after)
 }
@@ -336,17 +394,20 @@ pub async fn exempt_from_city_tax(
     Ok(after)
 }
 
-/// The folio as [`get`] reads it, for a writer who may not hold `folios:read` (a point-of-sale key that charges).
-async fn get_unscoped(db: &Db, actor: &Actor, folio_id: &str) -> Result<FolioLedger> {
+/// The folio as [`get`] reads it, for a writer who may not hold `folios:read` (a point-of-sale key that charges):
+/// the answer to its write.
+pub async fn get_for_writer(db: &Db, actor: &Actor, folio_id: &str) -> Result<FolioLedger> {
     let mut conn = db.read().await?;
     let owner = owner(&mut conn, actor, folio_id).await?;
     let lines = store::folios::lines(&mut conn, folio_id).await?;
     Ok(ledger(owner, lines))
 }
 
-/// What every line recorded here shares: the folio as it was, and who records it when.
+/// What every line recorded here shares: the folio's currency, the line an allowance or refund is against (with
+/// the lines already against it), and who records it when.
 struct Origin<'a> {
-    folio: &'a FolioLedger,
+    currency: &'a str,
+    related: &'a [FolioLine],
     lines: LineOrigin<'a>,
 }
 
@@ -446,16 +507,12 @@ fn charge(o: &Origin, hotel: &Hotel, billing: &BillingSettings, input: &ChargeIn
 /// An allowance against charge `charge_id`, up to what is left of it; its VAT at the charge's rate (all of it,
 /// exactly, when the allowance takes the whole charge).
 fn allowance_on(o: &Origin, charge_id: &str, input: &AllowanceIn) -> Result<FolioLine> {
-    let charge = o
-        .folio
-        .lines
-        .iter()
-        .find(|l| l.id == charge_id && l.kind == LineKind::Charge)
-        .ok_or(Error::NotFound("charge"))?;
+    let charge =
+        o.related.iter().find(|l| l.id == charge_id && l.kind == LineKind::Charge).ok_or(Error::NotFound("charge"))?;
     let mut checks = Checks::new();
     let reason = clean(&input.reason);
     checks.line("reason", &reason, 500);
-    let taken = o.folio.lines.iter().filter(|l| l.corrects_line_id.as_deref() == Some(charge_id));
+    let taken = o.related.iter().filter(|l| l.corrects_line_id.as_deref() == Some(charge_id));
     let taken = taken.fold(0_i64, |t, l| t.saturating_add(l.gross));
     let left = charge.gross - taken;
     if input.amount < 1 || input.amount > left {
@@ -487,8 +544,8 @@ fn payment(o: &Origin, hotel: &Hotel, input: &PaymentIn) -> Result<FolioLine> {
     if !(1..=money::MAX_AMOUNT).contains(&input.amount) {
         checks.fail("amount", format!("must be 1 to {} minor units", money::MAX_AMOUNT));
     }
-    if input.currency.as_deref().is_some_and(|c| c != o.folio.currency) {
-        checks.fail("currency", format!("must be the folio's currency, {}", o.folio.currency));
+    if input.currency.as_deref().is_some_and(|c| c != o.currency) {
+        checks.fail("currency", format!("must be the folio's currency, {}", o.currency));
     }
     let reference = input.reference.as_deref().map(clean).filter(|r| !r.is_empty());
     checks.opt_line("reference", reference.as_deref(), 200);
@@ -512,8 +569,8 @@ fn payment(o: &Origin, hotel: &Hotel, input: &PaymentIn) -> Result<FolioLine> {
 }
 
 /// What is left of a payment to refund: its amount less the refunds against it.
-fn left_of(folio: &FolioLedger, payment: &FolioLine) -> i64 {
-    let refunded = folio.lines.iter().filter(|l| l.kind == LineKind::Refund);
+fn left_of(lines: &[FolioLine], payment: &FolioLine) -> i64 {
+    let refunded = lines.iter().filter(|l| l.kind == LineKind::Refund);
     let refunded = refunded.filter(|l| l.corrects_line_id.as_deref() == Some(payment.id.as_str()));
     payment.gross - refunded.fold(0_i64, |t, l| t.saturating_add(l.gross))
 }
@@ -524,7 +581,7 @@ pub fn refundable(folio: &FolioLedger) -> Vec<(&FolioLine, i64)> {
         .lines
         .iter()
         .filter(|l| l.kind == LineKind::Payment)
-        .map(|l| (l, left_of(folio, l)))
+        .map(|l| (l, left_of(&folio.lines, l)))
         .filter(|(_, left)| *left > 0)
         .collect();
     payments.reverse();
@@ -533,13 +590,12 @@ pub fn refundable(folio: &FolioLedger) -> Vec<(&FolioLine, i64)> {
 
 fn refund_of(o: &Origin, hotel: &Hotel, payment_id: &str, input: &RefundIn) -> Result<FolioLine> {
     let paid = o
-        .folio
-        .lines
+        .related
         .iter()
         .find(|l| l.id == payment_id && l.kind == LineKind::Payment)
         .ok_or(Error::NotFound("payment"))?;
     let mut checks = Checks::new();
-    let left = left_of(o.folio, paid);
+    let left = left_of(o.related, paid);
     if input.amount < 1 || input.amount > left {
         checks.fail("amount", format!("must be 1 to {left}, what is left of the payment"));
     }
@@ -586,48 +642,50 @@ fn fee(o: &Origin, hotel: &Hotel, billing: &BillingSettings, input: &FeeIn) -> R
     Ok(with_amounts(line, &category, rate, amounts))
 }
 
-/// A folio as its change records it (and `folio.updated` carries it): its sums and the lines this change added,
-/// not every line, so that a folio of many lines does not make every payment's event as large as the folio.
-/// `GET /api/folios/{id}` has the rest.
-#[derive(Serialize)]
+/// A folio as a write to it answers with `Prefer: return=minimal`, and as its change records it (and `folio.updated`
+/// carries it): its sums and the lines this write added, not every line, so that a folio of many lines does not make
+/// every payment's answer and event as large as the folio. `GET /api/folios/{id}` has the rest.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct FolioChanged<'a> {
-    id: &'a str,
-    reservation_id: &'a str,
-    hotel_id: &'a str,
-    currency: &'a str,
-    vat_totals: &'a [VatTotal],
-    charges: i64,
-    allowances: i64,
-    payments: i64,
-    refunds: i64,
-    balance: i64,
-    added_lines: &'a [FolioLine],
+pub struct FolioSummary {
+    pub id: String,
+    pub reservation_id: String,
+    pub hotel_id: String,
+    #[schema(value_type = crate::model::codes::CurrencyCode)]
+    pub currency: String,
+    /// By rate, lowest first.
+    pub vat_totals: Vec<VatTotal>,
+    pub charges: i64,
+    pub allowances: i64,
+    pub payments: i64,
+    pub refunds: i64,
+    pub balance: i64,
+    pub added_lines: Vec<FolioLine>,
 }
 
-impl<'a> FolioChanged<'a> {
-    fn of(folio: &'a FolioLedger, added: &'a [FolioLine]) -> FolioChanged<'a> {
-        FolioChanged {
-            id: &folio.id,
-            reservation_id: &folio.reservation_id,
-            hotel_id: &folio.hotel_id,
-            currency: &folio.currency,
-            vat_totals: &folio.vat_totals,
-            charges: folio.charges,
-            allowances: folio.allowances,
-            payments: folio.payments,
-            refunds: folio.refunds,
-            balance: folio.balance,
+impl FolioSummary {
+    fn new(owner: &store::folios::FolioOwner, sums: Sums, added: Vec<FolioLine>) -> FolioSummary {
+        FolioSummary {
+            id: owner.head.id.clone(),
+            reservation_id: owner.reservation_id.clone(),
+            hotel_id: owner.hotel_id.clone(),
+            currency: owner.head.currency.clone(),
+            vat_totals: sums.vat_totals,
+            charges: sums.charges,
+            allowances: sums.allowances,
+            payments: sums.payments,
+            refunds: sums.refunds,
+            balance: sums.balance,
             added_lines: added,
         }
     }
 }
 
-impl Record for FolioChanged<'_> {
+impl Record for FolioSummary {
     const KIND: RecordKind = RecordKind::Folio;
 
     fn hotel_id(&self) -> Option<&str> {
-        Some(self.hotel_id)
+        Some(&self.hotel_id)
     }
 }
 

@@ -26,6 +26,16 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(exempt_from_city_tax, lift_city_tax_exemption))
 }
 
+/// Whether the request asks for the short answer (`Prefer: return=minimal`, RFC 7240).
+fn prefers_minimal(headers: &HeaderMap) -> bool {
+    headers
+        .get_all("prefer")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.split([',', ';']).any(|p| p.trim().eq_ignore_ascii_case("return=minimal")))
+}
+
+/// Records `entry` and answers the whole folio, or with `Prefer: return=minimal` its sums and the lines added.
 async fn record(
     state: &AppState,
     actor: &crate::domain::Actor,
@@ -35,7 +45,14 @@ async fn record(
 ) -> Result<Response> {
     let key = idempotency_key(headers)?;
     let recorded = ledger::record(&state.db, actor, id, entry, key.as_deref()).await?;
-    let mut response = Json(recorded.folio).into_response();
+    let mut response = if prefers_minimal(headers) {
+        let mut response = Json(recorded.folio).into_response();
+        response.headers_mut().insert("preference-applied", HeaderValue::from_static("return=minimal"));
+        response
+    } else {
+        // Read after the write, outside it: the folio as it is now.
+        Json(ledger::get_for_writer(&state.db, actor, id).await?).into_response()
+    };
     if recorded.replayed {
         response.headers_mut().insert("idempotent-replayed", HeaderValue::from_static("true"));
     }
@@ -73,10 +90,11 @@ async fn get_folio(
     params(
         ("folioId" = String, Path),
         ("Idempotency-Key" = Option<String>, Header, description = "The same request with the same key is recorded once"),
+        ("Prefer" = Option<String>, Header, description = "`return=minimal`: answer the folio's sums and the lines this write added (a FolioSummary) instead of the whole folio"),
     ),
     request_body = ChargeIn,
     responses(
-        (status = 200, body = FolioLedger, description = "The folio with the new lines"),
+        (status = 200, body = FolioLedger, description = "The folio with the new lines (with `Prefer: return=minimal`, a FolioSummary)"),
         (status = 400, description = "Invalid charge; every problem is listed with its field"),
         (status = 403, description = "The API key lacks folios:write"),
         (status = 404, description = "No such folio for this credential"),
@@ -103,6 +121,7 @@ async fn add_charge(
         ("folioId" = String, Path),
         ("lineId" = String, Path, description = "The charge's line id"),
         ("Idempotency-Key" = Option<String>, Header, description = "The same request with the same key is recorded once"),
+        ("Prefer" = Option<String>, Header, description = "`return=minimal`: answer the folio's sums and the lines this write added (a FolioSummary) instead of the whole folio"),
     ),
     request_body = AllowanceIn,
     responses(
@@ -133,6 +152,7 @@ async fn add_allowance(
     params(
         ("folioId" = String, Path),
         ("Idempotency-Key" = Option<String>, Header, description = "The same request with the same key is recorded once"),
+        ("Prefer" = Option<String>, Header, description = "`return=minimal`: answer the folio's sums and the lines this write added (a FolioSummary) instead of the whole folio"),
     ),
     request_body = PaymentIn,
     responses(
@@ -163,6 +183,7 @@ async fn add_payment(
         ("folioId" = String, Path),
         ("lineId" = String, Path, description = "The payment's line id"),
         ("Idempotency-Key" = Option<String>, Header, description = "The same request with the same key is recorded once"),
+        ("Prefer" = Option<String>, Header, description = "`return=minimal`: answer the folio's sums and the lines this write added (a FolioSummary) instead of the whole folio"),
     ),
     request_body = RefundIn,
     responses(
@@ -192,6 +213,7 @@ async fn add_refund(
     params(
         ("folioId" = String, Path),
         ("Idempotency-Key" = Option<String>, Header, description = "The same request with the same key is recorded once"),
+        ("Prefer" = Option<String>, Header, description = "`return=minimal`: answer the folio's sums and the lines this write added (a FolioSummary) instead of the whole folio"),
     ),
     request_body = FeeIn,
     responses(
