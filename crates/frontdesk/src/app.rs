@@ -7,7 +7,9 @@
 //! * [`rate_limit`]: the limiter (in memory or in Redis) and the middleware that reports its decisions.
 //! * [`limits`]: who the client is and counting a request against its limits, for extractors on every side.
 //! * [`OwnFormat`]: the mark of an answer that carries its own error format (pages, OAuth, MCP).
+//! * [`download`]: a file to download (a report's CSV), as both the REST API and the dashboard answer it.
 
+pub mod download;
 pub mod limits;
 pub mod rate_limit;
 

@@ -272,8 +272,13 @@ pub fn csv(report: &RevenueReport) -> String {
 }
 
 /// The name a downloaded report's file gets: `revenue-2026-12-01-2026-12-31.csv`.
-pub fn csv_file_name(report: &RevenueReport) -> String {
+fn csv_file_name(report: &RevenueReport) -> String {
     format!("revenue-{}-{}.csv", report.date_from, report.date_to)
+}
+
+/// The report as a CSV file to download: its `Content-Disposition` value and its text.
+pub fn csv_download(report: &RevenueReport) -> (String, String) {
+    (format!("attachment; filename=\"{}\"", csv_file_name(report)), csv(report))
 }
 
 /// A VAT rate in basis points as a percentage with up to two decimals: 700 is `7`, 750 `7.5`.

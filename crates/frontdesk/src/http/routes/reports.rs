@@ -2,7 +2,7 @@
 //! accepts `text/csv`. Scope folios:read.
 
 use axum::extract::State;
-use axum::http::{header, HeaderMap, HeaderValue};
+use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Response};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -56,14 +56,6 @@ async fn revenue_report(
     if !wants_csv(&headers) {
         return Ok(Json(report).into_response());
     }
-    let file = format!("attachment; filename=\"{}\"", revenue::csv_file_name(&report));
-    let disposition = HeaderValue::from_str(&file).unwrap_or_else(|_| HeaderValue::from_static("attachment"));
-    Ok((
-        [
-            (header::CONTENT_TYPE, HeaderValue::from_static("text/csv; charset=utf-8")),
-            (header::CONTENT_DISPOSITION, disposition),
-        ],
-        revenue::csv(&report),
-    )
-        .into_response())
+    let (disposition, body) = revenue::csv_download(&report);
+    Ok(crate::app::download::csv(&disposition, body))
 }

@@ -3,8 +3,6 @@
 
 use askama::Template;
 use axum::extract::{Query, State};
-use axum::http::{header, HeaderValue};
-use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
 use chrono::{Datelike, NaiveDate};
@@ -171,14 +169,6 @@ async fn revenue_page(State(state): State<AppState>, page: HotelPage, Query(form
 async fn revenue_csv(State(state): State<AppState>, page: HotelPage, Query(form): Query<PeriodForm>) -> WebResult {
     let query = form.query(&page);
     let report = revenue::report(&state.db, &page.session.actor, &query).await?;
-    let file = format!("attachment; filename=\"{}\"", revenue::csv_file_name(&report));
-    let disposition = HeaderValue::from_str(&file).unwrap_or_else(|_| HeaderValue::from_static("attachment"));
-    Ok((
-        [
-            (header::CONTENT_TYPE, HeaderValue::from_static("text/csv; charset=utf-8")),
-            (header::CONTENT_DISPOSITION, disposition),
-        ],
-        revenue::csv(&report),
-    )
-        .into_response())
+    let (disposition, body) = revenue::csv_download(&report);
+    Ok(crate::app::download::csv(&disposition, body))
 }

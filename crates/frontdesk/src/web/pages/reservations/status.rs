@@ -91,18 +91,8 @@ pub(super) async fn move_status(
         }
     }
     let settle = form.get("settle").map(String::as_str);
-    if to == ReservationStatus::CheckedOut && settle == Some("payment") {
-        if let Err(flash) = pay_at_check_out(&state, &page, &line, &form).await? {
-            let query = serde_urlencoded::to_string([("back", back.as_str())]).unwrap_or_default();
-            return Ok(session::redirect_with(
-                &page.path(&format!("reservations/{id}/check-out?{query}")),
-                flash,
-                &state,
-            ));
-        }
-    }
-    if to == ReservationStatus::CheckedOut && settle == Some("refund") {
-        if let Err(flash) = refund_at_check_out(&state, &page, &line, &form).await? {
+    if to == ReservationStatus::CheckedOut && matches!(settle, Some("payment" | "refund")) {
+        if let Err(flash) = settle_at_check_out(&state, &page, &line, &form).await? {
             let query = serde_urlencoded::to_string([("back", back.as_str())]).unwrap_or_default();
             return Ok(session::redirect_with(
                 &page.path(&format!("reservations/{id}/check-out?{query}")),
@@ -125,50 +115,36 @@ pub(super) async fn move_status(
     Ok(session::redirect_with(&back, flash, &state))
 }
 
-/// The payment a check-out form settles the folio with (the same ledger function as `POST …/payments`): recorded
+/// The payment (`settle=payment`) or, when the hotel owes the guest, the refund against a payment the desk chose
+/// (`settle=refund`) a check-out form settles the folio with: the same ledger function as the REST routes, recorded
 /// before the check-out, which then finds the balance at 0. `Err` with the message when it is refused.
-async fn pay_at_check_out(
+async fn settle_at_check_out(
     state: &AppState,
     page: &HotelPage,
     line: &StayLine,
     form: &HashMap<String, String>,
 ) -> Result<Result<(), Flash>, WebError> {
     let Some(folio) = &line.reservation.folio else { return Ok(Ok(())) };
+    let refund = form.get("settle").map(String::as_str) == Some("refund");
+    let (field, missing) = if refund { ("refundAmount", "refunded") } else { ("amount", "paid") };
     let mut errors = form::FormErrors::default();
-    let text = form.get("amount").map(String::as_str).unwrap_or_default();
-    let Some(amount) = errors.money("amount", text, &folio.currency) else {
+    let text = form.get(field).map(String::as_str).unwrap_or_default();
+    let Some(amount) = errors.money(field, text, &folio.currency) else {
         let message = errors.unplaced(&[]).join("; ");
-        return Ok(Err(Flash::error(if message.is_empty() { "Enter the amount paid.".into() } else { message })));
+        let message = if message.is_empty() { format!("Enter the amount {missing}.") } else { message };
+        return Ok(Err(Flash::error(message)));
     };
-    let method = form.get("method").and_then(|m| m.parse::<PaymentMethod>().ok()).unwrap_or(PaymentMethod::Other);
-    let reference = form.get("reference").and_then(|r| form::optional(r));
-    let payment = PaymentIn { method, amount, currency: None, reference, paid_at: None };
-    match ledger::record(&state.db, &page.session.actor, &folio.id, Entry::Payment(payment), None).await {
-        Ok(_) => Ok(Ok(())),
-        Err(err) => refusal(err).map(Err),
-    }
-}
-
-/// The refund a check-out form settles the folio with when the hotel owes the guest (the same ledger function as
-/// `POST …/payments/{id}/refunds`), against the payment the desk chose. `Err` with the message when it is refused.
-async fn refund_at_check_out(
-    state: &AppState,
-    page: &HotelPage,
-    line: &StayLine,
-    form: &HashMap<String, String>,
-) -> Result<Result<(), Flash>, WebError> {
-    let Some(folio) = &line.reservation.folio else { return Ok(Ok(())) };
-    let mut errors = form::FormErrors::default();
-    let text = form.get("refundAmount").map(String::as_str).unwrap_or_default();
-    let Some(amount) = errors.money("refundAmount", text, &folio.currency) else {
-        let message = errors.unplaced(&[]).join("; ");
-        return Ok(Err(Flash::error(if message.is_empty() { "Enter the amount refunded.".into() } else { message })));
+    let entry = if refund {
+        let Some(payment_id) = form.get("payment").and_then(|p| form::optional(p)) else {
+            return Ok(Err(Flash::error("Choose the payment the refund goes back to.")));
+        };
+        Entry::Refund { payment_id, refund: RefundIn { amount, reason: Some("Settled at check-out".into()) } }
+    } else {
+        let method = form.get("method").and_then(|m| m.parse::<PaymentMethod>().ok()).unwrap_or(PaymentMethod::Other);
+        let reference = form.get("reference").and_then(|r| form::optional(r));
+        Entry::Payment(PaymentIn { method, amount, currency: None, reference, paid_at: None })
     };
-    let Some(payment_id) = form.get("payment").and_then(|p| form::optional(p)) else {
-        return Ok(Err(Flash::error("Choose the payment the refund goes back to.")));
-    };
-    let refund = RefundIn { amount, reason: Some("Settled at check-out".into()) };
-    match ledger::record(&state.db, &page.session.actor, &folio.id, Entry::Refund { payment_id, refund }, None).await {
+    match ledger::record(&state.db, &page.session.actor, &folio.id, entry, None).await {
         Ok(_) => Ok(Ok(())),
         Err(err) => refusal(err).map(Err),
     }
