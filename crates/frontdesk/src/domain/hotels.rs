@@ -315,6 +315,13 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: HotelPatch) -> Resu
     h.name = clean(&h.name);
     h.updated_at = now();
     validate(&mut h)?;
+    // Money already kept is in the old currency: a folio's lines, payments and invoices cannot change theirs.
+    if h.currency != before.currency && store::folios::hotel_has_lines(tx.conn(), &h.id).await? {
+        return Err(Error::Conflict(format!(
+            "the hotel's folios hold money in {}: its currency cannot change",
+            before.currency
+        )));
+    }
     store::hotels::update(tx.conn(), &actor.organization_id, &h).await?;
     tx.updated(&actor.organization_id, &before, &h).await?;
     tx.commit().await?;

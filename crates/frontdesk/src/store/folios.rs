@@ -437,3 +437,16 @@ pub async fn made_with(conn: &mut Conn, folio_id: &str, first_id: &str) -> Store
     select.and_where(Expr::col(L::CreatedAt).in_subquery(at));
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(line).collect()
 }
+
+/// Whether any folio of a hotel has a line.
+pub async fn hotel_has_lines(conn: &mut Conn, hotel_id: &str) -> StoreResult<bool> {
+    let select = Sql::select()
+        .expr(Expr::cust("1"))
+        .from(L::Table)
+        .inner_join(Folios::Table, Expr::col((Folios::Table, Folios::Id)).equals((L::Table, L::FolioId)))
+        .inner_join(R::Table, Expr::col((R::Table, R::Id)).equals((Folios::Table, Folios::ReservationId)))
+        .and_where(Expr::col((R::Table, R::HotelId)).eq(hotel_id))
+        .limit(1)
+        .take();
+    Ok(statement(conn.engine(), &select).fetch_optional(conn).await?.is_some())
+}

@@ -830,6 +830,10 @@ async fn the_revenue_report_sums_posted_lines_by_day_and_payments_by_method(s: T
     let other = s.hotel(&org, "Elsewhere").await;
     let pinned = Auth::Key(s.key(&org, &[Scope::FoliosRead], Some(&other)).await);
     s.get(&query, &pinned).await.expect(403);
+    // Money kept in euros stays in euros: the hotel's currency cannot change any more (a hotel without any can).
+    let refused = s.put(&format!("/api/hotels/{hotel}"), &org.auth(), json!({"currency": "CHF"})).await.expect(409);
+    assert!(refused.body["detail"].as_str().unwrap().contains("EUR"), "{}", refused.body);
+    s.put(&format!("/api/hotels/{other}"), &org.auth(), json!({"currency": "CHF"})).await.expect(200);
 }
 
 async fn the_desk_exempts_refunds_at_check_out_prints_and_reports(engine: Engine) {

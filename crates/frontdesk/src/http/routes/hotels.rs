@@ -75,8 +75,10 @@ async fn get_hotel(
     request_body = HotelPatch,
     responses(
         (status = 200, body = Hotel),
+        (status = 400, description = "Invalid fields; every problem is listed with its field"),
         (status = 403, description = "Not an operator access token"),
         (status = 404, description = "No such hotel in the organization"),
+        (status = 409, description = "A new currency for a hotel whose folios already hold money"),
     )
 )]
 async fn update_hotel(
