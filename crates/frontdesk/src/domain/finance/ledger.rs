@@ -278,7 +278,11 @@ pub(crate) async fn record_within(
     let owner = owner(tx.conn(), actor, folio_id).await?;
     let service = Actor::service(&actor.organization_id, tx.writer().clone());
     let hotel = hotels::require_named(tx.conn(), &service, Some(&owner.hotel_id)).await?;
-    let billing = billing::settings_of(tx.conn(), &hotel).await?;
+    // Only charges and fees are priced by the hotel's settings: payments, refunds and allowances skip reading them.
+    let billing = match &entry {
+        Entry::Charge(_) | Entry::Fee(_) => Some(billing::settings_of(tx.conn(), &hotel).await?),
+        Entry::Allowance { .. } | Entry::Payment(_) | Entry::Refund { .. } => None,
+    };
     let totals = store::folios::totals(tx.conn(), folio_id).await?;
     let related = match &entry {
         Entry::Allowance { charge_id: id, .. } | Entry::Refund { payment_id: id, .. } => {
@@ -289,12 +293,15 @@ pub(crate) async fn record_within(
     let made_by = tx.writer().label();
     let lines = LineOrigin { folio_id: &owner.head.id, currency: &owner.head.currency, made_by, at: now() };
     let origin = Origin { currency: &owner.head.currency, related: &related, lines };
-    let lines = match &entry {
-        Entry::Charge(input) => charge(&origin, &hotel, &billing, input)?,
-        Entry::Allowance { charge_id, allowance } => vec![allowance_on(&origin, charge_id, allowance)?],
-        Entry::Payment(input) => vec![payment(&origin, &hotel, input)?],
-        Entry::Refund { payment_id, refund } => vec![refund_of(&origin, &hotel, payment_id, refund)?],
-        Entry::Fee(input) => vec![fee(&origin, &hotel, &billing, input)?],
+    let lines = match (&entry, &billing) {
+        (Entry::Charge(input), Some(billing)) => charge(&origin, &hotel, billing, input)?,
+        (Entry::Fee(input), Some(billing)) => vec![fee(&origin, &hotel, billing, input)?],
+        (Entry::Allowance { charge_id, allowance }, _) => vec![allowance_on(&origin, charge_id, allowance)?],
+        (Entry::Payment(input), _) => vec![payment(&origin, &hotel, input)?],
+        (Entry::Refund { payment_id, refund }, _) => vec![refund_of(&origin, &hotel, payment_id, refund)?],
+        (Entry::Charge(_) | Entry::Fee(_), None) => {
+            return Err(Error::Internal(anyhow::anyhow!("a charge without the hotel's billing settings")))
+        }
     };
     let before = sums(totals.iter().map(total_amounts));
     let after = sums(totals.iter().map(total_amounts).chain(lines.iter().map(amounts)));
