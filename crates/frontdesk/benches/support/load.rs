@@ -78,13 +78,61 @@ pub async fn closed_loop(
     window: Duration,
     call: Arc<dyn Fn(u64, u64) -> Call + Send + Sync>,
 ) -> Outcome {
-    let address = base.trim_start_matches("http://").to_string();
     let start = Instant::now() + Duration::from_millis(50);
     let measure_from = start + warm_up;
-    let until = measure_from + window;
+    let stop = Stop { at: Some(measure_from + window), flag: Arc::default() };
+    let tasks = clients_from(base, clients, start, measure_from, &stop, call);
+    collect(tasks, window).await
+}
+
+/// [`closed_loop`] for as long as `work` runs: the clients warm up for `warm_up`, then `work` starts and every
+/// request begun until it ends is counted. Answers what the clients achieved in that window, and what `work` did.
+pub async fn closed_loop_while<T>(
+    base: &str,
+    clients: usize,
+    warm_up: Duration,
+    work: impl std::future::Future<Output = T>,
+    call: Arc<dyn Fn(u64, u64) -> Call + Send + Sync>,
+) -> (Outcome, T) {
+    let start = Instant::now() + Duration::from_millis(50);
+    let measure_from = start + warm_up;
+    let stop = Stop { at: None, flag: Arc::default() };
+    let tasks = clients_from(base, clients, start, measure_from, &stop, call);
+    tokio::time::sleep_until(measure_from.into()).await;
+    let done = work.await;
+    let window = measure_from.elapsed();
+    stop.flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    (collect(tasks, window).await, done)
+}
+
+/// When the clients stop: at an instant, or when the flag is set.
+#[derive(Clone)]
+struct Stop {
+    at: Option<Instant>,
+    flag: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Stop {
+    fn reached(&self, now: Instant) -> bool {
+        self.at.is_some_and(|at| now >= at) || self.flag.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+type Samples = (Vec<Duration>, u64);
+
+/// Spawns the clients: each starts at `start` and counts what it began from `measure_from` until `stop`.
+fn clients_from(
+    base: &str,
+    clients: usize,
+    start: Instant,
+    measure_from: Instant,
+    stop: &Stop,
+    call: Arc<dyn Fn(u64, u64) -> Call + Send + Sync>,
+) -> Vec<tokio::task::JoinHandle<Samples>> {
+    let address = base.trim_start_matches("http://").to_string();
     let mut tasks = Vec::new();
     for client in 0..clients as u64 {
-        let (address, call) = (address.clone(), call.clone());
+        let (address, call, stop) = (address.clone(), call.clone(), stop.clone());
         tasks.push(tokio::spawn(async move {
             let stream = tokio::net::TcpStream::connect(&address).await.expect("connect");
             stream.set_nodelay(true).expect("nodelay");
@@ -95,7 +143,7 @@ pub async fn closed_loop(
             let mut n = 0u64;
             loop {
                 let began = Instant::now();
-                if began >= until {
+                if stop.reached(began) {
                     break;
                 }
                 let c = call(client, n);
@@ -118,6 +166,11 @@ pub async fn closed_loop(
             (samples, bytes)
         }));
     }
+    tasks
+}
+
+/// What the clients achieved in a measured `window`.
+async fn collect(tasks: Vec<tokio::task::JoinHandle<Samples>>, window: Duration) -> Outcome {
     let (mut samples, mut bytes) = (Vec::new(), 0);
     for task in tasks {
         let (s, b) = task.await.expect("client");
