@@ -144,7 +144,7 @@ async fn hotel_under_test(s: &BenchServer, d: NaiveDate) -> (Vec<String>, Vec<St
     // A line of each source the API made, for the loaded folios to copy.
     let line = |source: &'static str| async move {
         let sql = format!("SELECT CAST(id AS TEXT) FROM folio_lines WHERE source = '{source}' LIMIT 1");
-        let row = frontdesk::store::query(&sql).fetch_one(&mut *s.db.read().await.expect("conn")).await.expect("line");
+        let row = frontdesk::store::query(&sql).fetch_one(&mut s.db.read().await.expect("conn")).await.expect("line");
         row.try_get::<String, _>(0).expect("id")
     };
     (types, made, line("ROOM_NIGHT").await, line("CITY_TAX").await)
@@ -247,7 +247,7 @@ async fn folios_of_loaded(s: &BenchServer, d: NaiveDate, room_night: &str, city_
     frontdesk::store::reservation_counts::fold(&s.db).await.expect("fold");
     data::vacuum(s).await;
     let count = |sql: &'static str| async move {
-        let row = frontdesk::store::query(sql).fetch_one(&mut *s.db.read().await.expect("conn")).await.expect(sql);
+        let row = frontdesk::store::query(sql).fetch_one(&mut s.db.read().await.expect("conn")).await.expect(sql);
         row.try_get::<i64, _>(0).expect("count")
     };
     eprintln!(

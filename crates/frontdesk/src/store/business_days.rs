@@ -115,7 +115,7 @@ pub async fn arriving(conn: &mut Conn, hotel_id: &str, date: NaiveDate, status: 
 ///
 /// The lines are found from the date: every close posts all a hotel's lines through its date, so the unposted lines
 /// dated through a business date are about a day's lines of the hotels not closed yet, whatever the size of the
-/// history. The index on the date of the unposted lines (`folio_lines_unposted`, migration 0027) is on an expression
+/// history. The index on the date of the unposted lines (`folio_lines_unposted`, migration 0028) is on an expression
 /// (the date while the line is unposted, NULL once posted) and not a partial index: PostgreSQL keeps statistics of an
 /// index's expression, and so knows the range is small; with a date and a posted instant it would take them as
 /// independent (most lines dated through the date, most lines unposted: the future's) and read every folio of the
