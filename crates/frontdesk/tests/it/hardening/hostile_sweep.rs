@@ -47,6 +47,7 @@ fn valid_body(schema: &str, f: &Fixture) -> Value {
         "PaymentIn" => json!({"method": "CARD", "amount": 100, "currency": "EUR", "reference": "T-1"}),
         "RefundIn" => json!({"amount": 1, "reason": "r"}),
         "FeeIn" => json!({"kind": "NO_SHOW", "amount": 100, "category": "ACCOMMODATION", "reason": "r"}),
+        "CityTaxExemptionIn" => json!({"reason": "Business travel"}),
         other => panic!("the sweep has no valid body for {other}"),
     }
 }
