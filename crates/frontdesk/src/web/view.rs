@@ -11,6 +11,16 @@ use crate::domain::rooms::HousekeepingStatus;
 use crate::domain::{hotels, money, rate_plans, room_types, rooms, Actor, Result};
 use crate::store::Db;
 
+/// A rate in basis points as people read it: 700 is "7 %", 750 "7.5 %".
+pub fn percent(bp: i64) -> String {
+    let whole = bp / 100;
+    match bp % 100 {
+        0 => format!("{whole} %"),
+        rest if rest % 10 == 0 => format!("{whole}.{} %", rest / 10),
+        rest => format!("{whole}.{rest:02} %"),
+    }
+}
+
 /// A VAT category as people read it: `FOOD_AND_BEVERAGE` is "Food and beverage".
 pub fn category_label(category: &str) -> String {
     match category {

@@ -85,12 +85,6 @@ struct RevenueTemplate {
     csv_href: String,
 }
 
-/// A rate in basis points as people read it: 700 is "7 %".
-fn percent(bp: i64) -> String {
-    let text = format!("{}.{:02}", bp / 100, bp % 100);
-    format!("{} %", text.trim_end_matches('0').trim_end_matches('.'))
-}
-
 fn lines(report: &RevenueReport) -> (Vec<RevenueLine>, Vec<PaymentLine>, Vec<TotalLine>) {
     let revenue = report
         .revenue
@@ -98,7 +92,7 @@ fn lines(report: &RevenueReport) -> (Vec<RevenueLine>, Vec<PaymentLine>, Vec<Tot
         .map(|r| RevenueLine {
             date: view::date_short(r.date),
             category: view::category_label(&r.category),
-            rate: percent(r.vat_rate_basis_points),
+            rate: view::percent(r.vat_rate_basis_points),
             net: money::format(r.net, &r.currency),
             vat: money::format(r.vat, &r.currency),
             gross: money::format(r.gross, &r.currency),
@@ -127,7 +121,7 @@ fn lines(report: &RevenueReport) -> (Vec<RevenueLine>, Vec<PaymentLine>, Vec<Tot
                 vat_totals: t
                     .vat_totals
                     .iter()
-                    .map(|v| (percent(v.vat_rate_basis_points), m(v.net), m(v.vat), m(v.gross)))
+                    .map(|v| (view::percent(v.vat_rate_basis_points), m(v.net), m(v.vat), m(v.gross)))
                     .collect(),
                 received: m(t.received),
                 refunded: m(t.refunded),

@@ -88,16 +88,6 @@ pub(super) struct VatRow {
     pub(super) gross: String,
 }
 
-/// A rate in basis points as people read it: 700 is "7 %", 750 "7.5 %".
-fn percent(bp: i64) -> String {
-    let whole = bp / 100;
-    match bp % 100 {
-        0 => format!("{whole} %"),
-        rest if rest % 10 == 0 => format!("{whole}.{} %", rest / 10),
-        rest => format!("{whole}.{rest:02} %"),
-    }
-}
-
 pub(super) fn folio_view(ledger: FolioLedger, billing: &BillingSettings, status: ReservationStatus) -> FolioView {
     let currency = ledger.currency.clone();
     let m = |minor: i64| money::format(minor, &currency);
@@ -114,7 +104,7 @@ pub(super) fn folio_view(ledger: FolioLedger, billing: &BillingSettings, status:
                 date: view::date_short(l.service_date),
                 description: format!("{}{quantity}", l.description),
                 rate: match l.kind {
-                    LineKind::Charge | LineKind::Allowance => percent(l.vat_rate_basis_points),
+                    LineKind::Charge | LineKind::Allowance => view::percent(l.vat_rate_basis_points),
                     _ => String::new(),
                 },
                 amount: m(l.kind.sign() * l.gross),
@@ -128,7 +118,12 @@ pub(super) fn folio_view(ledger: FolioLedger, billing: &BillingSettings, status:
     let vat_totals = ledger
         .vat_totals
         .iter()
-        .map(|t| VatRow { rate: percent(t.vat_rate_basis_points), net: m(t.net), vat: m(t.vat), gross: m(t.gross) })
+        .map(|t| VatRow {
+            rate: view::percent(t.vat_rate_basis_points),
+            net: m(t.net),
+            vat: m(t.vat),
+            gross: m(t.gross),
+        })
         .collect();
     FolioView {
         lines,
