@@ -18,6 +18,7 @@ pub mod folios;
 pub mod guests;
 pub mod hotels;
 pub mod identity;
+pub mod invoices;
 pub mod json_time;
 pub mod limits;
 pub mod rate_plans;
