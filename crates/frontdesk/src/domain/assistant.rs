@@ -405,7 +405,7 @@ pub async fn schedule(db: &Db, actor: &Actor, hotel_id: &str, from: &str, to: &s
 /// A message for the assistant about a failed call: only the service's own words, never stored data.
 pub fn error_message(err: &Error) -> String {
     match err {
-        Error::Validation(errors) => errors
+        Error::Validation(errors) | Error::Unprocessable(errors) => errors
             .iter()
             .map(|e| match (&e.field, e.index) {
                 (Some(f), _) => format!("{f}: {}", e.message),

@@ -248,6 +248,9 @@ pub(super) async fn request_stay(
         email: Some(clean(&input.guest.email)),
         phone: input.guest.phone.as_deref().map(clean),
         country: input.guest.country.clone(),
+        street: None,
+        postal_code: None,
+        city: None,
         language: None,
         notes: None,
     };

@@ -41,6 +41,7 @@ pub fn event_of(kind: RecordKind, action: Action) -> Option<EventKind> {
         (RecordKind::Guest, Action::Deleted) => EventKind::GuestDeleted,
         (RecordKind::Folio, Action::Updated) => EventKind::FolioUpdated,
         (RecordKind::Payment, Action::Created) => EventKind::PaymentCreated,
+        (RecordKind::Invoice, Action::Created) => EventKind::InvoiceCreated,
         _ => return None,
     })
 }

@@ -29,6 +29,16 @@ pub struct GuestIn {
     pub email: Option<String>,
     #[schema(max_length = 50)]
     pub phone: Option<String>,
+    /// The postal address, for invoices to the guest (an extension).
+    #[serde(default)]
+    #[schema(max_length = 200)]
+    pub street: Option<String>,
+    #[serde(default)]
+    #[schema(max_length = 20)]
+    pub postal_code: Option<String>,
+    #[serde(default)]
+    #[schema(max_length = 100)]
+    pub city: Option<String>,
     #[schema(pattern = "^[A-Z]{2}$")]
     pub country: Option<String>,
     #[schema(pattern = "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$", max_length = 35)]
@@ -57,6 +67,15 @@ pub struct GuestPatch {
     #[schema(value_type = Option<String>, max_length = 50)]
     pub phone: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>, max_length = 200)]
+    pub street: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>, max_length = 20)]
+    pub postal_code: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>, max_length = 100)]
+    pub city: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>, pattern = "^[A-Z]{2}$")]
     pub country: Option<Option<String>>,
     #[serde(default, deserialize_with = "nullable")]
@@ -81,7 +100,7 @@ pub struct GuestFilter {
     pub sort_field: Option<String>,
     /// Comma-separated field names: answer only these fields of each guest.
     #[param(
-        pattern = "^(id|hotelId|firstName|lastName|email|phone|country|language|notes|createdAt|updatedAt)(,(id|hotelId|firstName|lastName|email|phone|country|language|notes|createdAt|updatedAt))*$"
+        pattern = "^(id|hotelId|firstName|lastName|email|phone|street|postalCode|city|country|language|notes|createdAt|updatedAt)(,(id|hotelId|firstName|lastName|email|phone|street|postalCode|city|country|language|notes|createdAt|updatedAt))*$"
     )]
     pub fields: Option<String>,
 }
@@ -106,6 +125,9 @@ pub const VOCABULARY: Vocabulary = Vocabulary {
         "lastName",
         "email",
         "phone",
+        "street",
+        "postalCode",
+        "city",
         "country",
         "language",
         "notes",
@@ -122,6 +144,9 @@ fn validate(g: &Guest) -> Result<()> {
         c.email("email", email);
     }
     c.opt_line("phone", g.phone.as_deref(), 50);
+    c.opt_line("street", g.street.as_deref(), 200);
+    c.opt_line("postalCode", g.postal_code.as_deref(), 20);
+    c.opt_line("city", g.city.as_deref(), 100);
     if let Some(country) = &g.country {
         if country.len() != 2 || !country.chars().all(|ch| ch.is_ascii_uppercase()) {
             c.fail("country", "must be an ISO 3166-1 alpha-2 code such as PT");
@@ -134,6 +159,11 @@ fn validate(g: &Guest) -> Result<()> {
     }
     c.opt_text("notes", g.notes.as_deref(), 5000);
     c.finish()
+}
+
+/// An optional line of text, trimmed; empty as none.
+fn text(value: Option<String>) -> Option<String> {
+    value.map(|v| clean(&v)).filter(|v| !v.is_empty())
 }
 
 fn is_language_tag(tag: &str) -> bool {
@@ -196,6 +226,9 @@ pub async fn insert(tx: &mut Change, actor: &Actor, input: GuestIn) -> Result<Gu
         last_name: clean(&input.last_name),
         email: input.email.map(|e| clean(&e)),
         phone: input.phone,
+        street: text(input.street),
+        postal_code: text(input.postal_code),
+        city: text(input.city),
         country: input.country,
         language: input.language,
         notes: input.notes,
@@ -241,6 +274,15 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: GuestPatch) -> Resu
     }
     if let Some(v) = patch.phone {
         g.phone = v;
+    }
+    if let Some(v) = patch.street {
+        g.street = text(v);
+    }
+    if let Some(v) = patch.postal_code {
+        g.postal_code = text(v);
+    }
+    if let Some(v) = patch.city {
+        g.city = text(v);
     }
     if let Some(v) = patch.country {
         g.country = v;

@@ -30,6 +30,7 @@ pub enum Namespace {
     /// The writes of `/api/folios/{folioId}/…` (charges, allowances, payments, refunds, fees) with an
     /// `Idempotency-Key` header; keys are the caller's own.
     Folios,
+    Invoices,
 }
 
 impl Namespace {
@@ -41,6 +42,7 @@ impl Namespace {
             Namespace::Reservations => "reservations",
             Namespace::DeskReservation => "desk-reservation",
             Namespace::Folios => "folios",
+            Namespace::Invoices => "invoices",
         }
     }
 }

@@ -81,6 +81,10 @@ pub enum Error {
     /// The input is well-formed JSON but breaks a rule; each offending field is listed.
     #[error("the request is invalid")]
     Validation(Vec<FieldError>),
+    /// The input is valid, but what it names cannot be done as things stand (a folio that cannot be invoiced yet);
+    /// every reason is listed.
+    #[error("the request cannot be carried out")]
+    Unprocessable(Vec<FieldError>),
     #[error("{0}")]
     BadRequest(String),
     /// The caller's rate limit is spent.

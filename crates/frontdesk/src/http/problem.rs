@@ -120,6 +120,13 @@ impl From<Error> for Problem {
                 problem.errors = Some(errors.clone());
                 return problem;
             }
+            Error::Unprocessable(errors) => {
+                let mut problem = Problem::new(StatusCode::UNPROCESSABLE_ENTITY, Some(summary(errors)));
+                problem.type_ = "urn:frontdesk:problem:unprocessable".into();
+                problem.title = "The request cannot be carried out".into();
+                problem.errors = Some(errors.clone());
+                return problem;
+            }
             Error::Internal(err) if crate::store::write_health::is_storage_failure_cause(err) => {
                 tracing::warn!(error = format!("{err:#}"), "the database cannot store writes");
                 (StatusCode::SERVICE_UNAVAILABLE, STORAGE_FAILING.to_string())

@@ -56,10 +56,14 @@ pub enum Scope {
     #[serde(rename = "payments:write")]
     #[strum(serialize = "payments:write")]
     PaymentsWrite,
+    /// Issuing and cancelling invoices, and sending them (an extension; reading them takes `folios:read`).
+    #[serde(rename = "invoices:write")]
+    #[strum(serialize = "invoices:write")]
+    InvoicesWrite,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 11] = [
+    pub const ALL: [Scope; 12] = [
         Scope::ReservationsRead,
         Scope::ReservationsWrite,
         Scope::GuestsRead,
@@ -71,6 +75,7 @@ impl Scope {
         Scope::FoliosRead,
         Scope::FoliosWrite,
         Scope::PaymentsWrite,
+        Scope::InvoicesWrite,
     ];
 
     pub fn as_str(self) -> &'static str {

@@ -138,6 +138,42 @@ impl NoShowFee {
     }
 }
 
+/// Who issues a hotel's invoices: its operating company, as every invoice must name it (VAT Directive Art. 226).
+/// Each field may be left out while the hotel sets up; an invoice is refused until the legal name, the address
+/// and the VAT id are all given.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InvoiceIssuerSettings {
+    /// The company's legal name, e.g. "Harbour Hotels GmbH".
+    #[serde(default)]
+    #[schema(max_length = 200)]
+    pub legal_name: Option<String>,
+    #[serde(default)]
+    #[schema(max_length = 200)]
+    pub street: Option<String>,
+    #[serde(default)]
+    #[schema(max_length = 20)]
+    pub postal_code: Option<String>,
+    #[serde(default)]
+    #[schema(max_length = 100)]
+    pub city: Option<String>,
+    /// ISO 3166-1 alpha-2.
+    #[serde(default)]
+    #[schema(pattern = "^[A-Z]{2}$")]
+    pub country: Option<String>,
+    /// The VAT identification number: two letters and 2 to 13 letters or digits, e.g. `DE123456789`.
+    #[serde(default)]
+    #[schema(pattern = "^[A-Z]{2}[A-Z0-9]{2,13}$")]
+    pub vat_id: Option<String>,
+    /// A national tax number printed beside the VAT id (Germany's Steuernummer), if wanted.
+    #[serde(default)]
+    #[schema(max_length = 30)]
+    pub tax_number: Option<String>,
+}
+
+/// The number pattern of a hotel that has chosen none.
+pub const DEFAULT_INVOICE_NUMBER_PATTERN: &str = "RE-{year}-{n:06}";
+
 /// A hotel's tax and billing settings.
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -158,6 +194,14 @@ pub struct BillingSettings {
     /// The local time (`HH:MM`) the hotel's business day ends: the passed nights are posted and arrivals not checked
     /// in become no-shows (03:00 by default).
     pub end_of_day: String,
+    /// Who issues the invoices; `null` until set.
+    pub invoice_issuer: Option<InvoiceIssuerSettings>,
+    /// How invoices are numbered: literal text with `{n}` (the number in its series, or `{n:06}` padded to 6
+    /// digits) and optionally `{year}` (the year of issue: each year starts again at 1). `RE-{year}-{n:06}` by
+    /// default, giving `RE-2026-000001`.
+    pub invoice_number_pattern: String,
+    /// Printed on every invoice, e.g. "Payable on receipt without deduction."
+    pub payment_terms: Option<String>,
     /// When they were last saved; `null`: never (these are the defaults, and every VAT rate is 0).
     pub updated_at: Option<DateTime<Utc>>,
 }

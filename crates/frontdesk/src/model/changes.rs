@@ -60,6 +60,7 @@ pub enum RecordKind {
     Reservation,
     Folio,
     Payment,
+    Invoice,
     GuestMessage,
     MessageSettings,
     MessageWording,

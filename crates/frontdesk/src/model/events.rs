@@ -34,10 +34,14 @@ pub enum EventKind {
     #[serde(rename = "payment.created")]
     #[strum(serialize = "payment.created")]
     PaymentCreated,
+    /// An invoice or a cancellation invoice was issued (an extension: sent only to subscriptions that name it).
+    #[serde(rename = "invoice.created")]
+    #[strum(serialize = "invoice.created")]
+    InvoiceCreated,
 }
 
 impl EventKind {
-    pub const ALL: [EventKind; 8] = [
+    pub const ALL: [EventKind; 9] = [
         Self::ReservationCreated,
         Self::ReservationUpdated,
         Self::ReservationDeleted,
@@ -46,6 +50,7 @@ impl EventKind {
         Self::GuestDeleted,
         Self::FolioUpdated,
         Self::PaymentCreated,
+        Self::InvoiceCreated,
     ];
 
     /// The contract's six kinds, which a subscription with an empty event list receives.

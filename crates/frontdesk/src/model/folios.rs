@@ -137,6 +137,8 @@ pub struct FolioLine {
     /// When it was posted (its night passed, or the guest checked out, or at once for what a person records);
     /// `null`: it still follows the stay's changes.
     pub posted_at: Option<DateTime<Utc>>,
+    /// The invoice the line is on (charges and allowances); `null`: on none yet.
+    pub invoice_id: Option<String>,
 }
 
 /// The totals of one VAT rate: sums of the charges less the allowances at that rate.

@@ -14,6 +14,10 @@ pub struct Guest {
     pub last_name: String,
     pub email: Option<String>,
     pub phone: Option<String>,
+    /// The postal address (with `country`): an invoice to the guest is addressed to it.
+    pub street: Option<String>,
+    pub postal_code: Option<String>,
+    pub city: Option<String>,
     /// ISO 3166-1 alpha-2.
     pub country: Option<String>,
     /// BCP 47 language tag, e.g. `pt-PT`.

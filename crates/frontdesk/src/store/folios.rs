@@ -28,7 +28,7 @@ pub struct FolioOwner {
 }
 
 /// The columns of a line, as [`line`] reads them.
-const LINE_COLUMNS: [L; 22] = [
+const LINE_COLUMNS: [L; 23] = [
     L::Id,
     L::FolioId,
     L::Position,
@@ -51,6 +51,7 @@ const LINE_COLUMNS: [L; 22] = [
     L::MadeBy,
     L::CreatedAt,
     L::PostedAt,
+    L::InvoiceId,
 ];
 
 fn decode<T: std::str::FromStr>(what: &str, text: &str) -> StoreResult<T> {
@@ -81,6 +82,7 @@ fn line(row: &Row) -> StoreResult<FolioLine> {
         made_by: row.try_get("made_by")?,
         created_at: row.get_ts("created_at")?,
         posted_at: row.get_opt_ts("posted_at")?,
+        invoice_id: row.try_get("invoice_id")?,
     })
 }
 
@@ -242,7 +244,7 @@ pub async fn insert(conn: &mut Conn, lines: &[FolioLine]) -> StoreResult<()> {
             let kind: &'static str = l.kind.into();
             let source: &'static str = l.source.into();
             let method: Option<&'static str> = l.method.map(Into::into);
-            // Cannot panic: the 22 LINE_COLUMNS in their order.
+            // Cannot panic: the 23 LINE_COLUMNS in their order.
             insert.values_panic([
                 Expr::val(&l.id),
                 Expr::val(&l.folio_id),
@@ -266,6 +268,7 @@ pub async fn insert(conn: &mut Conn, lines: &[FolioLine]) -> StoreResult<()> {
                 Expr::val(&l.made_by),
                 Expr::val(format_ts(l.created_at)),
                 Expr::val(l.posted_at.map(format_ts)),
+                Expr::val(l.invoice_id.clone()),
             ]);
         }
         statement(conn.engine(), &insert).execute(conn).await?;

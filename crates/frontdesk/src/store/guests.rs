@@ -11,13 +11,16 @@ use crate::store::Page;
 use crate::store::{Conn, Row};
 
 /// The columns [`guest`] reads (by name).
-const COLUMNS: [G; 11] = [
+const COLUMNS: [G; 14] = [
     G::Id,
     G::HotelId,
     G::FirstName,
     G::LastName,
     G::Email,
     G::Phone,
+    G::Street,
+    G::PostalCode,
+    G::City,
     G::Country,
     G::Language,
     G::Notes,
@@ -33,6 +36,9 @@ fn guest(row: &Row) -> StoreResult<Guest> {
         last_name: row.try_get("last_name")?,
         email: row.try_get("email")?,
         phone: row.try_get("phone")?,
+        street: row.try_get("street")?,
+        postal_code: row.try_get("postal_code")?,
+        city: row.try_get("city")?,
         country: row.try_get("country")?,
         language: row.try_get("language")?,
         notes: row.try_get("notes")?,
@@ -42,7 +48,7 @@ fn guest(row: &Row) -> StoreResult<Guest> {
 }
 
 /// The columns an update writes (an insert writes them too, with the ones a record is created with).
-fn written(g: &Guest) -> [(G, Expr); 11] {
+fn written(g: &Guest) -> [(G, Expr); 14] {
     [
         (G::HotelId, Expr::val(g.hotel_id.clone())),
         (G::FirstName, Expr::val(&g.first_name)),
@@ -50,6 +56,9 @@ fn written(g: &Guest) -> [(G, Expr); 11] {
         (G::Email, Expr::val(g.email.clone())),
         (G::EmailNormalized, Expr::val(g.email.as_deref().map(str::to_lowercase))),
         (G::Phone, Expr::val(g.phone.clone())),
+        (G::Street, Expr::val(g.street.clone())),
+        (G::PostalCode, Expr::val(g.postal_code.clone())),
+        (G::City, Expr::val(g.city.clone())),
         (G::Country, Expr::val(g.country.clone())),
         (G::Language, Expr::val(g.language.clone())),
         (G::Notes, Expr::val(g.notes.clone())),

@@ -76,6 +76,7 @@ pub mod guests;
 pub mod hotels;
 pub mod idempotency;
 pub mod identity;
+pub mod invoices;
 pub mod maintenance;
 pub mod metrics;
 pub mod oauth;

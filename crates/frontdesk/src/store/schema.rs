@@ -166,6 +166,8 @@ pub enum FolioLines {
     CreatedAt,
     #[iden = "posted_at"]
     PostedAt,
+    #[iden = "invoice_id"]
+    InvoiceId,
 }
 
 /// `folios`
@@ -265,6 +267,12 @@ pub enum Guests {
     UpdatedAt,
     #[iden = "phone_digits_reversed"]
     PhoneDigitsReversed,
+    #[iden = "street"]
+    Street,
+    #[iden = "postal_code"]
+    PostalCode,
+    #[iden = "city"]
+    City,
 }
 
 /// `hotel_billing_settings`
@@ -376,6 +384,60 @@ pub enum IdempotencyKeys {
     RequestHash,
     #[iden = "result_id"]
     ResultId,
+    #[iden = "created_at"]
+    CreatedAt,
+}
+
+/// `invoice_counters`
+#[derive(Debug, Clone, Copy, Iden)]
+pub enum InvoiceCounters {
+    #[iden = "invoice_counters"]
+    Table,
+    #[iden = "hotel_id"]
+    HotelId,
+    #[iden = "series"]
+    Series,
+    #[iden = "last_number"]
+    LastNumber,
+}
+
+/// `invoices`
+#[derive(Debug, Clone, Copy, Iden)]
+pub enum Invoices {
+    #[iden = "invoices"]
+    Table,
+    #[iden = "id"]
+    Id,
+    #[iden = "organization_id"]
+    OrganizationId,
+    #[iden = "hotel_id"]
+    HotelId,
+    #[iden = "folio_id"]
+    FolioId,
+    #[iden = "reservation_id"]
+    ReservationId,
+    #[iden = "number"]
+    Number,
+    #[iden = "kind"]
+    Kind,
+    #[iden = "issue_date"]
+    IssueDate,
+    #[iden = "currency"]
+    Currency,
+    #[iden = "total_gross"]
+    TotalGross,
+    #[iden = "paid"]
+    Paid,
+    #[iden = "recipient_name"]
+    RecipientName,
+    #[iden = "cancels_invoice_id"]
+    CancelsInvoiceId,
+    #[iden = "cancelled_by_invoice_id"]
+    CancelledByInvoiceId,
+    #[iden = "document"]
+    Document,
+    #[iden = "issued_by"]
+    IssuedBy,
     #[iden = "created_at"]
     CreatedAt,
 }
@@ -956,6 +1018,7 @@ pub const TABLES: &[(&str, &[&str])] = &[
             "made_by",
             "created_at",
             "posted_at",
+            "invoice_id",
         ],
     ),
     ("folios", &["id", "reservation_id", "currency", "created_at", "on_account_reason", "city_tax_exempt_reason"]),
@@ -1000,6 +1063,9 @@ pub const TABLES: &[(&str, &[&str])] = &[
             "created_at",
             "updated_at",
             "phone_digits_reversed",
+            "street",
+            "postal_code",
+            "city",
         ],
     ),
     ("hotel_billing_settings", &["hotel_id", "settings", "updated_at"]),
@@ -1032,6 +1098,29 @@ pub const TABLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("idempotency_keys", &["namespace", "scope", "key", "organization_id", "request_hash", "result_id", "created_at"]),
+    ("invoice_counters", &["hotel_id", "series", "last_number"]),
+    (
+        "invoices",
+        &[
+            "id",
+            "organization_id",
+            "hotel_id",
+            "folio_id",
+            "reservation_id",
+            "number",
+            "kind",
+            "issue_date",
+            "currency",
+            "total_gross",
+            "paid",
+            "recipient_name",
+            "cancels_invoice_id",
+            "cancelled_by_invoice_id",
+            "document",
+            "issued_by",
+            "created_at",
+        ],
+    ),
     ("message_templates", &["hotel_id", "kind", "language", "subject", "body", "updated_at"]),
     ("oauth_clients", &["id", "name", "redirect_uris", "created_at", "used_at"]),
     (

@@ -82,7 +82,7 @@ impl IntoResponse for WebError {
             }
             Error::Conflict(message) => plain_error(StatusCode::CONFLICT, &message),
             Error::BadRequest(message) => bad_request(&message),
-            Error::Validation(errors) => {
+            Error::Validation(errors) | Error::Unprocessable(errors) => {
                 let text: Vec<String> = errors
                     .iter()
                     .map(|e| match &e.field {

@@ -8,11 +8,11 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::domain::change::{Change, Record, RecordKind};
-use crate::domain::validate::Checks;
+use crate::domain::validate::{clean, Checks};
 use crate::domain::{hotels, money, not_null, now, nullable, Actor, Error, Result};
 pub use crate::model::billing::{
-    BillingSettings, CityTaxBasis, CityTaxRule, Extra, ExtraPart, NoShowFee, NoShowFeeBasis, VatRate, ACCOMMODATION,
-    BUILT_IN_CATEGORIES, OTHER,
+    BillingSettings, CityTaxBasis, CityTaxRule, Extra, ExtraPart, InvoiceIssuerSettings, NoShowFee, NoShowFeeBasis,
+    VatRate, ACCOMMODATION, BUILT_IN_CATEGORIES, DEFAULT_INVOICE_NUMBER_PATTERN, OTHER,
 };
 use crate::model::hotels::Hotel;
 use crate::store::{self, Db};
@@ -33,6 +33,16 @@ struct Stored {
     no_show_fee: Option<NoShowFee>,
     #[serde(default = "default_end_of_day")]
     end_of_day: String,
+    #[serde(default)]
+    invoice_issuer: Option<InvoiceIssuerSettings>,
+    #[serde(default = "default_invoice_number_pattern")]
+    invoice_number_pattern: String,
+    #[serde(default)]
+    payment_terms: Option<String>,
+}
+
+fn default_invoice_number_pattern() -> String {
+    DEFAULT_INVOICE_NUMBER_PATTERN.to_string()
 }
 
 /// The local time a business day ends when the hotel has not chosen one.
@@ -66,6 +76,16 @@ pub struct BillingPatch {
     #[serde(default, deserialize_with = "not_null")]
     #[schema(nullable = false, pattern = "^([01][0-9]|2[0-3]):[0-5][0-9]$")]
     pub end_of_day: Option<String>,
+    /// Replaces the issuer whole; `null` removes it.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<InvoiceIssuerSettings>)]
+    pub invoice_issuer: Option<Option<InvoiceIssuerSettings>>,
+    #[serde(default, deserialize_with = "not_null")]
+    #[schema(nullable = false, min_length = 3, max_length = 40)]
+    pub invoice_number_pattern: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>, max_length = 500)]
+    pub payment_terms: Option<Option<String>>,
 }
 
 /// The settings of a hotel that has saved none: prices with VAT, the three categories at 0 % until the hotel sets
@@ -83,6 +103,9 @@ fn defaults(hotel: &Hotel) -> BillingSettings {
         extras: Vec::new(),
         no_show_fee: None,
         end_of_day: default_end_of_day(),
+        invoice_issuer: None,
+        invoice_number_pattern: default_invoice_number_pattern(),
+        payment_terms: None,
         updated_at: None,
     }
 }
@@ -102,6 +125,9 @@ pub(crate) async fn settings_of(conn: &mut store::Conn, hotel: &Hotel) -> Result
         extras: stored.extras,
         no_show_fee: stored.no_show_fee,
         end_of_day: stored.end_of_day,
+        invoice_issuer: stored.invoice_issuer,
+        invoice_number_pattern: stored.invoice_number_pattern,
+        payment_terms: stored.payment_terms,
         updated_at: Some(updated_at),
     })
 }
@@ -137,6 +163,15 @@ pub async fn update(db: &Db, actor: &Actor, hotel_id: &str, patch: BillingPatch)
     if let Some(v) = patch.end_of_day {
         after.end_of_day = v;
     }
+    if let Some(v) = patch.invoice_issuer {
+        after.invoice_issuer = v.map(cleaned_issuer);
+    }
+    if let Some(v) = patch.invoice_number_pattern {
+        after.invoice_number_pattern = v;
+    }
+    if let Some(v) = patch.payment_terms {
+        after.payment_terms = v.map(|t| clean(&t)).filter(|t| !t.is_empty());
+    }
     check(&after)?;
     let at = now();
     after.updated_at = Some(at);
@@ -147,6 +182,9 @@ pub async fn update(db: &Db, actor: &Actor, hotel_id: &str, patch: BillingPatch)
         extras: after.extras.clone(),
         no_show_fee: after.no_show_fee.clone(),
         end_of_day: after.end_of_day.clone(),
+        invoice_issuer: after.invoice_issuer.clone(),
+        invoice_number_pattern: after.invoice_number_pattern.clone(),
+        payment_terms: after.payment_terms.clone(),
     };
     let json = serde_json::to_string(&stored).map_err(anyhow::Error::from)?;
     store::billing::save(tx.conn(), &hotel.id, &json, at).await?;
@@ -255,7 +293,62 @@ fn check(s: &BillingSettings) -> Result<()> {
         }
     }
     checks.clock_time("endOfDay", &s.end_of_day);
+    if let Some(issuer) = &s.invoice_issuer {
+        check_issuer(&mut checks, issuer);
+    }
+    if let Err(message) = super::invoices::numbering::Pattern::parse(&s.invoice_number_pattern) {
+        checks.fail("invoiceNumberPattern", message);
+    }
+    checks.opt_line("paymentTerms", s.payment_terms.as_deref(), 500);
     checks.finish()
+}
+
+/// The issuer with its text trimmed, empty fields as none, and the VAT id without spaces in capitals.
+fn cleaned_issuer(issuer: InvoiceIssuerSettings) -> InvoiceIssuerSettings {
+    let text = |v: Option<String>| v.map(|t| clean(&t)).filter(|t| !t.is_empty());
+    InvoiceIssuerSettings {
+        legal_name: text(issuer.legal_name),
+        street: text(issuer.street),
+        postal_code: text(issuer.postal_code),
+        city: text(issuer.city),
+        country: text(issuer.country),
+        vat_id: text(issuer.vat_id)
+            .map(|v| v.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_uppercase()),
+        tax_number: text(issuer.tax_number),
+    }
+}
+
+fn check_issuer(checks: &mut Checks, issuer: &InvoiceIssuerSettings) {
+    checks.opt_line("invoiceIssuer.legalName", issuer.legal_name.as_deref(), 200);
+    checks.opt_line("invoiceIssuer.street", issuer.street.as_deref(), 200);
+    checks.opt_line("invoiceIssuer.postalCode", issuer.postal_code.as_deref(), 20);
+    checks.opt_line("invoiceIssuer.city", issuer.city.as_deref(), 100);
+    checks.opt_line("invoiceIssuer.taxNumber", issuer.tax_number.as_deref(), 30);
+    if let Some(country) = &issuer.country {
+        if !is_country(country) {
+            checks.fail("invoiceIssuer.country", "must be an ISO 3166-1 alpha-2 code such as DE");
+        }
+    }
+    if let Some(vat_id) = &issuer.vat_id {
+        if !is_vat_id(vat_id) {
+            checks.fail("invoiceIssuer.vatId", "must be two letters and 2 to 13 letters or digits, e.g. DE123456789");
+        }
+    }
+}
+
+/// An ISO 3166-1 alpha-2 code's shape: two capitals.
+pub fn is_country(value: &str) -> bool {
+    value.len() == 2 && value.chars().all(|c| c.is_ascii_uppercase())
+}
+
+/// A VAT identification number's shape: a two-letter prefix (the country; `EL` for Greece) and 2 to 13 letters or
+/// digits.
+pub fn is_vat_id(value: &str) -> bool {
+    let (prefix, rest) = value.split_at(value.len().min(2));
+    prefix.len() == 2
+        && prefix.chars().all(|c| c.is_ascii_uppercase())
+        && (2..=13).contains(&rest.len())
+        && rest.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
 }
 
 impl BillingSettings {

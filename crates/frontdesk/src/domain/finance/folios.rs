@@ -57,6 +57,7 @@ impl LineOrigin<'_> {
             made_by: self.made_by.clone(),
             created_at: self.at,
             posted_at: None,
+            invoice_id: None,
         }
     }
 

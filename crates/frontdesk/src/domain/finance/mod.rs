@@ -1,12 +1,13 @@
 //! Money a hotel charges and takes: its tax and billing settings ([`billing`]), the VAT of a line and the one
 //! rounding rule ([`tax`]), the city tax of a stay ([`city_tax`]), the lines a stay makes on its folio ([`folios`])
 //! and what people record on it ([`ledger`]), the close of each business day ([`end_of_day`]) and the revenue
-//! report ([`revenue`]). docs/money.md states the rules.
+//! report ([`revenue`]), and the invoices a folio is closed into ([`invoices`]). docs/money.md states the rules.
 
 pub mod billing;
 pub mod city_tax;
 pub mod end_of_day;
 pub mod folios;
+pub mod invoices;
 pub mod ledger;
 pub mod revenue;
 pub mod tax;

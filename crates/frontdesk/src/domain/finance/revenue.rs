@@ -94,7 +94,7 @@ pub struct RevenueReport {
 }
 
 /// The period a query names, or every problem with it.
-fn period(query: &RevenueQuery) -> Result<(NaiveDate, NaiveDate)> {
+pub(crate) fn period(query: &RevenueQuery) -> Result<(NaiveDate, NaiveDate)> {
     let mut checks = Checks::new();
     let from = parse_date(&mut checks, "dateFrom", &query.date_from);
     let to = parse_date(&mut checks, "dateTo", &query.date_to);
@@ -282,14 +282,14 @@ pub fn csv_download(report: &RevenueReport) -> (String, String) {
 }
 
 /// A VAT rate in basis points as a percentage with up to two decimals: 700 is `7`, 750 `7.5`.
-fn percent(bp: i64) -> String {
+pub(crate) fn percent(bp: i64) -> String {
     let text = format!("{}.{:02}", bp / 100, bp % 100);
     text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// A CSV field, quoted when it holds a comma, a quote or a line break, and defused when a spreadsheet would read it
 /// as a formula (a category is the hotel's own text).
-fn csv_field(text: &str) -> String {
+pub(crate) fn csv_field(text: &str) -> String {
     let defused = if text.starts_with(['=', '+', '-', '@']) { format!("'{text}") } else { text.to_string() };
     if defused.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", defused.replace('"', "\"\""))

@@ -199,7 +199,7 @@ fn error_page(err: Error, hotel: Option<&Hotel>) -> Response {
                 "Something went wrong on our side. Please try again in a moment.",
             )
         }
-        Error::Validation(_) | Error::BadRequest(_) | Error::Conflict(_) => message_page(
+        Error::Validation(_) | Error::Unprocessable(_) | Error::BadRequest(_) | Error::Conflict(_) => message_page(
             StatusCode::BAD_REQUEST,
             hotel,
             "This link is not valid",

@@ -172,6 +172,12 @@ struct GuestForm {
     #[serde(default)]
     phone: String,
     #[serde(default)]
+    street: String,
+    #[serde(rename = "postalCode", default)]
+    postal_code: String,
+    #[serde(default)]
+    city: String,
+    #[serde(default)]
     country: String,
     #[serde(default)]
     language: String,
@@ -186,6 +192,9 @@ impl GuestForm {
             last_name: g.last_name.clone(),
             email: g.email.clone().unwrap_or_default(),
             phone: g.phone.clone().unwrap_or_default(),
+            street: g.street.clone().unwrap_or_default(),
+            postal_code: g.postal_code.clone().unwrap_or_default(),
+            city: g.city.clone().unwrap_or_default(),
             country: g.country.clone().unwrap_or_default(),
             language: g.language.clone().unwrap_or_default(),
             notes: g.notes.clone().unwrap_or_default(),
@@ -261,6 +270,9 @@ async fn create(State(state): State<AppState>, page: HotelPage, posted: Posted<G
         last_name: f.last_name.clone(),
         email: optional(&f.email),
         phone: optional(&f.phone),
+        street: optional(&f.street),
+        postal_code: optional(&f.postal_code),
+        city: optional(&f.city),
         country: optional(&f.country).map(|c| c.to_uppercase()),
         language: optional(&f.language),
         notes: optional(&f.notes),
@@ -292,6 +304,9 @@ async fn update(
         last_name: Some(f.last_name.clone()),
         email: Some(optional(&f.email)),
         phone: Some(optional(&f.phone)),
+        street: Some(optional(&f.street)),
+        postal_code: Some(optional(&f.postal_code)),
+        city: Some(optional(&f.city)),
         country: Some(optional(&f.country).map(|c| c.to_uppercase())),
         language: Some(optional(&f.language)),
         notes: Some(optional(&f.notes)),

@@ -13,8 +13,8 @@ use axum::Router;
 use super::{render_form, Area, SetupChrome, SetupPage};
 use crate::app::AppState;
 use crate::domain::finance::billing::{
-    self, BillingPatch, BillingSettings, CityTaxBasis, CityTaxRule, Extra, ExtraPart, NoShowFee, NoShowFeeBasis,
-    VatRate,
+    self, BillingPatch, BillingSettings, CityTaxBasis, CityTaxRule, Extra, ExtraPart, InvoiceIssuerSettings, NoShowFee,
+    NoShowFeeBasis, VatRate,
 };
 use crate::domain::money;
 use crate::web::form::{optional, FormErrors};
@@ -137,6 +137,7 @@ async fn save(State(state): State<AppState>, hotel: HotelPage, posted: Posted<Ha
     let f = posted.form;
     let field = |name: &str| f.get(name).map(String::as_str).unwrap_or_default();
     let ticked = |name: &str| f.contains_key(name);
+    let text = |name: &str| optional(field(name));
     let currency = hotel.hotel.currency.clone();
     let current = billing::get(&state.db, &hotel.session.actor, &hotel.hotel.id).await?;
     let mut errors = FormErrors::default();
@@ -219,6 +220,17 @@ async fn save(State(state): State<AppState>, hotel: HotelPage, posted: Posted<Ha
         extras: Some(extras),
         no_show_fee: Some(no_show_fee),
         end_of_day: Some(field("endOfDay").trim().to_string()),
+        invoice_issuer: Some(Some(InvoiceIssuerSettings {
+            legal_name: text("issuerLegalName"),
+            street: text("issuerStreet"),
+            postal_code: text("issuerPostalCode"),
+            city: text("issuerCity"),
+            country: text("issuerCountry").map(|c| c.to_uppercase()),
+            vat_id: text("issuerVatId"),
+            tax_number: text("issuerTaxNumber"),
+        })),
+        invoice_number_pattern: Some(field("invoiceNumberPattern").trim().to_string()),
+        payment_terms: Some(text("paymentTerms")),
     };
     match billing::update(&state.db, &hotel.session.actor, &hotel.hotel.id, patch).await {
         Ok(_) => {
