@@ -45,6 +45,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(routes::billing::router())
         .merge(routes::folios::router())
         .merge(routes::reports::router())
+        .merge(routes::invoices::router())
         .merge(routes::room_types::router())
         .merge(routes::rooms::router())
         .merge(routes::rate_plans::router())

@@ -37,6 +37,7 @@ mod foundation;
 mod front_desk;
 mod guest_messages;
 mod hardening;
+mod invoices;
 mod layers;
 mod lists_in_id_order;
 mod lookups_by_id;

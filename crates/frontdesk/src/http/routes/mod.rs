@@ -9,6 +9,7 @@ pub mod folios;
 pub mod guests;
 pub mod health;
 pub mod hotels;
+pub mod invoices;
 pub mod oauth;
 pub mod rate_plans;
 pub mod reports;

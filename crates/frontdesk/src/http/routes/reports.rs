@@ -7,13 +7,14 @@ use axum::response::{IntoResponse, Response};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::app::AppState;
+use crate::domain::finance::invoices::export::{self, InvoiceExport};
 use crate::domain::finance::revenue::{self, RevenueQuery, RevenueReport};
 use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::{Json, Query};
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(revenue_report))
+    OpenApiRouter::new().routes(routes!(revenue_report)).routes(routes!(invoice_export))
 }
 
 /// Whether the request asks for CSV before JSON (`Accept: text/csv`).
@@ -57,5 +58,39 @@ async fn revenue_report(
         return Ok(Json(report).into_response());
     }
     let (disposition, body) = revenue::csv_download(&report);
+    Ok(crate::app::download::csv(&disposition, body))
+}
+
+/// A hotel's invoices and cancellation invoices issued in a period of at most 366 days (both dates included), for an
+/// accountant's import: number, date, recipient, net and VAT per rate, gross, and which cancels which.
+/// `Accept: text/csv` answers CSV, one row per invoice and VAT rate.
+#[utoipa::path(
+    get,
+    path = "/api/reports/invoices",
+    tag = "reports",
+    security(("apiKey" = []), ("accessToken" = [])),
+    params(RevenueQuery),
+    responses(
+        (status = 200, body = InvoiceExport, content(
+            (InvoiceExport = "application/json"),
+            (String = "text/csv", example = "number,kind,issue_date,recipient,recipient_vat_id,currency,vat_rate_percent,net,vat,gross,invoice_net,invoice_vat,invoice_gross,cancels,cancelled_by\nRE-2026-000001,INVOICE,2026-12-03,Ana Silva,,EUR,7,280.37,19.63,300.00,280.37,19.63,300.00,,\n"),
+        )),
+        (status = 400, description = "Missing or invalid dates, or a period longer than 366 days"),
+        (status = 403, description = "The API key lacks folios:read, or is pinned to another hotel"),
+        (status = 404, description = "No such hotel for this credential"),
+    )
+)]
+async fn invoice_export(
+    State(state): State<AppState>,
+    Principal(actor): Principal,
+    headers: HeaderMap,
+    Query(query): Query<RevenueQuery>,
+) -> Result<Response> {
+    actor.resolve_hotel(Some(&query.hotel_id))?;
+    let report = export::export(&state.db, &actor, &query).await?;
+    if !wants_csv(&headers) {
+        return Ok(Json(report).into_response());
+    }
+    let (disposition, body) = export::csv_download(&report);
     Ok(crate::app::download::csv(&disposition, body))
 }

@@ -417,3 +417,65 @@ pub async fn list(db: &Db, actor: &Actor, filter: InvoiceFilter, params: ListPar
     use futures::{StreamExt, TryStreamExt};
     Ok(Listing { total, items: ListItems::Streamed(items.map_err(Error::from).boxed()), projection: None })
 }
+
+/// The `Content-Disposition` of an invoice's PDF: `attachment; filename="RE-2026-000001.pdf"` (a `/` of the number
+/// becomes `-`).
+pub fn pdf_disposition(invoice: &Invoice) -> String {
+    let name: String = invoice
+        .document
+        .number
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '-' })
+        .collect();
+    format!("attachment; filename=\"{name}.pdf\"")
+}
+
+/// The query of `GET /api/folios/{folioId}/invoice-preview`: the body of an issue, as query parameters.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct PreviewQuery {
+    /// `en` (the default) or `de`.
+    pub language: Option<InvoiceLanguage>,
+    /// `GUEST` (the default) or `COMPANY`.
+    pub recipient_kind: Option<RecipientKind>,
+    #[param(max_length = 200)]
+    pub recipient_name: Option<String>,
+    #[param(max_length = 200)]
+    pub recipient_street: Option<String>,
+    #[param(max_length = 20)]
+    pub recipient_postal_code: Option<String>,
+    #[param(max_length = 100)]
+    pub recipient_city: Option<String>,
+    #[param(pattern = "^[A-Z]{2}$")]
+    pub recipient_country: Option<String>,
+    #[param(pattern = "^[A-Z]{2}[A-Z0-9]{2,13}$")]
+    pub recipient_vat_id: Option<String>,
+    #[param(max_length = 1000)]
+    pub note: Option<String>,
+}
+
+impl From<PreviewQuery> for InvoiceIn {
+    fn from(q: PreviewQuery) -> InvoiceIn {
+        let company = q.recipient_kind.is_some()
+            || q.recipient_name.is_some()
+            || q.recipient_street.is_some()
+            || q.recipient_postal_code.is_some()
+            || q.recipient_city.is_some()
+            || q.recipient_country.is_some()
+            || q.recipient_vat_id.is_some();
+        InvoiceIn {
+            language: q.language,
+            recipient: company.then_some(RecipientIn {
+                kind: q.recipient_kind,
+                name: q.recipient_name,
+                street: q.recipient_street,
+                postal_code: q.recipient_postal_code,
+                city: q.recipient_city,
+                country: q.recipient_country,
+                vat_id: q.recipient_vat_id,
+            }),
+            note: q.note,
+        }
+    }
+}
