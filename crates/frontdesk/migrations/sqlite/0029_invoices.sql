@@ -41,3 +41,6 @@ CREATE TABLE invoice_counters (
 
 -- The invoice a folio line is on; `NULL`: not invoiced (or on an invoice since cancelled).
 ALTER TABLE folio_lines ADD COLUMN invoice_id TEXT;
+
+-- An e-mail that carries an invoice (kind `invoice_issued`): the invoice, attached as PDF when it is sent.
+ALTER TABLE guest_messages ADD COLUMN invoice_id TEXT;

@@ -11,7 +11,7 @@ use crate::store::statement::{
 use crate::store::{Conn, Row};
 
 /// The columns [`message`] reads.
-const COLUMNS: [M; 17] = [
+const COLUMNS: [M; 18] = [
     M::Id,
     M::OrganizationId,
     M::HotelId,
@@ -29,6 +29,7 @@ const COLUMNS: [M; 17] = [
     M::Subject,
     M::SentAt,
     M::CreatedAt,
+    M::InvoiceId,
 ];
 
 /// The status of a message waiting to be sent.
@@ -55,6 +56,8 @@ pub struct MessageRow {
     pub subject: Option<String>,
     pub sent_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
+    /// The invoice an `invoice_issued` message carries.
+    pub invoice_id: Option<String>,
 }
 
 fn message(row: &Row) -> StoreResult<MessageRow> {
@@ -76,6 +79,7 @@ fn message(row: &Row) -> StoreResult<MessageRow> {
         subject: row.try_get("subject")?,
         sent_at: row.get_opt_ts("sent_at")?,
         created_at: row.get_ts("created_at")?,
+        invoice_id: row.try_get("invoice_id")?,
     })
 }
 
@@ -97,6 +101,7 @@ pub async fn insert(conn: &mut Conn, m: &MessageRow) -> StoreResult<()> {
             (M::Attempts, Expr::val(0)),
             (M::CreatedAt, Expr::val(format_ts(m.created_at))),
             (M::UpdatedAt, Expr::val(format_ts(m.created_at))),
+            (M::InvoiceId, Expr::val(m.invoice_id.clone())),
         ],
     );
     statement(conn.engine(), &insert).execute(conn).await?;

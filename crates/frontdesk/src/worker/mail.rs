@@ -13,13 +13,14 @@ use std::time::Duration;
 
 use anyhow::Context;
 use chrono::TimeDelta;
-use lettre::message::{header::ContentType, Mailbox, MultiPart, SinglePart};
+use lettre::message::{header::ContentType, Attachment, Mailbox, MultiPart, SinglePart};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::config::MailSettings;
 use crate::domain::guest_messages::{self, Attempt, Claimed, Composed, Letter};
+use crate::model::invoices::Invoice;
 use crate::store::Db;
 
 /// Tuning of the dispatcher; the defaults are what the service runs with.
@@ -83,17 +84,24 @@ impl Postbox {
         matches!(self, Postbox::Smtp { .. })
     }
 
-    async fn send(&self, to: &str, letter: &Letter) -> Attempt {
+    async fn send(&self, to: &str, letter: &Letter, invoice: Option<&Invoice>) -> Attempt {
         let Postbox::Smtp { transport, from } = self else { return Attempt::NotConfigured };
         let to = match to.parse::<Mailbox>() {
             Ok(to) => to,
             Err(err) => return Attempt::PermanentFailure(format!("the address {to} cannot be used: {err}")),
         };
-        let message = Message::builder().from(from.clone()).to(to).subject(letter.subject.clone()).multipart(
-            MultiPart::alternative()
-                .singlepart(SinglePart::builder().header(ContentType::TEXT_PLAIN).body(letter.text.clone()))
-                .singlepart(SinglePart::builder().header(ContentType::TEXT_HTML).body(letter.html.clone())),
-        );
+        let text = MultiPart::alternative()
+            .singlepart(SinglePart::builder().header(ContentType::TEXT_PLAIN).body(letter.text.clone()))
+            .singlepart(SinglePart::builder().header(ContentType::TEXT_HTML).body(letter.html.clone()));
+        let body = match invoice {
+            None => text,
+            Some(invoice) => match invoice_attachment(invoice) {
+                Ok(pdf) => MultiPart::mixed().multipart(text).singlepart(pdf),
+                // The same document renders the same way every time: trying again cannot help.
+                Err(err) => return Attempt::PermanentFailure(format!("the invoice could not be made a PDF: {err}")),
+            },
+        };
+        let message = Message::builder().from(from.clone()).to(to).subject(letter.subject.clone()).multipart(body);
         let message = match message {
             Ok(message) => message,
             Err(err) => return Attempt::PermanentFailure(format!("the message could not be built: {err}")),
@@ -105,6 +113,13 @@ impl Postbox {
             Err(err) => Attempt::TemporaryFailure(describe(&err)),
         }
     }
+}
+
+/// The invoice as the PDF attachment of its e-mail, named by its number.
+fn invoice_attachment(invoice: &Invoice) -> anyhow::Result<SinglePart> {
+    let pdf = crate::documents::invoice_pdf::render(&invoice.document)?;
+    let name = guest_messages::attachment_name(invoice);
+    Ok(Attachment::new(name).body(pdf, ContentType::parse("application/pdf")?))
 }
 
 fn describe(err: &lettre::transport::smtp::Error) -> String {
@@ -173,7 +188,7 @@ async fn deliver(db: &Db, postbox: &Postbox, options: &MailOptions, claimed: &Cl
     let m = &claimed.message;
     let attempt = match guest_messages::compose(db, claimed).await {
         Ok(Composed::Skip(reason)) => Attempt::Skipped(reason),
-        Ok(Composed::Send(letter)) => postbox.send(&m.recipient, &letter).await,
+        Ok(Composed::Send(letter, invoice)) => postbox.send(&m.recipient, &letter, invoice.as_deref()).await,
         Err(err) => {
             tracing::warn!(message = %m.id, error = ?err, "could not write a guest message; it is tried again");
             Attempt::TemporaryFailure(format!("the message could not be written: {err}"))

@@ -10,6 +10,7 @@ use crate::domain::change::{Change, Job, Writer};
 use crate::domain::hotels::Hotel;
 use crate::domain::reservations::ReservationStatus;
 use crate::domain::{now, Result};
+use crate::model::invoices::Invoice;
 use crate::store::guest_messages::{self as rows, AttemptResult};
 use crate::store::{self, Db};
 
@@ -41,7 +42,8 @@ pub async fn claim_due(db: &Db, lease: TimeDelta, limit: i64) -> Result<Vec<Clai
 
 /// What to send for a claimed message, or why nothing is sent.
 pub enum Composed {
-    Send(Letter),
+    /// The letter, and the invoice to attach as PDF (an invoice e-mail's).
+    Send(Letter, Option<Box<Invoice>>),
     /// The message is no longer wanted (its stay is gone, or a reminder's stay is no longer coming).
     Skip(&'static str),
 }
@@ -66,6 +68,14 @@ pub async fn compose(db: &Db, claimed: &Claimed) -> Result<Composed> {
     let guest = match &m.guest_id {
         Some(id) => store::guests::get(&mut conn, org, id).await?,
         None => None,
+    };
+    let invoice = match (&m.kind, &m.invoice_id) {
+        (MessageKind::InvoiceIssued, Some(id)) => match store::invoices::get(&mut conn, org, id).await? {
+            Some(invoice) => Some(Box::new(invoice)),
+            None => return Ok(Composed::Skip("the invoice is not there")),
+        },
+        (MessageKind::InvoiceIssued, None) => return Ok(Composed::Skip("the message names no invoice")),
+        _ => None,
     };
     let settings = settings_of(&mut conn, &hotel.id).await?;
     let mut room_types = Vec::new();
@@ -95,16 +105,18 @@ pub async fn compose(db: &Db, claimed: &Claimed) -> Result<Composed> {
         infants: r.infants,
         total_price: r.total_price,
         currency: r.currency.clone(),
+        invoice: invoice.as_ref().map(|i| (i.document.number.clone(), i.document.total_gross)),
     };
     match render::render(m.language, &subject, &body, &facts).await {
-        Ok(letter) => Ok(Composed::Send(letter)),
+        Ok(letter) => Ok(Composed::Send(letter, invoice)),
         // A saved wording rendered with the example facts when it was saved; one that does not render now (saved
         // before today's bounds, or too long with this stay's facts) falls back to the default wording rather than
         // leave the guest without the message.
         Err(err) => {
             tracing::warn!(message = %m.id, error = %err, "a hotel's template did not render; the default was used");
             let (subject, body) = defaults::wording(m.kind, m.language);
-            Ok(Composed::Send(render::render(m.language, subject, body, &facts).await.map_err(anyhow::Error::from)?))
+            let letter = render::render(m.language, subject, body, &facts).await.map_err(anyhow::Error::from)?;
+            Ok(Composed::Send(letter, invoice))
         }
     }
 }

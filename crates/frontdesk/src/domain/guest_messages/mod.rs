@@ -49,15 +49,18 @@ pub enum MessageKind {
     RequestDeclined,
     StayCancelled,
     PreArrivalReminder,
+    /// An issued invoice, sent by someone (never planned): the PDF is attached.
+    InvoiceIssued,
 }
 
 impl MessageKind {
-    pub const ALL: [MessageKind; 5] = [
+    pub const ALL: [MessageKind; 6] = [
         Self::RequestReceived,
         Self::StayConfirmed,
         Self::RequestDeclined,
         Self::StayCancelled,
         Self::PreArrivalReminder,
+        Self::InvoiceIssued,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -67,6 +70,7 @@ impl MessageKind {
             Self::RequestDeclined => "request_declined",
             Self::StayCancelled => "stay_cancelled",
             Self::PreArrivalReminder => "pre_arrival_reminder",
+            Self::InvoiceIssued => "invoice_issued",
         }
     }
 
@@ -82,6 +86,7 @@ impl MessageKind {
             Self::RequestDeclined => "Request declined",
             Self::StayCancelled => "Stay cancelled",
             Self::PreArrivalReminder => "Reminder before arrival",
+            Self::InvoiceIssued => "Invoice",
         }
     }
 }
@@ -173,6 +178,8 @@ pub struct GuestMessage {
     pub subject: Option<String>,
     pub sent_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
+    /// The invoice an invoice e-mail carries.
+    pub invoice_id: Option<String>,
 }
 
 impl GuestMessage {
@@ -194,6 +201,7 @@ impl GuestMessage {
             subject: row.subject,
             sent_at: row.sent_at,
             created_at: row.created_at,
+            invoice_id: row.invoice_id,
         })
     }
 }
@@ -247,6 +255,59 @@ pub async fn resend(db: &Db, actor: &Actor, message_id: &str) -> Result<GuestMes
     let message = GuestMessage::from_row(row)?;
     tx.created(&actor.organization_id, &message).await?;
     tx.commit().await?;
+    Ok(message)
+}
+
+/// The file name of an invoice attached to its e-mail: `RE-2026-000001.pdf`.
+pub fn attachment_name(invoice: &crate::model::invoices::Invoice) -> String {
+    let name: String = invoice
+        .document
+        .number
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '-' })
+        .collect();
+    format!("{name}.pdf")
+}
+
+/// Enqueues the e-mail that carries invoice `invoice` (attached as PDF when it is sent) to the guest of its stay,
+/// inside the change that asks for it, in the invoice's language. 409 when the guest has no e-mail address.
+pub(crate) async fn send_invoice(
+    tx: &mut Change,
+    organization_id: &str,
+    invoice: &crate::model::invoices::Invoice,
+    guest: Option<&crate::model::guests::Guest>,
+) -> Result<GuestMessage> {
+    let Some(guest) = guest else {
+        return Err(Error::Conflict("the stay has no guest to send the invoice to".into()));
+    };
+    let Some(email) = guest.email.clone().filter(|e| !e.trim().is_empty()) else {
+        return Err(Error::Conflict("the guest has no e-mail address to send the invoice to".into()));
+    };
+    let language: &'static str = invoice.document.language.into();
+    let at = now();
+    let row = MessageRow {
+        id: new_id(),
+        organization_id: organization_id.to_string(),
+        hotel_id: invoice.hotel_id.clone(),
+        guest_id: Some(guest.id.clone()),
+        reservation_id: Some(invoice.reservation_id.clone()),
+        for_check_in: None,
+        kind: MessageKind::InvoiceIssued.as_str().to_string(),
+        recipient: email,
+        language: Language::for_tag(Some(language)).code().to_string(),
+        status: MessageStatus::Pending.as_str().to_string(),
+        due_at: at,
+        attempts: 0,
+        first_tried_at: None,
+        last_error: None,
+        subject: None,
+        sent_at: None,
+        created_at: at,
+        invoice_id: Some(invoice.id.clone()),
+    };
+    rows::insert(tx.conn(), &row).await?;
+    let message = GuestMessage::from_row(row)?;
+    tx.created(organization_id, &message).await?;
     Ok(message)
 }
 

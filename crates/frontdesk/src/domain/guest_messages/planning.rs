@@ -168,6 +168,7 @@ async fn enqueue(
         subject: None,
         sent_at: None,
         created_at: at,
+        invoice_id: None,
     };
     rows::insert(tx.conn(), &row).await?;
     Ok(())

@@ -56,6 +56,8 @@ pub const VARIABLES: &[(&str, &str)] = &[
     ("stay.room_types", "the room types booked, e.g. Double room"),
     ("stay.party", "who stays, e.g. 2 adults, 1 child"),
     ("stay.price", "the total price with its currency, e.g. EUR 240.00"),
+    ("invoice.number", "the invoice's number (in the invoice e-mail; empty in the others)"),
+    ("invoice.total", "the invoice's total with its currency (in the invoice e-mail)"),
 ];
 
 /// The most instructions of minijinja's machine one part (subject or body) may run.
@@ -111,6 +113,8 @@ pub struct Facts {
     pub infants: i64,
     pub total_price: i64,
     pub currency: String,
+    /// The invoice an invoice e-mail carries: its number and gross total.
+    pub invoice: Option<(String, i64)>,
 }
 
 impl Facts {
@@ -135,6 +139,7 @@ impl Facts {
             infants: 0,
             total_price: 24000,
             currency: "EUR".into(),
+            invoice: Some(("RE-2026-000001".into(), 25_800)),
         }
     }
 
@@ -161,6 +166,13 @@ struct Context<'a> {
     guest: GuestVars<'a>,
     hotel: HotelVars<'a>,
     stay: StayVars<'a>,
+    invoice: InvoiceVars,
+}
+
+#[derive(Serialize)]
+struct InvoiceVars {
+    number: String,
+    total: String,
 }
 
 #[derive(Serialize)]
@@ -398,6 +410,12 @@ fn context(language: Language, facts: &Facts) -> Context<'_> {
             room_types: facts.room_types.join(", "),
             party: party(language, facts.adults, facts.children, facts.infants),
             price: money::format(facts.total_price, &facts.currency),
+        },
+        invoice: match &facts.invoice {
+            Some((number, total)) => {
+                InvoiceVars { number: number.clone(), total: money::format(*total, &facts.currency) }
+            }
+            None => InvoiceVars { number: String::new(), total: String::new() },
         },
     }
 }

@@ -24,6 +24,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_invoices))
         .routes(routes!(get_invoice))
         .routes(routes!(cancel_invoice))
+        .routes(routes!(send_invoice))
 }
 
 /// What issuing an invoice from the folio would give now (with the number it would take), and every reason it
@@ -180,4 +181,38 @@ async fn cancel_invoice(
 ) -> Result<Response> {
     let cancellation = invoices::cancel(&state.db, &actor, &id, input).await?;
     Ok((axum::http::StatusCode::CREATED, Json(cancellation)).into_response())
+}
+
+/// The e-mail an invoice was queued in.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct InvoiceMail {
+    /// The guest message (the guest's page lists it with its delivery).
+    message_id: String,
+    /// `pending`: queued; the mail dispatcher sends it.
+    status: String,
+}
+
+/// E-mails the invoice to the guest of its stay with the PDF attached, through the guest-message outbox.
+#[utoipa::path(
+    post,
+    path = "/api/invoices/{invoiceId}/send",
+    tag = "invoices",
+    security(("apiKey" = []), ("accessToken" = [])),
+    params(("invoiceId" = String, Path)),
+    responses(
+        (status = 202, body = InvoiceMail, description = "Queued for sending"),
+        (status = 403, description = "The API key lacks invoices:write"),
+        (status = 404, description = "No such invoice for this credential"),
+        (status = 409, description = "The stay has no guest, or the guest no e-mail address"),
+    )
+)]
+async fn send_invoice(
+    State(state): State<AppState>,
+    Principal(actor): Principal,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    let message = invoices::send(&state.db, &actor, &id).await?;
+    let answer = InvoiceMail { message_id: message.id, status: message.status.as_str().to_string() };
+    Ok((axum::http::StatusCode::ACCEPTED, Json(answer)).into_response())
 }

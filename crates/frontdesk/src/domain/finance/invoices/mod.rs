@@ -375,6 +375,23 @@ pub async fn of_reservations(db: &Db, actor: &Actor, reservation_ids: &[String])
     Ok(invoices.into_iter().filter(|i| actor.sees_hotel(Some(&i.hotel_id))).collect())
 }
 
+/// E-mails an issued invoice to the guest of its stay, as a PDF attachment, through the guest-message outbox (sent
+/// by the mail dispatcher, retried like every guest message). 409 when the guest has no e-mail address.
+pub async fn send(db: &Db, actor: &Actor, invoice_id: &str) -> Result<crate::domain::guest_messages::GuestMessage> {
+    actor.require_scope(Scope::InvoicesWrite)?;
+    let mut tx = Change::begin(db, actor).await?;
+    let invoice = visible(tx.conn(), actor, invoice_id).await?;
+    let reservation = store::reservations::get(tx.conn(), &actor.organization_id, &invoice.reservation_id).await?;
+    let guest = match reservation.and_then(|r| r.guest_id) {
+        Some(id) => store::guests::get(tx.conn(), &actor.organization_id, &id).await?,
+        None => None,
+    };
+    let message =
+        crate::domain::guest_messages::send_invoice(&mut tx, &actor.organization_id, &invoice, guest.as_ref()).await?;
+    tx.commit().await?;
+    Ok(message)
+}
+
 /// The filters of `GET /api/invoices`.
 #[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase")]
@@ -421,13 +438,7 @@ pub async fn list(db: &Db, actor: &Actor, filter: InvoiceFilter, params: ListPar
 /// The `Content-Disposition` of an invoice's PDF: `attachment; filename="RE-2026-000001.pdf"` (a `/` of the number
 /// becomes `-`).
 pub fn pdf_disposition(invoice: &Invoice) -> String {
-    let name: String = invoice
-        .document
-        .number
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '-' })
-        .collect();
-    format!("attachment; filename=\"{name}.pdf\"")
+    format!("attachment; filename=\"{}\"", crate::domain::guest_messages::attachment_name(invoice))
 }
 
 /// The query of `GET /api/folios/{folioId}/invoice-preview`: the body of an issue, as query parameters.
