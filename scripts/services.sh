@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Makes sure the PostgreSQL and Redis that the test suite uses answer on 127.0.0.1, and that the browser tests have
-# Chromium and ChromeDriver, installing them from Debian's packages when the machine has none. Run by .ci/run; safe
-# to run by hand.
+# Makes sure the PostgreSQL and Redis that the test suite uses answer on 127.0.0.1, that the browser tests have
+# Chromium and ChromeDriver, and that the invoice PDF tests have qpdf and pdftotext, installing them from Debian's
+# packages when the machine has none. Run by .ci/run; safe to run by hand.
 set -euo pipefail
 
 have() { command -v "$1" >/dev/null 2>&1; }
@@ -45,8 +45,18 @@ ensure_chromium() {
   /usr/bin/chromedriver --version
 }
 
+# The invoice PDF tests (documents/invoice_pdf.rs) check each file with `qpdf --check` and read its text back
+# with `pdftotext` (poppler-utils).
+ensure_pdf_tools() {
+  if have qpdf && have pdftotext; then return 0; fi
+  echo "installing qpdf and poppler-utils" >&2
+  as_root apt-get update -qq && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qpdf poppler-utils >/dev/null
+  qpdf --version | head -n 1
+}
+
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   ensure_postgres
   ensure_redis
   ensure_chromium
+  ensure_pdf_tools
 fi

@@ -31,6 +31,8 @@
 //! * [`operations`]: what an operator runs beside the service: `check`, backup and restore, export.
 //! * [`cli`] and [`config`]: the `frontdesk` command (`serve`, `migrate`, `admin …`) and its configuration.
 //! * [`demo`]: the demo data of `frontdesk serve --demo`.
+//! * [`documents`]: documents made for people outside the web pages (an issued invoice as a PDF), from
+//!   [`model`]'s records and [`domain::money`] only.
 //! * [`metrics`]: `GET /metrics` in the Prometheus text format, and the calls that record what it shows.
 //!
 //! Dependencies run one way: [`router`] and [`cli`] sit above the surfaces ([`http`], [`web`], [`mcp`], [`worker`]),
@@ -43,6 +45,7 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod documents;
 pub mod domain;
 pub mod http;
 pub mod mcp;
