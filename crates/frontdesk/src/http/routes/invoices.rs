@@ -23,6 +23,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(issue_invoice, invoices_of_folio))
         .routes(routes!(list_invoices))
         .routes(routes!(get_invoice))
+        .routes(routes!(invoice_pdf))
         .routes(routes!(cancel_invoice))
         .routes(routes!(send_invoice))
 }
@@ -154,6 +155,30 @@ async fn get_invoice(
     Path(id): Path<String>,
 ) -> Result<Json<Invoice>> {
     invoices::get(&state.db, &actor, &id).await.map(Json)
+}
+
+/// The invoice as a PDF (A4, the same bytes each time it is fetched).
+#[utoipa::path(
+    get,
+    path = "/api/invoices/{invoiceId}/pdf",
+    tag = "invoices",
+    security(("apiKey" = []), ("accessToken" = [])),
+    params(("invoiceId" = String, Path)),
+    responses(
+        (status = 200, description = "The PDF", content_type = "application/pdf", body = Vec<u8>),
+        (status = 403, description = "The API key lacks folios:read"),
+        (status = 404, description = "No such invoice for this credential"),
+    )
+)]
+async fn invoice_pdf(
+    State(state): State<AppState>,
+    Principal(actor): Principal,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    let invoice = invoices::get(&state.db, &actor, &id).await?;
+    let bytes = crate::documents::invoice_pdf::render(&invoice.document)
+        .map_err(|e| crate::domain::Error::Internal(anyhow::anyhow!("invoice {} as PDF: {e}", invoice.id)))?;
+    Ok(crate::app::download::pdf(&invoices::pdf_disposition(&invoice), bytes))
 }
 
 /// Cancels an invoice: issues its cancellation invoice (the next number, every line negated, naming the number it
