@@ -5,7 +5,8 @@
 use std::collections::BTreeSet;
 
 use crate::common::process::spawn;
-use crate::common::{day, Auth, Org, TestServer};
+use crate::common::smtp::SmtpServer;
+use crate::common::{day, Auth, Org, TestServer, WAIT};
 use frontdesk::domain::Scope;
 use frontdesk::store::Engine;
 use reqwest::Method;
@@ -18,6 +19,7 @@ on_both_engines!(
     who_may_issue_and_read_invoices,
     the_accountant_exports_invoices_as_json_and_csv,
 );
+on_both_engines_configured!(an_invoice_is_e_mailed_with_its_pdf_attached);
 
 /// A hotel in Berlin that may issue invoices: 7 % on rooms and food, 19 % on other, city tax 3.00 a person a night
 /// without VAT, the issuer named in full. (hotel, room type, plan, rooms)
@@ -424,4 +426,40 @@ async fn the_accountant_exports_invoices_as_json_and_csv(s: TestServer) {
         "{csv}"
     );
     s.get(&format!("/api/reports/invoices?hotelId={}&dateFrom={}", h.0, day(0)), &org.auth()).await.expect(400);
+}
+
+async fn an_invoice_is_e_mailed_with_its_pdf_attached(engine: Engine) {
+    let smtp = SmtpServer::start().await;
+    let Some(s) =
+        TestServer::configured(engine, crate::common::smtp::sending_to(&smtp, "Spree <desk@spree.example>")).await
+    else {
+        return;
+    };
+    let org = s.org("Acme").await;
+    let h = invoicing_hotel(&s, &org, 2).await;
+    let (reservation, folio) = checked_in_stay(&s, &org, &h, 1).await;
+    check_out_on_account(&s, &org, &reservation).await;
+    let invoice =
+        s.post(&format!("/api/folios/{folio}/invoices"), &org.auth(), json!({"language": "de"})).await.expect(201).body;
+    let id = invoice["id"].as_str().unwrap();
+    let number = invoice["number"].as_str().unwrap();
+    // The guest has no e-mail address yet: nothing to send to.
+    s.post(&format!("/api/invoices/{id}/send"), &org.auth(), json!({})).await.expect(409);
+    let guest =
+        s.get(&format!("/api/reservations/{reservation}"), &org.auth()).await.expect(200).body["guestId"].clone();
+    let guest = guest.as_str().unwrap();
+    s.put(&format!("/api/guests/{guest}"), &org.auth(), json!({"email": "lukasz@example.com"})).await.expect(200);
+    let queued = s.post(&format!("/api/invoices/{id}/send"), &org.auth(), json!({})).await.expect(202).body;
+    assert_eq!(queued["status"], json!("pending"));
+    let mail = smtp.wait_for("lukasz@example.com", number, 1, WAIT).await;
+    use mail_parser::MimeHeaders;
+    let parsed = mail[0].parsed();
+    assert!(mail[0].subject().starts_with("Ihre Rechnung"), "in the invoice's language: {}", mail[0].subject());
+    assert!(mail[0].text().contains("Rechnung {number} über EUR 106.00"), "{}", mail[0].text());
+    let attachment = parsed.attachments().next().expect("the PDF is attached");
+    assert_eq!(attachment.attachment_name(), Some(format!("{number}.pdf").as_str()));
+    let text = pdf_text(attachment.contents());
+    assert!(text.contains(number) && text.contains("DE123456789"), "{text}");
+    // The PDF sent is the PDF served.
+    assert_eq!(attachment.contents(), pdf(&s, &org, id).await.as_slice());
 }
