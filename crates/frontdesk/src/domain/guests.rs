@@ -314,6 +314,45 @@ pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Guest> {
     Ok(g)
 }
 
+/// What an anonymised guest is called.
+pub const ANONYMISED_FIRST_NAME: &str = "Anonymised";
+pub const ANONYMISED_LAST_NAME: &str = "guest";
+
+/// Erases a guest's personal data (GDPR Art. 17): the name becomes "Anonymised guest", and the e-mail, phone,
+/// address, country, language and notes are cleared, on the guest, on the notes of their reservations and on the
+/// addresses of the e-mails sent to them. Issued invoices stay as they were issued: the law requires them kept for
+/// ten years (§ 147 AO, § 14b UStG), which Art. 17 (3) (b) allows. The stays themselves, their dates and their money
+/// stay too. Records `guest.updated` and each changed reservation's `reservation.updated`.
+pub async fn anonymise(db: &Db, actor: &Actor, id: &str) -> Result<Guest> {
+    actor.require_scope(Scope::GuestsWrite)?;
+    let mut tx = Change::begin(db, actor).await?;
+    let before = visible(tx.conn(), actor, id).await?;
+    let g = Guest {
+        first_name: ANONYMISED_FIRST_NAME.to_string(),
+        last_name: ANONYMISED_LAST_NAME.to_string(),
+        email: None,
+        phone: None,
+        street: None,
+        postal_code: None,
+        city: None,
+        country: None,
+        language: None,
+        notes: None,
+        updated_at: now(),
+        ..before.clone()
+    };
+    store::guests::update(tx.conn(), &actor.organization_id, &g).await?;
+    tx.updated(&actor.organization_id, &before, &g).await?;
+    for r in store::reservations::with_notes_of_guest(tx.conn(), &actor.organization_id, id).await? {
+        let after = crate::model::reservations::Reservation { notes: None, updated_at: g.updated_at, ..r.clone() };
+        store::reservations::update(tx.conn(), &actor.organization_id, &after).await?;
+        tx.updated(&actor.organization_id, &r, &after).await?;
+    }
+    store::guest_messages::forget_recipient(tx.conn(), &actor.organization_id, id).await?;
+    tx.commit().await?;
+    Ok(g)
+}
+
 impl Record for Guest {
     const KIND: RecordKind = RecordKind::Guest;
 

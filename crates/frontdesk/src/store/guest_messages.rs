@@ -120,6 +120,17 @@ pub async fn of_reservation(conn: &mut Conn, reservation_id: &str) -> StoreResul
 }
 
 /// The messages to a guest of the organization, newest first.
+/// Blanks the recipient address of every message to a guest (the guest was anonymised): how many.
+pub async fn forget_recipient(conn: &mut Conn, organization_id: &str, guest_id: &str) -> StoreResult<u64> {
+    let update = Sql::update()
+        .table(M::Table)
+        .value(M::Recipient, "")
+        .and_where(Expr::col(M::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(M::GuestId).eq(guest_id))
+        .take();
+    Ok(statement(conn.engine(), &update).execute(conn).await?.rows_affected())
+}
+
 pub async fn of_guest(
     conn: &mut Conn,
     organization_id: &str,

@@ -18,6 +18,7 @@ on_both_engines!(
     fifty_concurrent_issues_take_fifty_consecutive_numbers,
     who_may_issue_and_read_invoices,
     the_accountant_exports_invoices_as_json_and_csv,
+    anonymising_the_guest_leaves_issued_invoices_as_issued,
 );
 on_both_engines_configured!(an_invoice_is_e_mailed_with_its_pdf_attached);
 
@@ -462,4 +463,39 @@ async fn an_invoice_is_e_mailed_with_its_pdf_attached(engine: Engine) {
     assert!(text.contains(number) && text.contains("DE123456789"), "{text}");
     // The PDF sent is the PDF served.
     assert_eq!(attachment.contents(), pdf(&s, &org, id).await.as_slice());
+}
+
+async fn anonymising_the_guest_leaves_issued_invoices_as_issued(s: TestServer) {
+    let org = s.org("Acme").await;
+    let h = invoicing_hotel(&s, &org, 2).await;
+    let (reservation, folio) = checked_in_stay(&s, &org, &h, 1).await;
+    s.put(
+        &format!("/api/reservations/{reservation}"),
+        &org.auth(),
+        json!({"notes": "Allergic to nuts; Łukasz's wife"}),
+    )
+    .await
+    .expect(200);
+    check_out_on_account(&s, &org, &reservation).await;
+    let invoice = s.post(&format!("/api/folios/{folio}/invoices"), &org.auth(), json!({})).await.expect(201).body;
+    let id = invoice["id"].as_str().unwrap();
+    let before_pdf = pdf(&s, &org, id).await;
+    let guest =
+        s.get(&format!("/api/reservations/{reservation}"), &org.auth()).await.expect(200).body["guestId"].clone();
+    let guest = guest.as_str().unwrap();
+    s.post(&format!("/api/guests/{guest}/anonymise"), &s.org("Other").await.auth(), json!({})).await.expect(404);
+    let reader = Auth::Key(s.key(&org, &[Scope::GuestsRead], None).await);
+    s.post(&format!("/api/guests/{guest}/anonymise"), &reader, json!({})).await.expect(403);
+    let erased = s.post(&format!("/api/guests/{guest}/anonymise"), &org.auth(), json!({})).await.expect(200).body;
+    assert_eq!((&erased["firstName"], &erased["lastName"]), (&json!("Anonymised"), &json!("guest")));
+    for field in ["email", "phone", "street", "postalCode", "city", "country", "notes"] {
+        assert_eq!(erased[field], Value::Null, "{field} is cleared");
+    }
+    let stay = s.get(&format!("/api/reservations/{reservation}"), &org.auth()).await.expect(200).body;
+    assert_eq!(stay["notes"], Value::Null, "the stay's notes are cleared");
+    // The invoice keeps its recipient as issued, and its PDF its bytes.
+    let kept = s.get(&format!("/api/invoices/{id}"), &org.auth()).await.expect(200).body;
+    assert_eq!(kept["recipient"]["name"], json!("Łukasz Żółć"));
+    assert_eq!(kept["recipient"]["address"]["street"], json!("ul. Długa 5"));
+    assert_eq!(pdf(&s, &org, id).await, before_pdf);
 }

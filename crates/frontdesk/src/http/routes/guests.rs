@@ -17,11 +17,10 @@ use crate::http::openapi::Projected;
 type GuestFields = Projected<Guest>;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(list_guests, create_guest)).routes(routes!(
-        get_guest,
-        update_guest,
-        delete_guest
-    ))
+    OpenApiRouter::new()
+        .routes(routes!(list_guests, create_guest))
+        .routes(routes!(get_guest, update_guest, delete_guest))
+        .routes(routes!(anonymise_guest))
 }
 
 /// The organization's guests. `limit=0` (the default) answers every match, streamed; `X-Total-Count` counts them.
@@ -131,4 +130,27 @@ async fn delete_guest(
     Path(id): Path<String>,
 ) -> Result<Json<Guest>> {
     guests::delete(&state.db, &actor, &id).await.map(Json)
+}
+
+/// Erases a guest's personal data: the name becomes "Anonymised guest"; e-mail, phone, address, country, language
+/// and notes are cleared, with the notes of their reservations and the addresses of the e-mails sent to them.
+/// Issued invoices stay as issued (they must be kept for ten years).
+#[utoipa::path(
+    post,
+    path = "/api/guests/{guestId}/anonymise",
+    tag = "guests",
+    security(("apiKey" = []), ("accessToken" = [])),
+    params(("guestId" = String, Path)),
+    responses(
+        (status = 200, description = "The guest as now stored", body = Guest),
+        (status = 403, description = "Lacks guests:write"),
+        (status = 404, description = "Missing, or another organization's"),
+    )
+)]
+async fn anonymise_guest(
+    State(state): State<AppState>,
+    Principal(actor): Principal,
+    Path(id): Path<String>,
+) -> Result<Json<Guest>> {
+    guests::anonymise(&state.db, &actor, &id).await.map(Json)
 }

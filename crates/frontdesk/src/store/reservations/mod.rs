@@ -146,6 +146,23 @@ pub async fn get(conn: &mut Conn, organization_id: &str, id: &str) -> StoreResul
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(reservation).transpose()
 }
 
+/// The reservations of a guest (of the organization) that carry notes, by id.
+pub async fn with_notes_of_guest(
+    conn: &mut Conn,
+    organization_id: &str,
+    guest_id: &str,
+) -> StoreResult<Vec<Reservation>> {
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(R::Table)
+        .and_where(Expr::col(R::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(R::GuestId).eq(guest_id))
+        .and_where(Expr::col(R::Notes).is_not_null())
+        .order_by(R::Id, Order::Asc)
+        .take();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(reservation).collect()
+}
+
 /// One row of [`get_full`]: the reservation, its folio's head and one of its rooms (none when it has none).
 struct JoinedRow {
     reservation: Reservation,
