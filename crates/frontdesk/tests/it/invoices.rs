@@ -456,7 +456,7 @@ async fn an_invoice_is_e_mailed_with_its_pdf_attached(engine: Engine) {
     use mail_parser::MimeHeaders;
     let parsed = mail[0].parsed();
     assert!(mail[0].subject().starts_with("Ihre Rechnung"), "in the invoice's language: {}", mail[0].subject());
-    assert!(mail[0].text().contains("Rechnung {number} über EUR 106.00"), "{}", mail[0].text());
+    assert!(mail[0].text().contains(&format!("Rechnung {number} über EUR 106.00")), "{}", mail[0].text());
     let attachment = parsed.attachments().next().expect("the PDF is attached");
     assert_eq!(attachment.attachment_name(), Some(format!("{number}.pdf").as_str()));
     let text = pdf_text(attachment.contents());

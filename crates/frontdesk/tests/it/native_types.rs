@@ -74,6 +74,19 @@ async fn a_database_written_before_native_types_answers_the_same_after_its_upgra
             let balance = folio.remove("balance").expect("a folio carries its balance");
             assert_eq!(Some(&balance), folio.get("total"), "{path}: a folio from before payments owes its total");
         }
+        if path.starts_with("/api/guests") {
+            // A guest's postal address came later (invoices), after the fixture was written: a guest from before it
+            // has none, and the rest answers as it did.
+            let guests = match &mut now {
+                Value::Array(guests) => guests.iter_mut().collect::<Vec<_>>(),
+                guest => vec![guest],
+            };
+            for guest in guests.into_iter().filter_map(Value::as_object_mut) {
+                for field in ["street", "postalCode", "city"] {
+                    assert_eq!(guest.remove(field), Some(Value::Null), "{path}: a guest from before has no {field}");
+                }
+            }
+        }
         assert_eq!(now, then, "{path} answers differently after the upgrade");
     }
 

@@ -344,11 +344,26 @@ pub fn is_country(value: &str) -> bool {
 /// A VAT identification number's shape: a two-letter prefix (the country; `EL` for Greece) and 2 to 13 letters or
 /// digits.
 pub fn is_vat_id(value: &str) -> bool {
-    let (prefix, rest) = value.split_at(value.len().min(2));
-    prefix.len() == 2
-        && prefix.chars().all(|c| c.is_ascii_uppercase())
-        && (2..=13).contains(&rest.len())
-        && rest.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+    let chars: Vec<char> = value.chars().collect();
+    chars.len() >= 4
+        && chars.len() <= 15
+        && chars[..2].iter().all(char::is_ascii_uppercase)
+        && chars[2..].iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_vat_id_is_two_letters_and_2_to_13_letters_or_digits() {
+        for good in ["DE123456789", "EL12", "ATU12345678", "NL123456789B01"] {
+            assert!(super::is_vat_id(good), "{good}");
+        }
+        for bad in
+            ["", "DE", "DE1", "de123456789", "123456789", "DE 123", "\u{202e}\u{feff}😀é", "ÄÖ1234", "DE12345678901234"]
+        {
+            assert!(!super::is_vat_id(bad), "{bad:?}");
+        }
+    }
 }
 
 impl BillingSettings {

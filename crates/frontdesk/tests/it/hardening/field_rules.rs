@@ -158,6 +158,7 @@ async fn null_is_refused_for_fields_that_cannot_be_cleared(s: TestServer) {
         "webhookSubscriptionId" => hook.clone(),
         "folioId" => f.folio.clone(),
         "lineId" => f.folio_line.clone(),
+        "invoiceId" => f.invoice.clone(),
         other => panic!("no fixture for {other}"),
     }) {
         if method != reqwest::Method::PUT {

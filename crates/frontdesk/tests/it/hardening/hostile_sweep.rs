@@ -48,6 +48,9 @@ fn valid_body(schema: &str, f: &Fixture) -> Value {
         "RefundIn" => json!({"amount": 1, "reason": "r"}),
         "FeeIn" => json!({"kind": "NO_SHOW", "amount": 100, "category": "ACCOMMODATION", "reason": "r"}),
         "CityTaxExemptionIn" => json!({"reason": "Business travel"}),
+        "InvoiceIn" => json!({"language": "de", "recipient": {"kind": "COMPANY", "name": "Acme", "street": "Rua 2",
+            "postalCode": "1000-002", "city": "Lisboa", "country": "PT", "vatId": "PT999999990"}, "note": "PO 1"}),
+        "CancellationIn" => json!({"reason": "Wrong recipient"}),
         other => panic!("the sweep has no valid body for {other}"),
     }
 }
@@ -116,6 +119,7 @@ async fn hostile_requests_over_every_endpoint(engine: frontdesk::store::Engine) 
         "reservationId" => f.reservation.clone(),
         "folioId" => f.folio.clone(),
         "lineId" => f.folio_line.clone(),
+        "invoiceId" => f.invoice.clone(),
         _ => "01a20000-0000-7000-8000-000000000000".to_string(),
     };
     let long_id = "x".repeat(3000);

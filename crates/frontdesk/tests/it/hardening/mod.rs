@@ -24,6 +24,8 @@ pub struct Fixture {
     /// The reservation's folio, and its first line (a room night).
     pub folio: String,
     pub folio_line: String,
+    /// An invoice issued from a cancelled stay's cancellation fee.
+    pub invoice: String,
 }
 
 async fn fixture(s: &TestServer, org: &Org, rooms: usize) -> Fixture {
@@ -65,7 +67,31 @@ async fn fixture(s: &TestServer, org: &Org, rooms: usize) -> Fixture {
     let folio = s.get(&format!("/api/reservations/{reservation}"), &org.auth()).await.expect(200).body["folio"].clone();
     let folio_line = folio["charges"][0]["id"].as_str().expect("a room night").to_string();
     let folio = folio["id"].as_str().expect("a folio").to_string();
-    Fixture { hotel, room_type, rooms: room_ids, plan, guest, reservation, folio, folio_line }
+    let invoice = invoiced_fee(s, org, &hotel, &room_type, &guest).await;
+    Fixture { hotel, room_type, rooms: room_ids, plan, guest, reservation, folio, folio_line, invoice }
+}
+
+/// An invoice of a stay cancelled with a fee (posted at once, so it can be invoiced at once).
+async fn invoiced_fee(s: &TestServer, org: &Org, hotel: &str, room_type: &str, guest: &str) -> String {
+    let issuer = json!({"legalName": "Sea Hotels Lda", "street": "Rua 1", "postalCode": "1000-001", "city": "Lisboa",
+                        "country": "PT", "vatId": "PT123456789"});
+    s.put(&format!("/api/hotels/{hotel}/billing"), &org.auth(), json!({"invoiceIssuer": issuer})).await.expect(200);
+    let stay = s
+        .create(
+            "/api/reservations",
+            &org.auth(),
+            json!({"hotelId": hotel, "guestId": guest, "checkInDate": day(35), "checkOutDate": day(36),
+                   "rooms": [{"roomTypeId": room_type, "price": 10000}]}),
+        )
+        .await;
+    let folio = s.get(&format!("/api/reservations/{stay}"), &org.auth()).await.expect(200).body["folio"]["id"].clone();
+    let folio = folio.as_str().expect("a folio");
+    s.put(&format!("/api/reservations/{stay}"), &org.auth(), json!({"status": "CANCELLED"})).await.expect(200);
+    s.post(&format!("/api/folios/{folio}/fees"), &org.auth(), json!({"kind": "CANCELLATION", "amount": 5000}))
+        .await
+        .expect(200);
+    let invoice = s.post(&format!("/api/folios/{folio}/invoices"), &org.auth(), json!({})).await.expect(201).body;
+    invoice["id"].as_str().expect("an invoice").to_string()
 }
 
 /// Every path of the REST document with its parameters filled in by `fill` (parameter name -> value).
