@@ -242,6 +242,14 @@ impl Typesetter<'_> {
     /// `text` shaped in `weight`. Each glyph keeps the bytes of the text it stands for (its cluster), which
     /// krilla writes as the file's Unicode mapping.
     fn shape(&self, weight: Weight, text: &str) -> Run {
+        // A control character (a line break typed into a name) has no glyph: it would print as a box.
+        let cleaned: String;
+        let text = if text.chars().any(char::is_control) {
+            cleaned = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+            cleaned.as_str()
+        } else {
+            text
+        };
         let face = &self.face(weight).shaper;
         let mut buffer = rustybuzz::UnicodeBuffer::new();
         buffer.push_str(text);
@@ -307,6 +315,15 @@ impl Typesetter<'_> {
     /// `text` wrapped at spaces into lines of at most `max_width` (a word longer than a line is broken), at most
     /// `max_lines` of them, the last cut with an ellipsis when the text goes on.
     fn wrap(&self, style: Style, text: &str, max_width: f32, max_lines: usize) -> Vec<Run> {
+        // No line holds more characters than a quarter em each allows, plus the space dropped at its break: a
+        // longer text cannot fit, and is set only as far as the lines shown need (a description of a hundred
+        // thousand characters costs no more than one of a few hundred).
+        let per_line = (max_width / (style.size * 0.25)).ceil().max(0.0) as usize + 1;
+        let limit = max_lines.saturating_mul(per_line).saturating_add(1);
+        let text = match text.char_indices().nth(limit) {
+            Some((end, _)) => &text[..end],
+            None => text,
+        };
         let mut lines: Vec<String> = Vec::new();
         let mut current = String::new();
         for word in text.split_whitespace() {
@@ -1548,6 +1565,15 @@ mod tests {
         let broken = setter.wrap(CELL, &word, 150.0, 3);
         assert!(broken.iter().all(|l| l.width(CELL.size) <= 150.0), "a broken word overflows");
         assert_eq!(setter.wrap(CELL, "Parking", 150.0, 3).len(), 1);
+        let huge = "y".repeat(200_000);
+        let started = std::time::Instant::now();
+        let cut = setter.wrap(CELL, &huge, 150.0, 3);
+        assert!(cut.len() == 3 && cut[2].text.ends_with('…'), "a huge word is cut after three lines");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(1),
+            "a huge description is set only as far as shown"
+        );
+        assert_eq!(setter.shape(Weight::Regular, "a\nb").text, "a b", "a line break in a name is a space");
     }
 
     /// `documents` makes files from records: it reads `model` and `domain::money`, nothing else of the crate.
