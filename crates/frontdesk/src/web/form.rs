@@ -66,6 +66,13 @@ impl FormErrors {
                 self.general = Some(capitalize(&message));
                 Ok(())
             }
+            // What stands in the way of the request as things are (an invoice's missing details): every reason, at
+            // the top, since they name records rather than the form's fields.
+            Error::Unprocessable(errors) => {
+                let reasons: Vec<String> = errors.into_iter().map(|e| capitalize(&e.message)).collect();
+                self.general = Some(reasons.join(". "));
+                Ok(())
+            }
             Error::NotFound(what) => {
                 self.general = Some(format!("The {what} no longer exists."));
                 Ok(())

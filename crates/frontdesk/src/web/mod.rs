@@ -42,6 +42,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(pages::home::router())
         .merge(pages::today::router())
         .merge(pages::reports::router())
+        .merge(pages::invoices::router())
         .merge(pages::rack::router())
         .merge(pages::rates::router())
         .merge(pages::housekeeping::router())

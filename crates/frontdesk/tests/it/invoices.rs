@@ -4,9 +4,10 @@
 
 use std::collections::BTreeSet;
 
+use crate::common::browser::{Browser, PHONE};
 use crate::common::process::spawn;
 use crate::common::smtp::SmtpServer;
-use crate::common::{day, Auth, Org, TestServer, WAIT};
+use crate::common::{day, Auth, Org, TestServer, PASSWORD, WAIT};
 use frontdesk::domain::Scope;
 use frontdesk::store::Engine;
 use reqwest::Method;
@@ -20,7 +21,10 @@ on_both_engines!(
     the_accountant_exports_invoices_as_json_and_csv,
     anonymising_the_guest_leaves_issued_invoices_as_issued,
 );
-on_both_engines_configured!(an_invoice_is_e_mailed_with_its_pdf_attached);
+on_both_engines_configured!(
+    an_invoice_is_e_mailed_with_its_pdf_attached,
+    the_desk_issues_finds_downloads_and_cancels_an_invoice
+);
 
 /// A hotel in Berlin that may issue invoices: 7 % on rooms and food, 19 % on other, city tax 3.00 a person a night
 /// without VAT, the issuer named in full. (hotel, room type, plan, rooms)
@@ -498,4 +502,81 @@ async fn anonymising_the_guest_leaves_issued_invoices_as_issued(s: TestServer) {
     assert_eq!(kept["recipient"]["name"], json!("Łukasz Żółć"));
     assert_eq!(kept["recipient"]["address"]["street"], json!("ul. Długa 5"));
     assert_eq!(pdf(&s, &org, id).await, before_pdf);
+}
+
+async fn the_desk_issues_finds_downloads_and_cancels_an_invoice(engine: Engine) {
+    let Some(s) = TestServer::configured(engine, |_| {}).await else { return };
+    let org = s.org("Acme").await;
+    let h = invoicing_hotel(&s, &org, 2).await;
+    let (reservation, folio) = checked_in_stay(&s, &org, &h, 1).await;
+    let Some(b) = Browser::start(&s.base).await else { return };
+    b.sign_in(&org.operator_email, PASSWORD).await;
+    let stay_page = format!("/hotels/{}/reservations/{reservation}", h.0);
+    // Before check-out the preview says why it cannot be issued yet.
+    b.goto(&format!("{stay_page}/invoice")).await;
+    b.wait_for_text("It cannot be issued yet").await;
+    assert!(b.page_text().await.contains("check the guest out first"));
+    check_out_on_account(&s, &org, &reservation).await;
+    // From the folio: the preview in German, to a company, then issued.
+    b.goto(&stay_page).await;
+    b.click_text("a", "Issue an invoice").await;
+    b.wait_for_text("Update the preview").await;
+    b.select("#inv-language", "de").await;
+    b.select("#inv-to", "company").await;
+    b.fill("#inv-name", "Acme GmbH").await;
+    b.fill("#inv-street", "Hauptstr. 2").await;
+    b.fill("#inv-postal", "80331").await;
+    b.fill("#inv-city", "München").await;
+    b.fill("#inv-country", "DE").await;
+    b.click_text("button", "Update the preview").await;
+    b.wait_for_text("Acme GmbH").await;
+    let year = chrono::Utc::now().format("%Y").to_string();
+    let number = format!("RE-{year}-000001");
+    let text = b.page_text().await;
+    assert!(text.contains(&format!("Issue invoice {number}")) && text.contains("EUR 106.00"), "{text}");
+    b.assert_page_ok("the invoice preview").await;
+    if engine == Engine::Sqlite {
+        b.screenshot("invoice-preview").await;
+    }
+    b.click_text("button", &format!("Issue invoice {number}")).await;
+    b.wait_for_text(&format!("Invoice {number} issued.")).await;
+    let href = b.find("a[download]").await.attr("href").await.unwrap().unwrap();
+    assert!(href.ends_with("/pdf"), "{href}");
+    b.assert_page_ok("an invoice").await;
+    if engine == Engine::Sqlite {
+        b.screenshot("invoice").await;
+    }
+    let issued = s.get(&format!("/api/folios/{folio}/invoices"), &org.auth()).await.expect(200).body;
+    assert_eq!(issued[0]["recipient"]["name"], json!("Acme GmbH"));
+    assert_eq!(issued[0]["language"], json!("de"));
+    // The PDF the page links is the invoice's.
+    let bytes = b.fetch_bytes(&href).await;
+    assert!(pdf_text(&bytes).contains(&number));
+    // Cancelled with a reason: the page of the cancellation invoice.
+    b.fill("#cancel-reason", "Wrong company").await;
+    b.click_text("button", "Cancel with a cancellation invoice").await;
+    let cancellation = format!("RE-{year}-000002");
+    b.wait_for_text(&format!("is cancelled by {cancellation}")).await;
+    assert!(b.page_text().await.contains("EUR -106.00"));
+    // The list finds both by number, and the folio links them.
+    b.goto(&format!("/hotels/{}/invoices?number=000001", h.0)).await;
+    b.wait_for_text(&format!("Cancelled by {cancellation}")).await;
+    b.assert_page_ok("the invoice list").await;
+    if engine == Engine::Sqlite {
+        b.screenshot("invoices").await;
+    }
+    b.goto(&stay_page).await;
+    b.wait_for_text(&format!("Cancellation invoice {cancellation}")).await;
+    assert!(b.page_text().await.contains("Issue an invoice"), "the lines are open again");
+    b.close().await;
+    let Some(phone) = Browser::start_sized(&s.base, PHONE).await else { return };
+    phone.sign_in(&org.operator_email, PASSWORD).await;
+    let id = issued[0]["id"].as_str().unwrap();
+    phone.goto(&format!("/hotels/{}/invoices/{id}", h.0)).await;
+    phone.wait_for_text("Download PDF").await;
+    phone.assert_page_ok("an invoice on a phone").await;
+    phone.goto(&format!("{stay_page}/invoice")).await;
+    phone.wait_for_text("Update the preview").await;
+    phone.assert_page_ok("the invoice preview on a phone").await;
+    phone.close().await;
 }

@@ -95,6 +95,7 @@ struct DetailTemplate {
     chrome: Chrome,
     guest: Guest,
     stays: Vec<StayRow>,
+    invoices: Vec<crate::web::pages::invoices::InvoiceLink>,
     messages: Vec<MessageRow>,
     mail_configured: bool,
     href: String,
@@ -148,7 +149,10 @@ async fn detail(
     let record = front_office::guest_record(&state.db, &page.session.actor, &id).await?;
     let catalog = Catalog::load(&state.db, &page.session.actor, &page.hotel.id).await?;
     let messages = guest_messages::of_guest(&state.db, &page.session.actor, &record.guest.id).await?;
+    let stay_ids: Vec<String> = record.stays.iter().map(|s| s.reservation.id.clone()).collect();
+    let invoices = crate::domain::finance::invoices::of_reservations(&state.db, &page.session.actor, &stay_ids).await?;
     let template = DetailTemplate {
+        invoices: crate::web::pages::invoices::InvoiceLink::all(&invoices),
         chrome: page.chrome(&state, Section::Guests, &front_office::guest_name(&record.guest)).await?,
         stays: StayRow::rows(&record.stays, &catalog),
         messages: messages.iter().map(|m| MessageRow::new(m, &page.hotel)).collect(),

@@ -4,6 +4,7 @@ pub mod guests;
 pub mod home;
 pub mod housekeeping;
 pub mod integrations;
+pub mod invoices;
 pub mod messages;
 pub mod rack;
 pub mod rates;

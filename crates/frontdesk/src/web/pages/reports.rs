@@ -20,6 +20,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/hotels/{hotel_id}/reports", get(revenue_page))
         .route("/hotels/{hotel_id}/reports/revenue.csv", get(revenue_csv))
+        .route("/hotels/{hotel_id}/reports/invoices.csv", get(invoices_csv))
 }
 
 #[derive(Deserialize, Default)]
@@ -164,5 +165,13 @@ async fn revenue_csv(State(state): State<AppState>, page: HotelPage, Query(form)
     let query = form.query(&page);
     let report = revenue::report(&state.db, &page.session.actor, &query).await?;
     let (disposition, body) = revenue::csv_download(&report);
+    Ok(crate::app::download::csv(&disposition, body))
+}
+
+/// `GET /hotels/{id}/reports/invoices.csv?from=&to=`: the invoices issued in the period, as the accountant's CSV.
+async fn invoices_csv(State(state): State<AppState>, page: HotelPage, Query(form): Query<PeriodForm>) -> WebResult {
+    let query = form.query(&page);
+    let export = crate::domain::finance::invoices::export::export(&state.db, &page.session.actor, &query).await?;
+    let (disposition, body) = crate::domain::finance::invoices::export::csv_download(&export);
     Ok(crate::app::download::csv(&disposition, body))
 }

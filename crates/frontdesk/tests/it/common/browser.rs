@@ -107,6 +107,20 @@ impl Browser {
         panic!("could not start a Chromium session: {last_error:?}");
     }
 
+    /// The bytes at `path` (a download), fetched with the browser's session cookies.
+    pub async fn fetch_bytes(&self, path: &str) -> Vec<u8> {
+        let cookies = self.client.get_all_cookies().await.expect("the browser's cookies");
+        let header = cookies.iter().map(|c| format!("{}={}", c.name(), c.value())).collect::<Vec<_>>().join("; ");
+        let answer = reqwest::Client::new()
+            .get(format!("{}{path}", self.base))
+            .header("cookie", header)
+            .send()
+            .await
+            .expect("the download");
+        assert!(answer.status().is_success(), "{path}: {}", answer.status());
+        answer.bytes().await.expect("its bytes").to_vec()
+    }
+
     pub async fn goto(&self, path: &str) {
         self.text_before_click.lock().expect("text before click").take();
         self.client.goto(&format!("{}{path}", self.base)).await.expect("navigation");

@@ -56,6 +56,10 @@ pub(super) struct FolioView {
     pub(super) currency: String,
     /// The stay's city tax, when the hotel charges one.
     pub(super) city_tax: Option<CityTaxView>,
+    /// The folio's invoices and cancellation invoices, oldest first.
+    pub(super) invoices: Vec<crate::web::pages::invoices::InvoiceLink>,
+    /// Whether it has lines not yet on an invoice (charges or allowances).
+    pub(super) to_invoice: bool,
 }
 
 /// Whether the stay pays the hotel's city tax, and whether the desk can still change that.
@@ -142,6 +146,11 @@ pub(super) fn folio_view(ledger: FolioLedger, billing: &BillingSettings, status:
             exempt_reason: ledger.city_tax_exempt_reason.clone(),
             changeable: matches!(status, ReservationStatus::Confirmed | ReservationStatus::CheckedIn),
         }),
+        invoices: Vec::new(),
+        to_invoice: ledger
+            .lines
+            .iter()
+            .any(|l| matches!(l.kind, LineKind::Charge | LineKind::Allowance) && l.invoice_id.is_none()),
     }
 }
 
@@ -264,7 +273,10 @@ pub(super) async fn render_detail(
             Some(f) => {
                 let ledger = ledger::get(&state.db, actor, &f.id).await?;
                 let billing = billing::get(&state.db, actor, &page.hotel.id).await?;
-                Some(folio_view(ledger, &billing, r.status))
+                let mut view = folio_view(ledger, &billing, r.status);
+                let invoices = crate::domain::finance::invoices::of_folio(&state.db, actor, &f.id).await?;
+                view.invoices = crate::web::pages::invoices::InvoiceLink::all(&invoices);
+                Some(view)
             }
             None => None,
         },
