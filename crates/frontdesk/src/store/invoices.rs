@@ -56,7 +56,7 @@ pub async fn next_in_series(conn: &mut Conn, hotel_id: &str, series: &str) -> St
                 .to_owned(),
         )
         .returning_col(C::LastNumber);
-    Ok(statement(conn.engine(), &upsert).fetch_one(conn).await?.try_get("last_number")?)
+    statement(conn.engine(), &upsert).fetch_one(conn).await?.try_get("last_number")
 }
 
 /// The last number taken from a hotel's `series` (0 when none was).

@@ -351,21 +351,6 @@ pub fn is_vat_id(value: &str) -> bool {
         && chars[2..].iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_vat_id_is_two_letters_and_2_to_13_letters_or_digits() {
-        for good in ["DE123456789", "EL12", "ATU12345678", "NL123456789B01"] {
-            assert!(super::is_vat_id(good), "{good}");
-        }
-        for bad in
-            ["", "DE", "DE1", "de123456789", "123456789", "DE 123", "\u{202e}\u{feff}😀é", "ÄÖ1234", "DE12345678901234"]
-        {
-            assert!(!super::is_vat_id(bad), "{bad:?}");
-        }
-    }
-}
-
 impl BillingSettings {
     /// The VAT rate of `category`, if the hotel has it.
     pub fn rate_of(&self, category: &str) -> Option<i64> {
@@ -383,5 +368,20 @@ impl Record for BillingSettings {
 
     fn hotel_id(&self) -> Option<&str> {
         Some(&self.hotel_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_vat_id_is_two_letters_and_2_to_13_letters_or_digits() {
+        for good in ["DE123456789", "EL12", "ATU12345678", "NL123456789B01"] {
+            assert!(super::is_vat_id(good), "{good}");
+        }
+        for bad in
+            ["", "DE", "DE1", "de123456789", "123456789", "DE 123", "\u{202e}\u{feff}😀é", "ÄÖ1234", "DE12345678901234"]
+        {
+            assert!(!super::is_vat_id(bad), "{bad:?}");
+        }
     }
 }

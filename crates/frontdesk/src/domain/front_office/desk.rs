@@ -71,7 +71,7 @@ pub async fn quote(
 /// Who a reservation made at the desk is for.
 pub enum DeskGuest {
     Existing(String),
-    New(GuestIn),
+    New(Box<GuestIn>),
 }
 
 /// What sending the desk's reservation form did.
@@ -169,7 +169,7 @@ pub async fn book_at_desk(
         DeskGuest::Existing(id) => input.guest_id = Some(id),
         DeskGuest::New(guest) => {
             actor.require_scope(Scope::GuestsWrite)?;
-            input.guest_id = Some(guests::insert(&mut tx, actor, guest).await?.id);
+            input.guest_id = Some(guests::insert(&mut tx, actor, *guest).await?.id);
         }
     }
     let reservation = write::insert(&mut tx, actor, input).await?;

@@ -49,6 +49,12 @@ pub struct Draft {
     pub line_ids: Vec<String>,
 }
 
+/// A draft that cannot be issued, with every reason.
+pub struct Refused {
+    pub draft: Draft,
+    pub problems: Vec<FieldError>,
+}
+
 fn problem(field: &str, message: impl Into<String>) -> FieldError {
     FieldError::field(field, message)
 }
@@ -238,7 +244,7 @@ pub struct Choices<'a> {
 }
 
 /// The invoice a folio would be closed into on `choices.issue_date`, numbered `number`; or every reason it cannot be.
-pub fn draft(folio: &Folio, choices: &Choices, number: String) -> Result<Draft, (Draft, Vec<FieldError>)> {
+pub fn draft(folio: &Folio, choices: &Choices, number: String) -> Result<Draft, Box<Refused>> {
     let mut problems = Vec::new();
     let billing_lines: Vec<&FolioLine> =
         folio.lines.iter().filter(|l| matches!(l.kind, LineKind::Charge | LineKind::Allowance)).collect();
@@ -309,7 +315,7 @@ pub fn draft(folio: &Folio, choices: &Choices, number: String) -> Result<Draft, 
     if problems.is_empty() {
         Ok(draft)
     } else {
-        Err((draft, problems))
+        Err(Box::new(Refused { draft, problems }))
     }
 }
 

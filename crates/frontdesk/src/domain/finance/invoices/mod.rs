@@ -185,7 +185,7 @@ fn pattern(billing: &billing::BillingSettings) -> Result<Pattern> {
         .map_err(|e| Error::Internal(anyhow::anyhow!("a stored invoice number pattern is invalid: {e}")))
 }
 
-fn draft(read: &Read, choices: &Choices, number: String) -> std::result::Result<Draft, (Draft, Vec<FieldError>)> {
+fn draft(read: &Read, choices: &Choices, number: String) -> std::result::Result<Draft, Box<document::Refused>> {
     let folio = document::Folio {
         hotel: &read.hotel,
         billing: &read.billing,
@@ -211,7 +211,7 @@ pub async fn preview(db: &Db, actor: &Actor, folio_id: &str, input: InvoiceIn) -
         Choices { language: input.language.unwrap_or(InvoiceLanguage::En), recipient: &recipient, note, issue_date };
     Ok(match draft(&read, &choices, pattern.number(issue_date, next)) {
         Ok(d) => InvoicePreview { issuable: true, problems: Vec::new(), invoice: d.document },
-        Err((d, problems)) => InvoicePreview { issuable: false, problems, invoice: d.document },
+        Err(refused) => InvoicePreview { issuable: false, problems: refused.problems, invoice: refused.draft.document },
     })
 }
 
@@ -247,10 +247,10 @@ pub async fn issue(db: &Db, actor: &Actor, folio_id: &str, input: InvoiceIn, key
         Choices { language: input.language.unwrap_or(InvoiceLanguage::En), recipient: &recipient, note, issue_date };
     // Every reason is found before a number is taken: the counter's row is held only by issues that will succeed.
     let pattern = pattern(&read.billing)?;
-    draft(&read, &choices, String::new()).map_err(|(_, problems)| Error::Unprocessable(problems))?;
+    draft(&read, &choices, String::new()).map_err(|refused| Error::Unprocessable(refused.problems))?;
     let number = numbering::take(tx.conn(), &read.hotel.id, &pattern, issue_date).await?;
     let Draft { document, line_ids } =
-        draft(&read, &choices, number).map_err(|(_, problems)| Error::Unprocessable(problems))?;
+        draft(&read, &choices, number).map_err(|refused| Error::Unprocessable(refused.problems))?;
     let invoice = Invoice {
         id: new_id(),
         hotel_id: read.hotel.id.clone(),

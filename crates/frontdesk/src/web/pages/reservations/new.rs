@@ -404,7 +404,7 @@ async fn existing_guest(
 
 /// A new guest as the form names them.
 fn new_guest(page: &HotelPage, form: &NewForm) -> DeskGuest {
-    DeskGuest::New(GuestIn {
+    DeskGuest::New(Box::new(GuestIn {
         hotel_id: Some(page.hotel.id.clone()),
         first_name: form.first_name.clone(),
         last_name: form.last_name.clone(),
@@ -416,7 +416,7 @@ fn new_guest(page: &HotelPage, form: &NewForm) -> DeskGuest {
         country: None,
         language: None,
         notes: None,
-    })
+    }))
 }
 
 /// The reservation the form asks for: one room, made at the desk.
