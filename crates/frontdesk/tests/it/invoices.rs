@@ -6,8 +6,9 @@ use std::collections::BTreeSet;
 
 use crate::common::browser::{Browser, PHONE};
 use crate::common::process::spawn;
+use crate::common::receiver::Receiver;
 use crate::common::smtp::SmtpServer;
-use crate::common::{day, Auth, Org, TestServer, PASSWORD, WAIT};
+use crate::common::{day, delivering, Auth, Org, TestServer, PASSWORD, WAIT};
 use frontdesk::domain::Scope;
 use frontdesk::store::Engine;
 use reqwest::Method;
@@ -23,7 +24,8 @@ on_both_engines!(
 );
 on_both_engines_configured!(
     an_invoice_is_e_mailed_with_its_pdf_attached,
-    the_desk_issues_finds_downloads_and_cancels_an_invoice
+    the_desk_issues_finds_downloads_and_cancels_an_invoice,
+    invoice_created_reaches_only_subscriptions_that_name_it,
 );
 
 /// A hotel in Berlin that may issue invoices: 7 % on rooms and food, 19 % on other, city tax 3.00 a person a night
@@ -579,4 +581,36 @@ async fn the_desk_issues_finds_downloads_and_cancels_an_invoice(engine: Engine) 
     phone.wait_for_text("Update the preview").await;
     phone.assert_page_ok("the invoice preview on a phone").await;
     phone.close().await;
+}
+
+async fn invoice_created_reaches_only_subscriptions_that_name_it(engine: Engine) {
+    let Some(s) = delivering(engine).await else { return };
+    let org = s.org("Acme").await;
+    let h = invoicing_hotel(&s, &org, 2).await;
+    let named = Receiver::start().await;
+    let contract = Receiver::start().await;
+    for (receiver, events) in [(&named, json!(["invoice.created"])), (&contract, json!([]))] {
+        let body = json!({"hotelId": h.0, "url": receiver.url, "events": events});
+        s.post("/api/webhooksubscriptions", &org.auth(), body).await.expect(200);
+    }
+    let (reservation, folio) = checked_in_stay(&s, &org, &h, 1).await;
+    check_out_on_account(&s, &org, &reservation).await;
+    let invoice = s.post(&format!("/api/folios/{folio}/invoices"), &org.auth(), json!({})).await.expect(201).body;
+    let id = invoice["id"].as_str().unwrap();
+    s.post(&format!("/api/invoices/{id}/cancel"), &org.auth(), json!({"reason": "Typo"})).await.expect(201);
+    let events = |r: &Receiver| r.received().iter().map(|d| d.json()).collect::<Vec<Value>>();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while events(&named).len() < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "deliveries: {:?}", events(&named));
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let kinds: Vec<(Value, Value)> =
+        events(&named).iter().map(|e| (e["event"].clone(), e["data"]["kind"].clone())).collect();
+    assert_eq!(
+        kinds,
+        vec![(json!("invoice.created"), json!("INVOICE")), (json!("invoice.created"), json!("CANCELLATION"))]
+    );
+    assert_eq!(events(&named)[0]["data"]["number"], invoice["number"]);
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(events(&contract).iter().all(|e| e["event"] != json!("invoice.created")), "the contract's kinds only");
 }
