@@ -54,11 +54,16 @@ async fn revenue_report(
 ) -> Result<Response> {
     actor.resolve_hotel(Some(&query.hotel_id))?;
     let report = revenue::report(&state.db, &actor, &query).await?;
-    if !wants_csv(&headers) {
-        return Ok(Json(report).into_response());
+    Ok(json_or_csv(&headers, report, revenue::csv_download))
+}
+
+/// `report` as JSON, or as the CSV file `csv` makes of it when the request asks for CSV.
+fn json_or_csv<T: serde::Serialize>(headers: &HeaderMap, report: T, csv: fn(&T) -> (String, String)) -> Response {
+    if !wants_csv(headers) {
+        return Json(report).into_response();
     }
-    let (disposition, body) = revenue::csv_download(&report);
-    Ok(crate::app::download::csv(&disposition, body))
+    let (disposition, body) = csv(&report);
+    crate::app::download::csv(&disposition, body)
 }
 
 /// A hotel's invoices and cancellation invoices issued in a period of at most 366 days (both dates included), for an
@@ -88,9 +93,5 @@ async fn invoice_export(
 ) -> Result<Response> {
     actor.resolve_hotel(Some(&query.hotel_id))?;
     let report = export::export(&state.db, &actor, &query).await?;
-    if !wants_csv(&headers) {
-        return Ok(Json(report).into_response());
-    }
-    let (disposition, body) = export::csv_download(&report);
-    Ok(crate::app::download::csv(&disposition, body))
+    Ok(json_or_csv(&headers, report, export::csv_download))
 }
