@@ -10,14 +10,14 @@ pub fn wording(kind: MessageKind, language: Language) -> (&'static str, &'static
     use MessageKind::*;
     match (kind, language) {
         (InvoiceIssued, English) => (
-            "Your invoice {{ invoice.number }} from {{ hotel.name }}",
+            "Your invoice {{ invoice.number }} from {{ hotel.name }} ({{ stay.reference }})",
             "Dear {{ guest.first_name }} {{ guest.last_name }},\n\n\
              thank you for staying at {{ hotel.name }}. Attached is your invoice {{ invoice.number }} over \
              {{ invoice.total }} as a PDF.\n\n\
              Please quote the reference {{ stay.reference }} if you write to us.",
         ),
         (InvoiceIssued, German) => (
-            "Ihre Rechnung {{ invoice.number }} vom {{ hotel.name }}",
+            "Ihre Rechnung {{ invoice.number }} vom {{ hotel.name }} ({{ stay.reference }})",
             "Guten Tag {{ guest.first_name }} {{ guest.last_name }},\n\n\
              vielen Dank für Ihren Aufenthalt im {{ hotel.name }}. Anbei erhalten Sie Ihre Rechnung \
              {{ invoice.number }} über {{ invoice.total }} als PDF.\n\n\
