@@ -8,7 +8,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
 
-use super::HotelPage;
+use super::{refusal, HotelPage};
 use crate::app::AppState;
 use crate::domain::finance::invoices::{
     self, CancellationIn, Invoice, InvoiceDocument, InvoiceFilter, InvoiceIn, InvoiceKind, InvoiceLanguage,
@@ -367,14 +367,6 @@ async fn cancel(
             let flash = refusal(err)?;
             Ok(session::redirect_with(&page.path(&format!("invoices/{id}")), flash, &state))
         }
-    }
-}
-
-fn refusal(err: Error) -> Result<Flash, WebError> {
-    let mut errors = FormErrors::default();
-    match errors.absorb(err) {
-        Ok(()) => Ok(Flash::error(errors.general.clone().unwrap_or_else(|| errors.unplaced(&[]).join("; ")))),
-        Err(other) => Err(WebError(other)),
     }
 }
 

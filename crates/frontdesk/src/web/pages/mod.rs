@@ -55,3 +55,15 @@ impl HotelPage {
         format!("/hotels/{}/{rest}", self.hotel.id)
     }
 }
+
+/// A refused action as a message for the next page; errors that are not about the request stay errors.
+pub(crate) fn refusal(err: crate::domain::Error) -> Result<crate::web::session::Flash, WebError> {
+    let mut errors = crate::web::form::FormErrors::default();
+    match errors.absorb(err) {
+        Ok(()) => {
+            let text = errors.general.clone().unwrap_or_else(|| errors.unplaced(&[]).join("; "));
+            Ok(crate::web::session::Flash::error(text))
+        }
+        Err(other) => Err(WebError(other)),
+    }
+}

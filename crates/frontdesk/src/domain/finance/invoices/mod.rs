@@ -249,10 +249,9 @@ pub async fn issue(db: &Db, actor: &Actor, folio_id: &str, input: InvoiceIn, key
         Choices { language: input.language.unwrap_or(InvoiceLanguage::En), recipient: &recipient, note, issue_date };
     // Every reason is found before a number is taken: the counter's row is held only by issues that will succeed.
     let pattern = pattern(&read.billing)?;
-    draft(&read, &choices, String::new()).map_err(|refused| Error::Unprocessable(refused.problems))?;
-    let number = numbering::take(tx.conn(), &read.hotel.id, &pattern, issue_date).await?;
-    let Draft { document, line_ids } =
-        draft(&read, &choices, number).map_err(|refused| Error::Unprocessable(refused.problems))?;
+    let Draft { mut document, line_ids } =
+        draft(&read, &choices, String::new()).map_err(|refused| Error::Unprocessable(refused.problems))?;
+    document.number = numbering::take(tx.conn(), &read.hotel.id, &pattern, issue_date).await?;
     let invoice = Invoice {
         id: new_id(),
         hotel_id: read.hotel.id.clone(),

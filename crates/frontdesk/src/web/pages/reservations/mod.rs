@@ -18,14 +18,13 @@ mod status;
 use axum::routing::{get, post};
 use axum::Router;
 
-use super::HotelPage;
+use super::{refusal, HotelPage};
 use crate::app::AppState;
 use crate::domain::front_office::{self};
 use crate::domain::guests::Guest;
 use crate::domain::Error;
-use crate::web::form::FormErrors;
 use crate::web::page::WebError;
-use crate::web::session::{self, Flash};
+use crate::web::session;
 
 use changes::{assign_room, change_dates};
 use detail::detail;
@@ -71,16 +70,4 @@ async fn of_hotel(state: &AppState, page: &HotelPage, id: &str) -> Result<front_
         return Err(WebError(Error::NotFound("reservation")));
     }
     Ok(line)
-}
-
-/// A refused action as a message for the next page; errors that are not about the request stay errors.
-fn refusal(err: Error) -> Result<Flash, WebError> {
-    let mut errors = FormErrors::default();
-    match errors.absorb(err) {
-        Ok(()) => {
-            let text = errors.general.clone().unwrap_or_else(|| errors.unplaced(&[]).join("; "));
-            Ok(Flash::error(text))
-        }
-        Err(other) => Err(WebError(other)),
-    }
 }
