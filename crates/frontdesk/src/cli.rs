@@ -327,7 +327,9 @@ async fn export(db: &Db, org: &str, to: Option<&Path>) -> anyhow::Result<operati
 
 /// Opens and migrates the database, saying which one it is.
 async fn open(settings: &DatabaseSettings, if_missing: IfMissing) -> anyhow::Result<Db> {
-    let db = Db::open(&settings.database_url, settings.database_max_connections, if_missing).await?;
+    let db = Db::open(&settings.database_url, settings.database_max_connections, if_missing)
+        .await?
+        .with_audit_retention_days(settings.audit_retention_days);
     tracing::info!(database = %Db::describe(&settings.database_url), "database opened");
     crate::domain::migrate(&db).await?;
     Ok(db)

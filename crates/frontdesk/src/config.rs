@@ -63,6 +63,10 @@ pub struct DatabaseSettings {
     /// list's pages and single reservations, the rest for everything else.
     #[arg(long, env = "FRONTDESK_DATABASE_MAX_CONNECTIONS", value_name = "N", default_value_t = 16)]
     pub database_max_connections: u32,
+    /// Days each audit log entry is kept (ten years by default, as German bookkeeping law asks of records about
+    /// money). The database refuses to delete an entry sooner; a longer or shorter setting applies to new entries.
+    #[arg(long, env = "FRONTDESK_AUDIT_RETENTION_DAYS", value_name = "DAYS", default_value_t = 3650)]
+    pub audit_retention_days: u32,
 }
 
 impl DatabaseSettings {
@@ -320,6 +324,10 @@ impl Config {
             "rate limits must be at least 1 request per minute"
         );
         anyhow::ensure!(config.database.database_max_connections >= 1, "database_max_connections must be at least 1");
+        anyhow::ensure!(
+            (1..=36_500).contains(&config.database.audit_retention_days),
+            "audit_retention_days must be between 1 and 36500"
+        );
         anyhow::ensure!(
             (1..=86_400).contains(&config.oauth_access_token_ttl_secs),
             "oauth_access_token_ttl_secs must be between 1 and 86400"

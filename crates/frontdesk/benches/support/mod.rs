@@ -100,7 +100,11 @@ impl BenchServer {
         };
         // Benchmarks measure the service itself; what the rate limiter costs is measured by `benches/rate_limits.rs`.
         let config = Config {
-            database: DatabaseSettings { database_url: url.clone(), database_max_connections: 16 },
+            database: DatabaseSettings {
+                database_url: url.clone(),
+                database_max_connections: 16,
+                audit_retention_days: 3650,
+            },
             rate_limits: false,
             booking_requests_per_address_per_hour: 0,
             booking_requests_per_email_per_hour: 0,

@@ -163,4 +163,8 @@ impl Record for ApiKey {
     fn hotel_id(&self) -> Option<&str> {
         self.hotel_id.as_deref()
     }
+
+    fn record_id(&self) -> String {
+        self.id.clone()
+    }
 }

@@ -1,9 +1,10 @@
 //! The one door for writes. A write begins a [`Change`] with who makes it ([`Writer`]: from the caller's
 //! [`Actor`], or named by a job, the booking page, a sign-in), which holds the write transaction. It reads and
 //! writes through [`Change::conn`], and says what it wrote, record by record: [`Change::created`],
-//! [`Change::updated`] (with the record as it was), [`Change::deleted`]. From that one call comes the webhook event
-//! where the contract has one ([`event_of`]), in the same transaction; the audit row and the channel change row
-//! will come from the same place. [`Change::commit`] ends it; dropping it rolls everything back.
+//! [`Change::updated`] (with the record as it was), [`Change::deleted`]. From that one call come the webhook event
+//! where the contract has one ([`event_of`]) and the audit log's entry ([`crate::domain::audit`]), both in the same
+//! transaction; the channel change row will come from the same place. [`Change::commit`] ends it; dropping it rolls
+//! everything back.
 //!
 //! A reaction that belongs to another area is called by the area that owns the write (the guest e-mails a
 //! reservation's change calls for are planned by `reservations::write`), never chosen here by the record's type.
@@ -13,20 +14,41 @@
 //!
 //! `tests/it/layers.rs` refuses a write that begins anywhere else.
 
+use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::access::{Actor, Credential};
+use super::audit::entry::{self, Written};
+use super::audit::Draft;
 use super::Result;
 pub use crate::model::changes::{Action, Job, RecordKind, Writer};
 use crate::model::events::EventKind;
 use crate::store::outbox::NewEvent;
 use crate::store::{Conn, Db, Engine, WriteTx};
 
-/// A record a change writes: its kind, and the hotel it belongs to (the event's and, later, the audit row's).
+/// A record a change writes: its kind, its id, and the hotel it belongs to (the event's and the audit entry's).
 pub trait Record: Serialize {
     const KIND: RecordKind;
 
+    /// Top-level fields holding a person's contact details: the audit log says they changed, never their values.
+    const PRIVATE_FIELDS: &'static [&'static str] = &[];
+
     fn hotel_id(&self) -> Option<&str>;
+
+    /// The id the audit log names the record by.
+    fn record_id(&self) -> String;
+
+    /// A record written many at a time (a rate plan's night) answers its parent and date: the audit log sums up
+    /// a change's records of its kind in one entry instead of one each.
+    fn bulk_key(&self) -> Option<(&str, NaiveDate)> {
+        None
+    }
+
+    /// The record as the audit log compares it: its JSON, unless a record keeps a shorter account (an invoice's
+    /// document is kept whole elsewhere).
+    fn audited(&self) -> serde_json::Result<serde_json::Value> {
+        serde_json::to_value(self)
+    }
 }
 
 /// The webhook event of an action on a record of `kind`, where the contract has one (`reservation.*`, `guest.*`)
@@ -73,10 +95,11 @@ impl Writer {
     }
 }
 
-/// A write in progress: who makes it, and its transaction.
+/// A write in progress: who makes it, its transaction, and the audit entries it will write.
 pub struct Change {
     tx: WriteTx,
     writer: Writer,
+    audit: Draft,
 }
 
 impl Change {
@@ -87,7 +110,7 @@ impl Change {
 
     /// Begins a change made by `writer` (a job, the booking page, someone signing in).
     pub async fn begin_as(db: &Db, writer: Writer) -> Result<Change> {
-        Ok(Change { tx: db.begin_write().await?, writer })
+        Ok(Change { tx: db.begin_write().await?, writer, audit: Draft::default() })
     }
 
     pub fn writer(&self) -> &Writer {
@@ -104,33 +127,58 @@ impl Change {
 
     /// `record` of `organization_id` was created (`after` as GET answers it).
     pub async fn created<R: Record>(&mut self, organization_id: &str, after: &R) -> Result<()> {
-        self.wrote(organization_id, Action::Created, after).await
+        self.wrote(organization_id, Action::Created, None, after).await
     }
 
     /// A record of `organization_id` was updated: `before` as it was, `after` as GET answers it now.
     pub async fn updated<R: Record>(&mut self, organization_id: &str, before: &R, after: &R) -> Result<()> {
-        // The audit row will compare the two; the event carries the record as it is now.
-        let _ = before;
-        self.wrote(organization_id, Action::Updated, after).await
+        self.wrote(organization_id, Action::Updated, Some(before), after).await
     }
 
     /// A record of `organization_id` was deleted (`before`: as it was).
     pub async fn deleted<R: Record>(&mut self, organization_id: &str, before: &R) -> Result<()> {
-        self.wrote(organization_id, Action::Deleted, before).await
+        self.wrote(organization_id, Action::Deleted, None, before).await
     }
 
-    /// Records what follows from writing `record`: its webhook event, if the contract has one (the record is
-    /// serialized only then, so a change no one listens to costs nothing).
-    async fn wrote<R: Record>(&mut self, organization_id: &str, action: Action, record: &R) -> Result<()> {
+    /// Records what follows from writing `record` (as it is now; as it was when deleted): its webhook event, if the
+    /// contract has one, and its audit entry, which compares it with `before`.
+    async fn wrote<R: Record>(
+        &mut self,
+        organization_id: &str,
+        action: Action,
+        before: Option<&R>,
+        record: &R,
+    ) -> Result<()> {
         if let Some(kind) = event_of(R::KIND, action) {
             let payload = serde_json::to_string(record).map_err(anyhow::Error::from)?;
             let event = NewEvent { organization_id, hotel_id: record.hotel_id(), kind: kind.as_str(), payload };
             self.tx.record_event(&event).await?;
         }
+        let json = |r: &R| r.audited().map_err(anyhow::Error::from);
+        let (was, is) = match action {
+            Action::Deleted => (Some(json(record)?), None),
+            _ => (before.map(json).transpose()?, Some(json(record)?)),
+        };
+        let written = Written {
+            organization_id: organization_id.to_string(),
+            hotel_id: record.hotel_id().map(str::to_owned),
+            kind: R::KIND,
+            record_id: record.record_id(),
+            action,
+            fields: entry::fields(action, was.as_ref(), is.as_ref(), R::PRIVATE_FIELDS),
+        };
+        match record.bulk_key() {
+            Some((parent, date)) => self.audit.add_to_bulk(written, parent, date),
+            None => self.audit.add(written),
+        }
         Ok(())
     }
 
-    pub async fn commit(self) -> Result<()> {
+    /// Writes the audit entries of what was reported, then commits.
+    pub async fn commit(mut self) -> Result<()> {
+        let draft = std::mem::take(&mut self.audit);
+        let retention_days = self.tx.audit_retention_days();
+        draft.write(self.tx.conn(), &self.writer, retention_days).await?;
         Ok(self.tx.commit().await?)
     }
 }

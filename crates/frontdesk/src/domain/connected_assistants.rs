@@ -76,4 +76,8 @@ impl Record for ConnectedAssistant {
     fn hotel_id(&self) -> Option<&str> {
         None
     }
+
+    fn record_id(&self) -> String {
+        self.client_id.clone()
+    }
 }

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Months, NaiveDate, Utc};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::access::{Actor, Scope};
@@ -169,20 +169,39 @@ pub async fn write_locked(
     let merged = check_and_merge(values, stored, today, at)?;
     store::daily_rates::upsert(tx.conn(), &merged, at).await?;
     for night in &merged {
+        let hotel_id = stored.plans.get(&night.rate_plan_id).map(|p| p.hotel_id.as_str());
+        let after = NightOfPlan { hotel_id, rate: night };
         match stored.record(&night.rate_plan_id, night.date) {
-            Some(before) => tx.updated(organization_id, before, night).await?,
-            None => tx.created(organization_id, night).await?,
+            Some(before) => tx.updated(organization_id, &NightOfPlan { hotel_id, rate: before }, &after).await?,
+            None => tx.created(organization_id, &after).await?,
         }
     }
     Ok(merged)
 }
 
-/// A night's record: it names its plan, not its hotel (the plan does).
-impl Record for DailyRate {
+/// A night's record as a change reports it: with the hotel of its plan. Nights are written many at a time, so the
+/// audit log sums up a change's nights per hotel (plans, dates, fields) instead of listing each.
+#[derive(Serialize)]
+struct NightOfPlan<'a> {
+    #[serde(skip)]
+    hotel_id: Option<&'a str>,
+    #[serde(flatten)]
+    rate: &'a DailyRate,
+}
+
+impl Record for NightOfPlan<'_> {
     const KIND: RecordKind = RecordKind::DailyRate;
 
     fn hotel_id(&self) -> Option<&str> {
-        None
+        self.hotel_id
+    }
+
+    fn record_id(&self) -> String {
+        format!("{}:{}", self.rate.rate_plan_id, self.rate.date)
+    }
+
+    fn bulk_key(&self) -> Option<(&str, NaiveDate)> {
+        Some((&self.rate.rate_plan_id, self.rate.date))
     }
 }
 
@@ -239,7 +258,14 @@ impl Stored {
         let records = store::daily_rates::for_plans(conn, &known, from, to)
             .await?
             .into_iter()
-            .map(|r| ((r.rate_plan_id.clone(), r.date), r))
+            .map(|mut r| {
+                // The store leaves the currency to the caller, who holds the plans: a record compared with what a
+                // batch makes of it (the audit log's fields) must not differ by it.
+                if let Some(plan) = plans.get(&r.rate_plan_id) {
+                    r.currency.clone_from(&plan.currency);
+                }
+                ((r.rate_plan_id.clone(), r.date), r)
+            })
             .collect();
         Ok(Stored { plans, records })
     }

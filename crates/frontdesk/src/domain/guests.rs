@@ -355,8 +355,13 @@ pub async fn anonymise(db: &Db, actor: &Actor, id: &str) -> Result<Guest> {
 
 impl Record for Guest {
     const KIND: RecordKind = RecordKind::Guest;
+    const PRIVATE_FIELDS: &'static [&'static str] = &["email", "phone", "street", "postalCode", "city", "notes"];
 
     fn hotel_id(&self) -> Option<&str> {
         self.hotel_id.as_deref()
+    }
+
+    fn record_id(&self) -> String {
+        self.id.clone()
     }
 }

@@ -352,6 +352,10 @@ impl Record for Hotel {
     fn hotel_id(&self) -> Option<&str> {
         Some(&self.id)
     }
+
+    fn record_id(&self) -> String {
+        self.id.clone()
+    }
 }
 
 #[cfg(test)]

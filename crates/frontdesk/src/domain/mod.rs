@@ -9,6 +9,7 @@ pub mod access;
 pub mod api_keys;
 pub mod assistant;
 pub mod attempts;
+pub mod audit;
 pub mod availability;
 pub mod booking_requests;
 pub mod change;

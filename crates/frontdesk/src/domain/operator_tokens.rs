@@ -50,6 +50,10 @@ impl Record for OperatorToken {
     fn hotel_id(&self) -> Option<&str> {
         None
     }
+
+    fn record_id(&self) -> String {
+        self.id.clone()
+    }
 }
 
 /// The operator's live named tokens and signed-in sessions, newest first.

@@ -215,4 +215,8 @@ impl Record for RatePlan {
     fn hotel_id(&self) -> Option<&str> {
         Some(&self.hotel_id)
     }
+
+    fn record_id(&self) -> String {
+        self.id.clone()
+    }
 }

@@ -202,4 +202,8 @@ impl Record for RoomType {
     fn hotel_id(&self) -> Option<&str> {
         Some(&self.hotel_id)
     }
+
+    fn record_id(&self) -> String {
+        self.id.clone()
+    }
 }

@@ -247,4 +247,8 @@ impl Record for Room {
     fn hotel_id(&self) -> Option<&str> {
         Some(&self.hotel_id)
     }
+
+    fn record_id(&self) -> String {
+        self.id.clone()
+    }
 }

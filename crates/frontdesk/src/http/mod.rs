@@ -46,6 +46,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(routes::folios::router())
         .merge(routes::reports::router())
         .merge(routes::invoices::router())
+        .merge(routes::audit_log::router())
         .merge(routes::room_types::router())
         .merge(routes::rooms::router())
         .merge(routes::rate_plans::router())

@@ -60,10 +60,14 @@ pub enum Scope {
     #[serde(rename = "invoices:write")]
     #[strum(serialize = "invoices:write")]
     InvoicesWrite,
+    /// Reading the audit log (an extension).
+    #[serde(rename = "audit:read")]
+    #[strum(serialize = "audit:read")]
+    AuditRead,
 }
 
 impl Scope {
-    pub const ALL: [Scope; 12] = [
+    pub const ALL: [Scope; 13] = [
         Scope::ReservationsRead,
         Scope::ReservationsWrite,
         Scope::GuestsRead,
@@ -76,6 +80,7 @@ impl Scope {
         Scope::FoliosWrite,
         Scope::PaymentsWrite,
         Scope::InvoicesWrite,
+        Scope::AuditRead,
     ];
 
     pub fn as_str(self) -> &'static str {

@@ -41,6 +41,8 @@ pub enum Job {
     LastUse,
     /// Closing a hotel's business day: posting the nights that passed, marking no-shows.
     EndOfDay,
+    /// Deleting audit log entries whose retention has ended.
+    AuditRetention,
 }
 
 /// The kinds of record a change writes.

@@ -9,6 +9,7 @@
 
 pub mod access;
 pub mod api_keys;
+pub mod audit;
 pub mod billing;
 pub mod changes;
 pub mod codes;

@@ -63,6 +63,7 @@
 
 pub mod api_keys;
 pub mod attempts;
+pub mod audit_log;
 pub mod billing;
 pub mod booking;
 pub mod business_days;
@@ -155,6 +156,8 @@ pub struct Db {
     recent: Arc<RecentReads>,
     /// Whether writes fail for want of storage (see [`write_health`]).
     write_health: Arc<write_health::WriteHealth>,
+    /// How long the audit log entries written through this handle are kept.
+    audit_retention_days: u32,
 }
 
 /// The answers of hot reads this process reuses for a few milliseconds (see [`recent`]).
@@ -167,6 +170,9 @@ struct RecentReads {
 pub type StoreResult<T> = Result<T, Error>;
 
 impl Db {
+    /// Ten years: what § 147 AO asks of the records of a business's books.
+    pub const AUDIT_RETENTION_DAYS: u32 = 3650;
+
     pub fn engine(&self) -> Engine {
         self.engine
     }
@@ -220,6 +226,7 @@ impl Db {
             db_signal: self.outbox_signal.clone(),
             writes: self.writes.clone(),
             write_health: self.write_health.clone(),
+            audit_retention_days: self.audit_retention_days,
         })
     }
 
@@ -279,9 +286,15 @@ pub struct WriteTx {
     db_signal: Arc<Notify>,
     writes: recent::Writes,
     write_health: Arc<write_health::WriteHealth>,
+    audit_retention_days: u32,
 }
 
 impl WriteTx {
+    /// How long the audit log entries of this transaction are kept.
+    pub fn audit_retention_days(&self) -> u32 {
+        self.audit_retention_days
+    }
+
     pub fn conn(&mut self) -> &mut Conn {
         match self.conn.as_mut() {
             Some(conn) => conn,

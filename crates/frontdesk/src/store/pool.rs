@@ -168,7 +168,14 @@ impl Db {
             writes: recent::Writes::default(),
             recent: Arc::default(),
             write_health,
+            audit_retention_days: Db::AUDIT_RETENTION_DAYS,
         })
+    }
+
+    /// Keeps the audit log entries this process writes for `days` (see `--audit-retention-days`).
+    pub fn with_audit_retention_days(mut self, days: u32) -> Db {
+        self.audit_retention_days = days;
+        self
     }
 
     /// Which database `url` names, for people (no password): the SQLite file's full path, or PostgreSQL's server,

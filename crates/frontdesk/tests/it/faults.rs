@@ -193,7 +193,11 @@ async fn redis_going_away_is_asked_once_and_limits_hold_in_memory_until_it_is_ba
     redis.start().await;
     let Some(database) = TestDatabase::create_or_skip(engine).await else { return };
     let config = Config {
-        database: DatabaseSettings { database_url: database.url.clone(), database_max_connections: 4 },
+        database: DatabaseSettings {
+            database_url: database.url.clone(),
+            database_max_connections: 4,
+            audit_retention_days: 3650,
+        },
         redis_url: Some(redis.url()),
         rate_limit_per_minute: 5,
         webhook_dispatcher: false,

@@ -20,6 +20,7 @@
 #[macro_use]
 mod common;
 
+mod audit_log;
 mod availability;
 mod backups;
 mod billing;

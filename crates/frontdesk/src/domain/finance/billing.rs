@@ -369,6 +369,10 @@ impl Record for BillingSettings {
     fn hotel_id(&self) -> Option<&str> {
         Some(&self.hotel_id)
     }
+
+    fn record_id(&self) -> String {
+        self.hotel_id.clone()
+    }
 }
 
 #[cfg(test)]

@@ -694,6 +694,10 @@ impl Record for FolioSummary {
     fn hotel_id(&self) -> Option<&str> {
         Some(&self.hotel_id)
     }
+
+    fn record_id(&self) -> String {
+        self.id.clone()
+    }
 }
 
 /// A payment line, as its `payment.created` event carries it.
@@ -710,5 +714,9 @@ impl Record for PaymentRecord<'_> {
 
     fn hotel_id(&self) -> Option<&str> {
         Some(self.hotel_id)
+    }
+
+    fn record_id(&self) -> String {
+        self.line.id.clone()
     }
 }

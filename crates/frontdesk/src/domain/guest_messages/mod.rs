@@ -313,9 +313,14 @@ pub(crate) async fn send_invoice(
 
 impl Record for GuestMessage {
     const KIND: RecordKind = RecordKind::GuestMessage;
+    const PRIVATE_FIELDS: &'static [&'static str] = &["recipient"];
 
     fn hotel_id(&self) -> Option<&str> {
         Some(&self.hotel_id)
+    }
+
+    fn record_id(&self) -> String {
+        self.id.clone()
     }
 }
 

@@ -169,6 +169,10 @@ impl Record for HotelSettings<'_> {
     fn hotel_id(&self) -> Option<&str> {
         Some(self.hotel_id)
     }
+
+    fn record_id(&self) -> String {
+        self.hotel_id.to_string()
+    }
 }
 
 /// A hotel's own wording of one message in one language (`None`: the default), as a change records it.
@@ -187,6 +191,10 @@ impl Record for HotelWording<'_> {
 
     fn hotel_id(&self) -> Option<&str> {
         Some(self.hotel_id)
+    }
+
+    fn record_id(&self) -> String {
+        format!("{}:{}:{}", self.hotel_id, self.kind.as_str(), self.language)
     }
 }
 

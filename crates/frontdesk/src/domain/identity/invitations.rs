@@ -102,6 +102,10 @@ impl Record for Invitation {
     fn hotel_id(&self) -> Option<&str> {
         None
     }
+
+    fn record_id(&self) -> String {
+        self.operator.id.clone()
+    }
 }
 
 /// What an invitation link's page shows: who is invited, to which organization, by whom.

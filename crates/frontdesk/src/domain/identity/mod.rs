@@ -191,6 +191,10 @@ impl Record for Organization {
     fn hotel_id(&self) -> Option<&str> {
         None
     }
+
+    fn record_id(&self) -> String {
+        self.id.clone()
+    }
 }
 
 impl Record for Operator {
@@ -198,5 +202,9 @@ impl Record for Operator {
 
     fn hotel_id(&self) -> Option<&str> {
         None
+    }
+
+    fn record_id(&self) -> String {
+        self.id.clone()
     }
 }

@@ -325,10 +325,17 @@ pub async fn list(
     Ok(Listing { total, items: ListItems::Streamed(items), projection: page.projection })
 }
 
+/// A stay's notes are free text about its guest: the log says they changed, and keeps no word of them (anonymising
+/// a guest clears them, and must not leave them in the log).
 impl Record for Reservation {
     const KIND: RecordKind = RecordKind::Reservation;
+    const PRIVATE_FIELDS: &'static [&'static str] = &["notes"];
 
     fn hotel_id(&self) -> Option<&str> {
         Some(&self.hotel_id)
+    }
+
+    fn record_id(&self) -> String {
+        self.id.clone()
     }
 }

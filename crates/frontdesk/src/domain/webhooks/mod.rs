@@ -293,4 +293,8 @@ impl Record for WebhookSubscription {
     fn hotel_id(&self) -> Option<&str> {
         Some(&self.hotel_id)
     }
+
+    fn record_id(&self) -> String {
+        self.id.clone()
+    }
 }

@@ -1,6 +1,7 @@
 //! One module per resource, each with a `router()` that carries its OpenAPI description.
 
 pub mod api_keys;
+pub mod audit_log;
 pub mod auth;
 pub mod availability;
 pub mod billing;

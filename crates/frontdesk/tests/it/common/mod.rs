@@ -338,7 +338,11 @@ impl TestServer {
         // receivers listen on the loopback address, which the service refuses unless allowed.
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let mut config = Config {
-            database: DatabaseSettings { database_url: database.url.clone(), database_max_connections: 8 },
+            database: DatabaseSettings {
+                database_url: database.url.clone(),
+                database_max_connections: 8,
+                audit_retention_days: 3650,
+            },
             listen: listener.local_addr()?,
             webhook_allow_private_addresses: true,
             // Delivery empties the outbox; tests that look into it see what the writes recorded. Webhook tests

@@ -14,6 +14,7 @@ async fn second_process(s: &TestServer) -> (String, tokio::sync::oneshot::Sender
         database: frontdesk::config::DatabaseSettings {
             database_url: s.database_url().to_string(),
             database_max_connections: 4,
+            audit_retention_days: 3650,
         },
         public_url: Some(s.base.clone()),
         ..Default::default()

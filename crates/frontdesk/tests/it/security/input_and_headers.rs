@@ -153,6 +153,7 @@ async fn slow_request_heads_are_cut_off(engine: Engine) {
         database: frontdesk::config::DatabaseSettings {
             database_url: s.database_url().to_string(),
             database_max_connections: 2,
+            audit_retention_days: 3650,
         },
         header_read_timeout_secs: 1,
         ..Config::default()

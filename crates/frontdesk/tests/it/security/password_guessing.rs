@@ -155,6 +155,7 @@ async fn every_process_shares_the_count(engine: Engine) {
         database: frontdesk::config::DatabaseSettings {
             database_url: s.database_url().to_string(),
             database_max_connections: 4,
+            audit_retention_days: 3650,
         },
         trusted_proxy_header: Some("x-forwarded-for".into()),
         ..Config::default()

@@ -23,7 +23,11 @@ fn key_file(dir: &std::path::Path, name: &str) -> (String, MasterKey) {
 /// Starts the service's state on `db` with the keys `configure` gives: the error, if it is refused.
 async fn start(s: &TestServer, configure: impl FnOnce(&mut Config)) -> Result<AppState, String> {
     let mut config = Config {
-        database: DatabaseSettings { database_url: s.database_url().to_string(), database_max_connections: 4 },
+        database: DatabaseSettings {
+            database_url: s.database_url().to_string(),
+            database_max_connections: 4,
+            audit_retention_days: 3650,
+        },
         ..Config::default()
     };
     configure(&mut config);

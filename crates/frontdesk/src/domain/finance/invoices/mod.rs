@@ -92,6 +92,27 @@ impl Record for Invoice {
     fn hotel_id(&self) -> Option<&str> {
         Some(&self.hotel_id)
     }
+
+    fn record_id(&self) -> String {
+        self.id.clone()
+    }
+
+    /// The document is kept whole, as issued, beside the log: the log names it by its number and totals, and keeps
+    /// none of the recipient's details.
+    fn audited(&self) -> serde_json::Result<serde_json::Value> {
+        let d = &self.document;
+        Ok(serde_json::json!({
+            "number": d.number,
+            "kind": d.kind,
+            "issueDate": d.issue_date,
+            "currency": d.currency,
+            "totalGross": d.total_gross,
+            "reservationId": self.reservation_id,
+            "folioId": self.folio_id,
+            "cancelsInvoiceId": self.cancels_invoice_id,
+            "cancelledByInvoiceId": self.cancelled_by_invoice_id,
+        }))
+    }
 }
 
 /// The recipient chosen, checked: 400 for what is malformed (control characters, overlong text, a company without a

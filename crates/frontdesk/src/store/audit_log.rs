@@ -1,0 +1,220 @@
+//! The audit log (`audit_log`): entries written with the change they describe, read by record, actor, hotel and
+//! time. The table refuses UPDATE, and DELETE of an entry before its `keep_until` (migration 0030's triggers), so
+//! this module has no statement that changes an entry, and deletes only in [`prune`]. What an entry says, the domain
+//! decides (`domain::audit`).
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use super::{format_ts, Db, RowExt, StoreResult};
+use crate::model::audit::{AuditActor, AuditEntry, BulkSummary, FieldChange};
+use crate::store::schema::{ApiKeys, AuditLog as A, Operators};
+use crate::store::statement::{order_and_page, rendered, statement, Cond, Expr, ExprTrait, Order, Sql};
+use crate::store::{Conn, Page, Row};
+
+/// Rows per INSERT: 16 values each, far below either engine's limit of bound values.
+const ROWS_PER_INSERT: usize = 500;
+
+const COLUMNS: [A; 15] = [
+    A::Id,
+    A::HotelId,
+    A::ChangeId,
+    A::At,
+    A::ActorKind,
+    A::ActorId,
+    A::ActorName,
+    A::ActorRole,
+    A::ActorAddress,
+    A::RecordKind,
+    A::RecordId,
+    A::Action,
+    A::Fields,
+    A::Summary,
+    A::OrganizationId,
+];
+
+/// Writes `entries` of `organization_id`s, each kept until `keep_until`.
+pub async fn insert(conn: &mut Conn, entries: &[(&str, AuditEntry)], keep_until: DateTime<Utc>) -> StoreResult<()> {
+    let keep_until = format_ts(keep_until);
+    for chunk in entries.chunks(ROWS_PER_INSERT) {
+        let mut insert = Sql::insert();
+        insert.into_table(A::Table).columns(COLUMNS.into_iter().chain([A::KeepUntil]));
+        for (organization_id, entry) in chunk {
+            let fields = serde_json::to_string(&entry.fields).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+            let summary = match &entry.summary {
+                Some(summary) => Some(serde_json::to_string(summary).map_err(|e| sqlx::Error::Encode(Box::new(e)))?),
+                None => None,
+            };
+            // Cannot panic: one value for each of the columns named above.
+            insert.values_panic([
+                Expr::val(entry.id.as_str()),
+                Expr::val(entry.hotel_id.as_deref()),
+                Expr::val(entry.change_id.as_str()),
+                Expr::val(format_ts(entry.at)),
+                Expr::val(entry.actor.kind.as_str()),
+                Expr::val(entry.actor.id.as_deref()),
+                Expr::val(entry.actor.name.as_deref()),
+                Expr::val(entry.actor.role.as_deref()),
+                Expr::val(entry.actor.address.as_deref()),
+                Expr::val(entry.record_kind.as_str()),
+                Expr::val(entry.record_id.as_str()),
+                Expr::val(entry.action.as_str()),
+                Expr::val(fields),
+                Expr::val(summary),
+                Expr::val(*organization_id),
+                Expr::val(keep_until.as_str()),
+            ]);
+        }
+        statement(conn.engine(), &insert).execute(conn).await?;
+    }
+    Ok(())
+}
+
+/// An operator's name, as the log keeps it beside the operator's id.
+pub async fn operator_name(conn: &mut Conn, operator_id: &str) -> StoreResult<Option<String>> {
+    let select = Sql::select()
+        .column(Operators::Name)
+        .from(Operators::Table)
+        .and_where(Expr::col(Operators::Id).eq(operator_id))
+        .take();
+    Ok(match statement(conn.engine(), &select).fetch_optional(conn).await? {
+        Some(row) => Some(row.try_get("name")?),
+        None => None,
+    })
+}
+
+/// An API key's name, as the log keeps it beside the key's id.
+pub async fn api_key_name(conn: &mut Conn, key_id: &str) -> StoreResult<Option<String>> {
+    let select =
+        Sql::select().column(ApiKeys::Name).from(ApiKeys::Table).and_where(Expr::col(ApiKeys::Id).eq(key_id)).take();
+    Ok(match statement(conn.engine(), &select).fetch_optional(conn).await? {
+        Some(row) => Some(row.try_get("name")?),
+        None => None,
+    })
+}
+
+fn entry(row: &Row) -> StoreResult<AuditEntry> {
+    let fields: String = row.try_get("fields")?;
+    let fields: Vec<FieldChange> =
+        serde_json::from_str(&fields).map_err(|e| sqlx::Error::Decode(format!("audit fields: {e}").into()))?;
+    let summary: Option<String> = row.try_get("summary")?;
+    let summary: Option<BulkSummary> = match summary {
+        Some(text) => {
+            Some(serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(format!("audit summary: {e}").into()))?)
+        }
+        None => None,
+    };
+    Ok(AuditEntry {
+        id: row.try_get("id")?,
+        at: row.get_ts("at")?,
+        change_id: row.try_get("change_id")?,
+        hotel_id: row.try_get("hotel_id")?,
+        actor: AuditActor {
+            kind: row.try_get("actor_kind")?,
+            id: row.try_get("actor_id")?,
+            name: row.try_get("actor_name")?,
+            role: row.try_get("actor_role")?,
+            address: row.try_get("actor_address")?,
+        },
+        record_kind: row.try_get("record_kind")?,
+        record_id: row.try_get("record_id")?,
+        action: row.try_get("action")?,
+        fields,
+        summary,
+    })
+}
+
+/// Which entries a list asks for. `hotels`: only entries of these hotels (a pinned key's); `None`: any.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AuditWhere<'a> {
+    pub record_ids: Option<&'a [String]>,
+    pub actor_id: Option<&'a str>,
+    pub hotel_id: Option<&'a str>,
+    /// Written on or after the start of this day (UTC).
+    pub from: Option<NaiveDate>,
+    /// Written before the end of this day (UTC).
+    pub to: Option<NaiveDate>,
+}
+
+fn filter(organization_id: &str, by: AuditWhere<'_>, page: Option<&Page>) -> Cond {
+    let mut cond = Cond::all().add(Expr::col(A::OrganizationId).eq(organization_id));
+    if let Some(ids) = by.record_ids {
+        cond = cond.add(Expr::col(A::RecordId).is_in(ids.iter().map(String::as_str)));
+    }
+    if let Some(actor) = by.actor_id {
+        cond = cond.add(Expr::col(A::ActorId).eq(actor));
+    }
+    if let Some(hotel) = by.hotel_id {
+        cond = cond.add(Expr::col(A::HotelId).eq(hotel));
+    }
+    if let Some(from) = by.from.and_then(|d| d.and_hms_opt(0, 0, 0)) {
+        cond = cond.add(Expr::col(A::At).gte(format_ts(from.and_utc())));
+    }
+    if let Some(after) = by.to.and_then(|d| d.succ_opt()).and_then(|d| d.and_hms_opt(0, 0, 0)) {
+        cond = cond.add(Expr::col(A::At).lt(format_ts(after.and_utc())));
+    }
+    if let Some(ids) = page.and_then(|p| p.ids.as_ref()) {
+        cond = cond.add(Expr::col(A::Id).is_in(ids.iter().map(String::as_str)));
+    }
+    cond
+}
+
+pub async fn count(db: &Db, organization_id: &str, by: AuditWhere<'_>, page: &Page) -> StoreResult<i64> {
+    let counted = Sql::select()
+        .expr_as(Expr::col(sea_query::Asterisk).count(), "n")
+        .from(A::Table)
+        .cond_where(filter(organization_id, by, Some(page)))
+        .take();
+    let (sql, values) = rendered(db.engine(), &counted)?;
+    super::count(db, &sql, values).await
+}
+
+/// The entries, paged and streamed in `page`'s order (by id: the order they were written).
+pub async fn list(
+    db: &Db,
+    organization_id: &str,
+    by: AuditWhere<'_>,
+    page: &Page,
+) -> StoreResult<futures::stream::BoxStream<'static, StoreResult<AuditEntry>>> {
+    let mut select = Sql::select();
+    select.columns(COLUMNS).from(A::Table).cond_where(filter(organization_id, by, Some(page)));
+    order_and_page(&mut select, page);
+    let (sql, values) = rendered(db.engine(), &select)?;
+    super::stream(db, sql, values, entry).await
+}
+
+/// The history of some records (a reservation and its folio), oldest first, at most `limit` entries (the newest).
+pub async fn of_records(
+    conn: &mut Conn,
+    organization_id: &str,
+    record_ids: &[String],
+    limit: u64,
+) -> StoreResult<Vec<AuditEntry>> {
+    if record_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let by = AuditWhere { record_ids: Some(record_ids), ..AuditWhere::default() };
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(A::Table)
+        .cond_where(filter(organization_id, by, None))
+        .order_by(A::Id, Order::Desc)
+        .limit(limit)
+        .take();
+    let mut entries =
+        statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(entry).collect::<StoreResult<Vec<_>>>()?;
+    entries.reverse();
+    Ok(entries)
+}
+
+/// Deletes up to `limit` entries whose retention ended before `now`; answers how many.
+pub async fn prune(conn: &mut Conn, now: DateTime<Utc>, limit: u64) -> StoreResult<u64> {
+    let expired = Sql::select()
+        .column(A::Id)
+        .from(A::Table)
+        .and_where(Expr::col(A::KeepUntil).lt(format_ts(now)))
+        .order_by(A::KeepUntil, Order::Asc)
+        .limit(limit)
+        .take();
+    let delete = Sql::delete().from_table(A::Table).and_where(Expr::col(A::Id).in_subquery(expired)).take();
+    Ok(statement(conn.engine(), &delete).execute(conn).await?.rows_affected())
+}
