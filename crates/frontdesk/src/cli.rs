@@ -396,7 +396,10 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
     };
     let counts = CountFolder::spawn(state.db.clone(), crate::worker::counts::FOLD_EVERY);
     let end_of_day = crate::worker::end_of_day::EndOfDay::spawn(state.db.clone(), crate::worker::end_of_day::EVERY);
+    let audit_retention =
+        crate::worker::audit_retention::AuditRetention::spawn(state.db.clone(), crate::worker::audit_retention::EVERY);
     router::serve(listener, state, http::shutdown_signal()).await?;
+    audit_retention.stop().await;
     end_of_day.stop().await;
     counts.stop().await;
     if let Some(server) = metrics_server {

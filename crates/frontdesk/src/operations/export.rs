@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::domain::access::Actor;
 use crate::domain::listing::ListParams;
-use crate::domain::{api_keys, guests, hotels, identity, rate_plans, reservations, room_types, rooms, webhooks};
+use crate::domain::{api_keys, audit, guests, hotels, identity, rate_plans, reservations, room_types, rooms, webhooks};
 use crate::store::{self, Db};
 
 /// Bounds wide enough for every night that can be stored (writes accept 2000-01-01 onwards), in the form both
@@ -38,10 +38,12 @@ pub struct ExportCounts {
     pub webhook_subscriptions: u64,
     pub guests: u64,
     pub reservations: u64,
+    pub audit_entries: u64,
 }
 
 /// Writes organization `organization_id` to `out`: the organization, its operators, hotels (each with its room
-/// types, rooms, rate plans and daily rates), API keys, webhook subscriptions, guests and reservations. Reads go
+/// types, rooms, rate plans and daily rates), API keys, webhook subscriptions, guests, reservations, and last the
+/// audit log, oldest entry first (`auditEntry`, as `GET /api/auditLog` answers it). Reads go
 /// through the domain with the service's own rights in that organization; reservations carry their rooms and folio,
 /// as `GET /api/reservations/{id}` answers them.
 pub async fn export(db: &Db, organization_id: &str, out: &mut impl Write) -> anyhow::Result<ExportCounts> {
@@ -112,6 +114,13 @@ pub async fn export(db: &Db, organization_id: &str, out: &mut impl Write) -> any
         drop(conn);
         line(out, "reservation", &reservation)?;
         counts.reservations += 1;
+    }
+
+    let mut log =
+        audit::list(db, &actor, audit::AuditFilter::default(), ListParams::default()).await?.items.into_stream();
+    while let Some(entry) = log.next().await {
+        line(out, "auditEntry", &entry?)?;
+        counts.audit_entries += 1;
     }
     out.flush()?;
     Ok(counts)

@@ -81,6 +81,11 @@ async fn an_export_holds_every_record_as_the_api_answers_it(s: TestServer) {
     let counts: Value = serde_json::from_slice(out.stderr.rsplit(|b| *b == b'\n').find(|l| !l.is_empty()).unwrap())
         .expect("the counts on stderr");
     assert_eq!(counts["dailyRates"], 3);
+    // The audit log, as the API answers it, oldest first, and as many entries as the export counts.
+    let log = s.get("/api/auditLog", &org.auth()).await.expect(200).body;
+    assert!(count("auditEntry") > 0);
+    assert_eq!(counts["auditEntries"], json!(count("auditEntry")));
+    assert_eq!(kinds["auditEntry"][..], log.as_array().unwrap()[..count("auditEntry")]);
     assert_eq!(
         (&counts["operators"], &counts["apiKeys"], &counts["webhookSubscriptions"]),
         (&json!(1), &json!(1), &json!(1))
