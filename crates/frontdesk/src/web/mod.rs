@@ -43,6 +43,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(pages::today::router())
         .merge(pages::reports::router())
         .merge(pages::invoices::router())
+        .merge(pages::audit::router())
         .merge(pages::rack::router())
         .merge(pages::rates::router())
         .merge(pages::housekeeping::router())

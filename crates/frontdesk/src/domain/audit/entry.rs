@@ -62,8 +62,35 @@ fn compare(prefix: &str, before: Option<&Value>, after: Option<&Value>, private:
         let nested = |v: Option<&Value>| v.is_none_or(Value::is_object);
         if nested(was) && nested(is) {
             compare(&format!("{field}."), was, is, &[], out);
+        } else if records(was) && records(is) {
+            compare_records(&field, was, is, out);
         } else {
             out.push(FieldChange { field, before: was.cloned(), after: is.cloned(), redacted: false });
+        }
+    }
+}
+
+/// Whether `value` is absent or a list of records, each an object with an `id` (a reservation's rooms).
+fn records(value: Option<&Value>) -> bool {
+    value.is_none_or(|v| {
+        v.as_array().is_some_and(|items| items.iter().all(|i| i.get("id").is_some_and(Value::is_string)))
+    })
+}
+
+/// Compares two lists of records by id: `rooms[0].roomId` for the first room (its place in the list now, or in
+/// the list before when it was removed).
+fn compare_records(field: &str, before: Option<&Value>, after: Option<&Value>, out: &mut Vec<FieldChange>) {
+    let empty = Vec::new();
+    let before = before.and_then(Value::as_array).unwrap_or(&empty);
+    let after = after.and_then(Value::as_array).unwrap_or(&empty);
+    let id = |v: &Value| v.get("id").and_then(Value::as_str).map(str::to_owned);
+    for (at, item) in after.iter().enumerate() {
+        let was = before.iter().find(|b| id(b) == id(item));
+        compare(&format!("{field}[{at}]."), was, Some(item), &[], out);
+    }
+    for (at, item) in before.iter().enumerate() {
+        if !after.iter().any(|a| id(a) == id(item)) {
+            compare(&format!("{field}[{at}]."), Some(item), None, &[], out);
         }
     }
 }
@@ -160,6 +187,20 @@ mod tests {
         let fields = fields(Action::Updated, Some(&before), Some(&after), &[]);
         assert_eq!(names(&fields), ["folio.balance", "rooms"]);
         assert_eq!(fields[1].after, Some(json!([1, 2])));
+    }
+
+    #[test]
+    fn lists_of_records_are_compared_by_id() {
+        let before = json!({"rooms": [{"id": "a", "roomId": "101", "adults": 2}, {"id": "b", "roomId": "102"}]});
+        let after = json!({"rooms": [{"id": "a", "roomId": "103", "adults": 2}, {"id": "c", "roomId": "104"}]});
+        let fields = fields(Action::Updated, Some(&before), Some(&after), &[]);
+        assert_eq!(
+            names(&fields),
+            ["rooms[0].roomId", "rooms[1].id", "rooms[1].roomId", "rooms[1].id", "rooms[1].roomId"]
+        );
+        assert_eq!((fields[0].before.clone(), fields[0].after.clone()), (Some(json!("101")), Some(json!("103"))));
+        assert_eq!(fields[3].before, Some(json!("b")), "the removed room, as it was");
+        assert!(fields[3].after.is_none());
     }
 
     #[test]

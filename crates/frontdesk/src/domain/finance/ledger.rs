@@ -698,6 +698,28 @@ impl Record for FolioSummary {
     fn record_id(&self) -> String {
         self.id.clone()
     }
+
+    /// The lines a change added, each in a few words (`CHARGE Minibar ×2 EUR 9.00`), beside the sums: a line
+    /// never changes once written, so its words are all the log needs of it.
+    fn audited(&self) -> serde_json::Result<serde_json::Value> {
+        let mut json = serde_json::to_value(self)?;
+        let added: Vec<String> = self
+            .added_lines
+            .iter()
+            .map(|l| {
+                let kind: &'static str = l.kind.into();
+                format!(
+                    "{} {} ×{} {}",
+                    kind,
+                    l.description,
+                    l.quantity,
+                    crate::domain::money::format(l.gross, &l.currency)
+                )
+            })
+            .collect();
+        json["addedLines"] = serde_json::json!(added);
+        Ok(json)
+    }
 }
 
 /// A payment line, as its `payment.created` event carries it.

@@ -338,4 +338,13 @@ impl Record for Reservation {
     fn record_id(&self) -> String {
         self.id.clone()
     }
+
+    /// Without its folio, whose changes are the folio's own entries.
+    fn audited(&self) -> serde_json::Result<serde_json::Value> {
+        let mut json = serde_json::to_value(self)?;
+        if let Some(fields) = json.as_object_mut() {
+            fields.remove("folio");
+        }
+        Ok(json)
+    }
 }

@@ -100,6 +100,8 @@ struct DetailTemplate {
     mail_configured: bool,
     href: String,
     new_reservation: String,
+    /// The guest's changes, from the audit log.
+    history: Vec<crate::web::pages::audit::HistoryLine>,
 }
 
 /// A line of the guest's message log.
@@ -151,7 +153,9 @@ async fn detail(
     let messages = guest_messages::of_guest(&state.db, &page.session.actor, &record.guest.id).await?;
     let stay_ids: Vec<String> = record.stays.iter().map(|s| s.reservation.id.clone()).collect();
     let invoices = crate::domain::finance::invoices::of_reservations(&state.db, &page.session.actor, &stay_ids).await?;
+    let history = crate::web::pages::audit::history(&state, &page, std::slice::from_ref(&record.guest.id)).await?;
     let template = DetailTemplate {
+        history,
         invoices: crate::web::pages::invoices::InvoiceLink::all(&invoices),
         chrome: page.chrome(&state, Section::Guests, &front_office::guest_name(&record.guest)).await?,
         stays: StayRow::rows(&record.stays, &catalog),

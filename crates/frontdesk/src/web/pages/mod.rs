@@ -1,5 +1,6 @@
 //! The dashboard's pages, one module per area, each with its own `router()`.
 
+pub mod audit;
 pub mod guests;
 pub mod home;
 pub mod housekeeping;

@@ -138,7 +138,7 @@ pub async fn approve(db: &Db, actor: &Actor, id: &str) -> Result<Reservation> {
 /// the fields, the room assignments, the status move with the front desk's rules ([`stay`]), inventory, then the
 /// writes and the event.
 async fn change(tx: &mut Change, actor: &Actor, mut r: Reservation, patch: ReservationPatch) -> Result<Reservation> {
-    let as_it_was = r.clone();
+    let mut as_it_was = r.clone();
     if patch.hotel_id.as_deref().is_some_and(|h| h != r.hotel_id) {
         return Err(Error::Conflict("a reservation cannot move to another hotel".into()));
     }
@@ -147,6 +147,8 @@ async fn change(tx: &mut Change, actor: &Actor, mut r: Reservation, patch: Reser
     let hotel = hotels::require_named(tx.conn(), &service, Some(&r.hotel_id)).await?;
     let today = hotel.today();
     let mut rooms = store::reservations::rooms(tx.conn(), &r.id).await?;
+    // The reservation as it was, with its rooms, as the audit log compares it with what it becomes.
+    as_it_was.rooms = Some(rooms.clone());
     let stored = Stored { rooms: rooms.clone(), status: r.status, dates: (r.check_in_date, r.check_out_date) };
     let before = r.status;
     let mut dates_changed = apply_fields(tx, actor, &hotel, &mut r, &patch).await?;
@@ -352,7 +354,7 @@ pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Reservation> {
     let r = full(tx.conn(), r).await?;
     if folios::keeps_money(&mut tx, &r.id).await? {
         return Err(Error::Conflict(
-            "the reservation's folio has posted lines or payments, which are kept by law; cancel the reservation              instead"
+            "the reservation's folio has posted lines or payments, which are kept by law; cancel the reservation instead"
                 .into(),
         ));
     }

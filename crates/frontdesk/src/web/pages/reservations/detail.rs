@@ -172,6 +172,8 @@ pub(super) struct DetailTemplate {
     can: Moves,
     back: String,
     errors: FormErrors,
+    /// The reservation's and its folio's changes, from the audit log.
+    history: Vec<crate::web::pages::audit::HistoryLine>,
 }
 
 /// Which actions a reservation offers in its state.
@@ -261,7 +263,11 @@ pub(super) async fn render_detail(
         Some(guest) => crate::domain::guests::same_email_in_hotel(&state.db, actor, guest).await?,
         None => Vec::new(),
     };
+    let mut recorded = vec![r.id.clone()];
+    recorded.extend(folio.map(|f| f.id.clone()));
+    let history = crate::web::pages::audit::history(state, page, &recorded).await?;
     let template = DetailTemplate {
+        history,
         same_email,
         chrome: page
             .chrome(state, Section::Reservations, &format!("Reservation of {}", guest_title(&line.guest)))

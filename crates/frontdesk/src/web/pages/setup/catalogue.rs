@@ -323,6 +323,8 @@ struct RoomTemplate {
     unplaced: Vec<String>,
     room_types: Vec<(String, String)>,
     statuses: Vec<(String, String)>,
+    /// The room's changes, from the audit log (none for a new room).
+    history: Vec<crate::web::pages::audit::HistoryLine>,
 }
 
 async fn room_page(
@@ -339,7 +341,12 @@ async fn room_page(
     };
     let types = room_types::list(&state.db, &page.session.actor, Some(&page.hotel.id)).await?;
     let refused = !errors.is_empty();
+    let history = match editing {
+        Some(id) => crate::web::pages::audit::history(state, page, &[id.to_string()]).await?,
+        None => Vec::new(),
+    };
     let template = RoomTemplate {
+        history,
         chrome: SetupChrome::load(state, &page.session, Area::Hotels, title).await?,
         hotel: page.hotel.clone(),
         editing: editing.is_some(),
