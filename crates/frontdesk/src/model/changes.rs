@@ -61,6 +61,8 @@ pub enum RecordKind {
     Guest,
     Reservation,
     Folio,
+    /// A stay's exemption from the city tax, with its reason (named by its folio's id).
+    CityTaxExemption,
     Payment,
     Invoice,
     GuestMessage,

@@ -391,6 +391,13 @@ pub async fn exempt_from_city_tax(
         )));
     }
     store::folios::set_city_tax_exemption(tx.conn(), folio_id, reason.as_deref()).await?;
+    let exemption = |reason: Option<&str>| Exemption {
+        folio_id: found.head.id.clone(),
+        hotel_id: found.hotel_id.clone(),
+        city_tax_exempt_reason: reason.map(str::to_owned),
+    };
+    let (was, is) = (exemption(found.city_tax_exempt_reason.as_deref()), exemption(reason.as_deref()));
+    tx.updated(&actor.organization_id, &was, &is).await?;
     let service = Actor::service(&actor.organization_id, tx.writer().clone());
     let hotel = hotels::require_named(tx.conn(), &service, Some(&found.hotel_id)).await?;
     let rooms = store::reservations::rooms(tx.conn(), &r.id).await?;
@@ -399,6 +406,29 @@ pub async fn exempt_from_city_tax(
     let after = ledger(owner(tx.conn(), actor, folio_id).await?, store::folios::lines(tx.conn(), folio_id).await?);
     tx.commit().await?;
     Ok(after)
+}
+
+/// A stay's exemption from the city tax, as a change reports it: the reason may change while the bill does not.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Exemption {
+    #[serde(skip)]
+    folio_id: String,
+    #[serde(skip)]
+    hotel_id: String,
+    city_tax_exempt_reason: Option<String>,
+}
+
+impl Record for Exemption {
+    const KIND: RecordKind = RecordKind::CityTaxExemption;
+
+    fn hotel_id(&self) -> Option<&str> {
+        Some(&self.hotel_id)
+    }
+
+    fn record_id(&self) -> String {
+        self.folio_id.clone()
+    }
 }
 
 /// The folio as [`get`] reads it, for a writer who may not hold `folios:read` (a point-of-sale key that charges):

@@ -268,9 +268,15 @@ async fn hostile_requests_over_every_endpoint(engine: frontdesk::store::Engine) 
         .collect();
     let count = requests.len();
     let server = &s;
+    let changes_before = committed_changes(&s).await;
+    let written = std::sync::atomic::AtomicUsize::new(0);
+    let written = &written;
     let wrong: Vec<String> = futures::stream::iter(requests)
         .map(|(auth, method, path, body, what)| async move {
             let answer = server.request(method.clone(), &path, &auth, body).await;
+            if method != reqwest::Method::GET && answer.status.is_success() {
+                written.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             unsound(
                 &answer,
                 &format!(
@@ -284,6 +290,11 @@ async fn hostile_requests_over_every_endpoint(engine: frontdesk::store::Engine) 
         .collect()
         .await;
     assert!(wrong.is_empty(), "{} of {count} answers are unsound:\n{}", wrong.len(), wrong.join("\n"));
+    // Every write the sweep got through is one committed change in the audit log, and nothing refused is: as many
+    // changes as successful writes (the sign-in requests fail, and reads write no entry).
+    let written = written.load(std::sync::atomic::Ordering::Relaxed) as i64;
+    assert!(written > 0, "the sweep's valid bodies write something");
+    assert_eq!(committed_changes(&s).await - changes_before, written, "one audit change per successful write");
 
     // Bodies that are not JSON, or JSON no parser should have to walk.
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
@@ -409,4 +420,14 @@ async fn hostile_requests_over_every_endpoint(engine: frontdesk::store::Engine) 
     // /mcp without a token: the challenge, as a problem document.
     let answer = s.post("/mcp", &Auth::None, json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
     assert_sound(&answer, "/mcp without a token");
+}
+
+/// The changes the audit log holds (each a committed write, with one entry per record it wrote).
+async fn committed_changes(s: &TestServer) -> i64 {
+    let mut conn = s.db.read().await.expect("connection");
+    let row = frontdesk::store::query("SELECT COUNT(DISTINCT change_id) AS n FROM audit_log")
+        .fetch_one(&mut conn)
+        .await
+        .expect("count");
+    row.try_get("n").expect("n")
 }
