@@ -158,10 +158,10 @@ async fn actor_of(conn: &mut Conn, writer: &Writer) -> Result<AuditActor> {
 #[into_params(parameter_in = Query)]
 pub struct AuditFilter {
     /// Entries about this record (a reservation, a guest, a folio, …).
-    #[param(max_length = 64)]
+    #[param(min_length = 1, max_length = 64)]
     pub record_id: Option<String>,
     /// Entries made by this operator, API key or assistant.
-    #[param(max_length = 64)]
+    #[param(min_length = 1, max_length = 64)]
     pub actor_id: Option<String>,
     pub hotel_id: Option<String>,
     /// Written on or after this day (UTC), `YYYY-MM-DD`.
