@@ -138,6 +138,12 @@ pub enum AdminCommand {
         /// At least 8 characters.
         #[arg(long, env = "FRONTDESK_OPERATOR_PASSWORD", hide_env_values = true)]
         password: String,
+        /// The operator's role: owner (the default), manager, front-desk, housekeeping, revenue or accountant.
+        #[arg(long, value_name = "ROLE", default_value = "owner")]
+        role: String,
+        /// A hotel the operator works in (repeat for several); without it, every hotel of the organization.
+        #[arg(long = "hotel", value_name = "HOTEL_ID")]
+        hotels: Vec<String>,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -420,12 +426,20 @@ async fn admin(db: &Db, cmd: AdminCommand, leaf: &ArgMatches, file: Option<&Path
         AdminCommand::CreateOrg { name, .. } => {
             json!(identity::create_organization(db, &name).await.map_err(explain)?)
         }
-        AdminCommand::CreateOperator { org, email, name, password, .. } => json!(identity::create_operator(
-            db,
-            identity::OperatorIn { organization_id: &org, email: &email, name: &name, password: &password },
-        )
-        .await
-        .map_err(explain)?),
+        AdminCommand::CreateOperator { org, email, name, password, role, hotels, .. } => {
+            // The command line spells roles as flags do (`front-desk`); the API as its enum (`FRONT_DESK`).
+            let role = role.trim().replace('-', "_").to_uppercase();
+            let hotel_ids = (!hotels.is_empty()).then_some(hotels);
+            let staffing = identity::RoleIn { role, hotel_ids }.staffing().map_err(explain)?;
+            json!(identity::create_operator_as(
+                db,
+                crate::domain::change::Writer::CommandLine,
+                identity::OperatorIn { organization_id: &org, email: &email, name: &name, password: &password },
+                &staffing,
+            )
+            .await
+            .map_err(explain)?)
+        }
         // The same functions as the dashboard's Operators page, acting for the operator's organization.
         AdminCommand::SetPassword { email, password, .. } => {
             let operator = identity::find_operator_by_email(db, &email).await.map_err(explain)?;
@@ -459,7 +473,7 @@ async fn admin(db: &Db, cmd: AdminCommand, leaf: &ArgMatches, file: Option<&Path
 /// problem document does.
 fn explain(err: domain::Error) -> anyhow::Error {
     match err {
-        domain::Error::Validation(fields) => {
+        domain::Error::Validation(fields) | domain::Error::Unprocessable(fields) => {
             let reasons: Vec<String> = fields
                 .iter()
                 .map(|f| match &f.field {
@@ -477,7 +491,7 @@ fn explain(err: domain::Error) -> anyhow::Error {
 fn cli_name(field: &str) -> String {
     let option = match field {
         "organizationId" => "org",
-        "hotelId" => "hotel",
+        "hotelId" | "hotelIds" => "hotel",
         "scopes" => "scope",
         other => other,
     };

@@ -49,6 +49,7 @@ pub async fn seed(db: &Db) -> anyhow::Result<Seeded> {
             name: "Demo Operator",
             password: DEMO_PASSWORD,
         },
+        &identity::Staffing::OWNER,
     )
     .await?;
     let hotel = hotels::create_as(

@@ -67,13 +67,13 @@ fn effective_scopes(mut scopes: Vec<Scope>) -> Vec<Scope> {
 }
 
 pub async fn list(db: &Db, actor: &Actor) -> Result<Vec<ApiKey>> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::Administer)?;
     Ok(store::api_keys::list(&mut *db.read().await?, &actor.organization_id).await?)
 }
 
 /// One key of the actor's organization (without its secret, which is never kept).
 pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<ApiKey> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::Administer)?;
     store::api_keys::get(&mut *db.read().await?, &actor.organization_id, id).await?.ok_or(Error::NotFound("API key"))
 }
 
@@ -113,12 +113,12 @@ pub async fn create_as(db: &Db, writer: Writer, organization_id: &str, input: Ap
 }
 
 pub async fn create(db: &Db, actor: &Actor, input: ApiKeyIn) -> Result<ApiKeyCreated> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::Administer)?;
     create_as(db, Writer::for_actor(actor), &actor.organization_id, input).await
 }
 
 pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ApiKeyPatch) -> Result<ApiKey> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::Administer)?;
     let mut checks = Checks::new();
     if let Some(name) = &patch.name {
         checks.line("name", name, 200);
@@ -148,7 +148,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ApiKeyPatch) -> Res
 
 /// Deletes (revokes) a key: its secret stops working at once.
 pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<ApiKey> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::Administer)?;
     let mut tx = Change::begin(db, actor).await?;
     let key = store::api_keys::get(tx.conn(), &actor.organization_id, id).await?.ok_or(Error::NotFound("API key"))?;
     store::api_keys::delete(tx.conn(), &actor.organization_id, id).await?;

@@ -29,7 +29,7 @@ pub struct ConnectedAssistant {
 }
 
 pub async fn list(db: &Db, actor: &Actor) -> Result<Vec<ConnectedAssistant>> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::Administer)?;
     let mut conn = db.read().await?;
     let rows = rows::connections(&mut conn, &actor.organization_id, now()).await?;
     let mut out = Vec::with_capacity(rows.len());

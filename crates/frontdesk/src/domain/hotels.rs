@@ -235,7 +235,7 @@ fn validate(h: &mut Hotel) -> Result<()> {
 }
 
 pub async fn create(db: &Db, actor: &Actor, input: HotelIn) -> Result<Hotel> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::Administer)?;
     create_as(db, Writer::for_actor(actor), &actor.organization_id, input).await
 }
 
@@ -288,7 +288,10 @@ pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<Hotel> {
 }
 
 pub async fn update(db: &Db, actor: &Actor, id: &str, patch: HotelPatch) -> Result<Hotel> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::ConfigureHotel)?;
+    if !actor.sees_hotel(Some(id)) {
+        return Err(Error::NotFound("hotel"));
+    }
     let mut tx = Change::begin(db, actor).await?;
     let mut h = store::hotels::get(tx.conn(), &actor.organization_id, id).await?.ok_or(Error::NotFound("hotel"))?;
     let before = h.clone();

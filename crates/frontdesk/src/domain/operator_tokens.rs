@@ -73,7 +73,7 @@ pub struct CreatedToken {
 /// The operator and token id behind a request (operators' tokens only: an API key has no tokens of its own).
 fn operator_of(actor: &Actor) -> Result<(&str, &str)> {
     match &actor.credential {
-        Credential::Operator { operator_id, token_id } => Ok((operator_id.as_str(), token_id.as_str())),
+        Credential::Operator { operator_id, token_id, .. } => Ok((operator_id.as_str(), token_id.as_str())),
         _ => Err(Error::Forbidden("only an operator can manage their access tokens".into())),
     }
 }

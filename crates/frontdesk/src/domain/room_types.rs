@@ -127,6 +127,7 @@ pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<RoomType> {
 
 pub async fn create(db: &Db, actor: &Actor, input: RoomTypeIn) -> Result<RoomType> {
     actor.require_scope(Scope::RoomsWrite)?;
+    actor.require(crate::domain::access::Task::SetUpRooms)?;
     let at = now();
     let mut tx = Change::begin(db, actor).await?;
     let hotel = hotels::require_named(tx.conn(), actor, input.hotel_id.as_deref()).await?;
@@ -152,6 +153,7 @@ pub async fn create(db: &Db, actor: &Actor, input: RoomTypeIn) -> Result<RoomTyp
 
 pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomTypePatch) -> Result<RoomType> {
     actor.require_scope(Scope::RoomsWrite)?;
+    actor.require(crate::domain::access::Task::SetUpRooms)?;
     let mut tx = Change::begin(db, actor).await?;
     let mut t = visible(tx.conn(), actor, id).await?;
     let before = t.clone();
@@ -186,6 +188,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomTypePatch) -> R
 /// Deletes a room type that nothing uses any more (rooms, rate plans and reservations keep it: 409).
 pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<RoomType> {
     actor.require_scope(Scope::RoomsWrite)?;
+    actor.require(crate::domain::access::Task::SetUpRooms)?;
     let mut tx = Change::begin(db, actor).await?;
     let t = visible(tx.conn(), actor, id).await?;
     store::room_types::delete(tx.conn(), &actor.organization_id, id).await.map_err(|e| {

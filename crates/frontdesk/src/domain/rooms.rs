@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::access::{Actor, Scope};
+use super::access::{Actor, Scope, Task};
 use super::reservations::inventory;
 use super::validate::{clean, Checks};
 use super::{hotels, identity, new_id, not_null, now, nullable, room_types, store_conflict, Error, Result};
@@ -101,6 +101,7 @@ pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<Room> {
 
 pub async fn create(db: &Db, actor: &Actor, input: RoomIn) -> Result<Room> {
     actor.require_scope(Scope::RoomsWrite)?;
+    actor.require(Task::SetUpRooms)?;
     let mut tx = Change::begin(db, actor).await?;
     if let Some(hotel_id) = actor.resolve_hotel(input.hotel_id.as_deref())? {
         hotels::require_named(tx.conn(), actor, Some(&hotel_id)).await?;
@@ -130,6 +131,10 @@ pub async fn create(db: &Db, actor: &Actor, input: RoomIn) -> Result<Room> {
 
 pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomPatch) -> Result<Room> {
     actor.require_scope(Scope::RoomsWrite)?;
+    // Housekeeping and the front desk change a room's status; what the room is (type, name, floor) is setup.
+    if patch.room_type_id.is_some() || patch.name.is_some() || patch.floor.is_some() {
+        actor.require(Task::SetUpRooms)?;
+    }
     let mut tx = Change::begin(db, actor).await?;
     let mut room = visible(tx.conn(), actor, id).await?;
     let before = room.clone();
@@ -175,6 +180,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomPatch) -> Resul
 /// otherwise).
 pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Room> {
     actor.require_scope(Scope::RoomsWrite)?;
+    actor.require(Task::SetUpRooms)?;
     let mut tx = Change::begin(db, actor).await?;
     let room = visible(tx.conn(), actor, id).await?;
     let room = inventory::lock_room(&mut tx, &actor.organization_id, &room).await?;

@@ -47,6 +47,7 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(routes::reports::router())
         .merge(routes::invoices::router())
         .merge(routes::audit_log::router())
+        .merge(routes::operators::router())
         .merge(routes::room_types::router())
         .merge(routes::rooms::router())
         .merge(routes::rate_plans::router())

@@ -36,6 +36,7 @@ be pinned to one hotel. Errors are RFC 9457 problem documents."
         (name = "folios", description = "Folios as ledgers: charges, allowances, payments, refunds, fees; VAT per line (scopes folios:read, folios:write, payments:write; an extension; docs/money.md)"),
         (name = "reports", description = "Reports for an accountant: revenue by service date, category and VAT rate, payments by method; JSON or CSV (scope folios:read; an extension; docs/money.md)"),
         (name = "invoices", description = "Invoices issued from folios: numbered per hotel, never changed, cancelled only by a cancellation invoice; JSON or PDF (scopes invoices:write, folios:read; an extension; docs/invoices.md)"),
+        (name = "operators", description = "The organization's operators and their roles: owner, manager, front desk, housekeeping, revenue, accountant (owners only; an extension; docs/roles.md)"),
         (name = "audit", description = "The audit log: who changed which record, when, with the fields before and after; append-only (scope audit:read; an extension; docs/audit-log.md)"),
         (name = "guests", description = "Guests (scopes guests:read / guests:write)"),
         (name = "reservations", description = "Reservations, their rooms and folios (scopes reservations:read / reservations:write)"),

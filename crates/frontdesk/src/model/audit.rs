@@ -55,11 +55,10 @@ pub struct AuditActor {
 pub struct FieldChange {
     /// The field's name as the record's JSON has it; a nested field is dotted (`folio.balance`).
     pub field: String,
+    /// Any JSON value: text, a number, true or false, a list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
     pub before: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Object>)]
     pub after: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub redacted: bool,

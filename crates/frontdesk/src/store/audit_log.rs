@@ -69,15 +69,15 @@ pub async fn insert(conn: &mut Conn, entries: &[(&str, AuditEntry)], keep_until:
     Ok(())
 }
 
-/// An operator's name, as the log keeps it beside the operator's id.
-pub async fn operator_name(conn: &mut Conn, operator_id: &str) -> StoreResult<Option<String>> {
+/// An operator's name and role, as the log keeps them beside the operator's id.
+pub async fn operator_name_and_role(conn: &mut Conn, operator_id: &str) -> StoreResult<Option<(String, String)>> {
     let select = Sql::select()
-        .column(Operators::Name)
+        .columns([Operators::Name, Operators::Role])
         .from(Operators::Table)
         .and_where(Expr::col(Operators::Id).eq(operator_id))
         .take();
     Ok(match statement(conn.engine(), &select).fetch_optional(conn).await? {
-        Some(row) => Some(row.try_get("name")?),
+        Some(row) => Some((row.try_get("name")?, row.try_get("role")?)),
         None => None,
     })
 }

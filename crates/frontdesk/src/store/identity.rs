@@ -3,9 +3,11 @@
 use chrono::{DateTime, Utc};
 
 use super::{format_ts, RowExt, StoreResult};
-use crate::model::identity::{Operator, Organization};
+use crate::model::identity::{Operator, Organization, Role};
 use crate::store::schema::{AccessTokens, OperatorInvitations, Operators, Organizations};
-use crate::store::statement::{insert_row, statement, Asterisk, Expr, ExprTrait, Order, Sql};
+use crate::store::statement::{
+    insert_row, one_of_organization, statement, Asterisk, Expr, ExprTrait, Order, RowLocks, Sql,
+};
 use crate::store::{Conn, Row};
 
 const ORGANIZATION_COLUMNS: [Organizations; 3] = [Organizations::Id, Organizations::Name, Organizations::CreatedAt];
@@ -45,17 +47,79 @@ pub async fn list_organizations(conn: &mut Conn) -> StoreResult<Vec<Organization
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(organization).collect()
 }
 
-const OPERATOR_COLUMNS: [Operators; 5] =
-    [Operators::Id, Operators::OrganizationId, Operators::Email, Operators::Name, Operators::CreatedAt];
+const OPERATOR_COLUMNS: [Operators; 7] = [
+    Operators::Id,
+    Operators::OrganizationId,
+    Operators::Email,
+    Operators::Name,
+    Operators::Role,
+    Operators::HotelIds,
+    Operators::CreatedAt,
+];
 
 fn operator(row: &Row) -> StoreResult<Operator> {
+    let (role, hotel_ids) = role_of(row)?;
     Ok(Operator {
         id: row.try_get("id")?,
         organization_id: row.try_get("organization_id")?,
         email: row.try_get("email")?,
         name: row.try_get("name")?,
+        role,
+        hotel_ids,
         created_at: row.get_ts("created_at")?,
     })
+}
+
+/// An operator's role and hotels, from the columns `role` and `hotel_ids` of `row`.
+fn role_of(row: &Row) -> StoreResult<(Role, Option<Vec<String>>)> {
+    let role: String = row.try_get("role")?;
+    let role = Role::parse(&role).ok_or_else(|| sqlx::Error::Decode(format!("operator role {role}").into()))?;
+    let hotels: Option<String> = row.try_get("hotel_ids")?;
+    let hotels = match hotels {
+        Some(text) => {
+            Some(serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(format!("operator hotels: {e}").into()))?)
+        }
+        None => None,
+    };
+    Ok((role, hotels))
+}
+
+fn hotel_ids_text(hotel_ids: Option<&[String]>) -> StoreResult<Option<String>> {
+    hotel_ids.map(|ids| serde_json::to_string(ids).map_err(|e| sqlx::Error::Encode(Box::new(e)).into())).transpose()
+}
+
+/// Gives an operator of `organization_id` a role and hotels; answers whether there was such an operator.
+pub async fn set_role(
+    conn: &mut Conn,
+    organization_id: &str,
+    operator_id: &str,
+    role: Role,
+    hotel_ids: Option<&[String]>,
+    at: DateTime<Utc>,
+) -> StoreResult<bool> {
+    let update = Sql::update()
+        .table(Operators::Table)
+        .value(Operators::Role, role.as_str())
+        .value(Operators::HotelIds, hotel_ids_text(hotel_ids)?)
+        .value(Operators::UpdatedAt, format_ts(at))
+        .and_where(one_of_organization(Operators::Id, operator_id, Operators::OrganizationId, organization_id))
+        .take();
+    Ok(statement(conn.engine(), &update).execute(conn).await?.rows_affected() == 1)
+}
+
+/// The ids of the owners of an organization, locked until the transaction ends (on PostgreSQL; SQLite's write
+/// transactions are exclusive already), so that two owners demoting each other at once take turns and one owner
+/// always remains.
+pub async fn owners_locked(conn: &mut Conn, organization_id: &str) -> StoreResult<Vec<String>> {
+    let select = Sql::select()
+        .column(Operators::Id)
+        .from(Operators::Table)
+        .and_where(Expr::col(Operators::OrganizationId).eq(organization_id))
+        .and_where(Expr::col(Operators::Role).eq(Role::Owner.as_str()))
+        .order_by(Operators::Id, Order::Asc)
+        .lock_for_writing()
+        .take();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(|row| row.try_get("id")).collect()
 }
 
 /// Inserts an operator. One who `claims_email` signs in with it, and no other operator may have it (`Taken`
@@ -76,6 +140,8 @@ pub async fn insert_operator(
             (Operators::Email, Expr::val(&op.email)),
             (Operators::EmailNormalized, Expr::val(sign_in_email)),
             (Operators::Name, Expr::val(&op.name)),
+            (Operators::Role, Expr::val(op.role.as_str())),
+            (Operators::HotelIds, Expr::val(hotel_ids_text(op.hotel_ids.as_deref())?)),
             (Operators::PasswordHash, Expr::val(password_hash)),
             (Operators::CreatedAt, Expr::val(format_ts(op.created_at))),
             (Operators::UpdatedAt, Expr::val(format_ts(op.created_at))),
@@ -209,27 +275,42 @@ pub struct StoredAccessToken {
     /// The last use, recorded to the minute; `None` before the first.
     pub last_used_at: Option<DateTime<Utc>>,
     pub idle_timeout_secs: Option<i64>,
+    /// The operator's role and hotels, read with the token: every request needs them.
+    pub role: Role,
+    pub hotel_ids: Option<Vec<String>>,
 }
 
 pub async fn find_access_token(conn: &mut Conn, token_hash: &str) -> StoreResult<Option<StoredAccessToken>> {
     let select = Sql::select()
-        .columns([
-            AccessTokens::Id,
-            AccessTokens::OperatorId,
-            AccessTokens::OrganizationId,
-            AccessTokens::TokenHash,
-            AccessTokens::CreatedAt,
-            AccessTokens::ExpiresAt,
-            AccessTokens::RevokedAt,
-            AccessTokens::LastUsedAt,
-            AccessTokens::IdleTimeoutSecs,
-        ])
+        .columns(
+            [
+                AccessTokens::Id,
+                AccessTokens::OperatorId,
+                AccessTokens::OrganizationId,
+                AccessTokens::TokenHash,
+                AccessTokens::CreatedAt,
+                AccessTokens::ExpiresAt,
+                AccessTokens::RevokedAt,
+                AccessTokens::LastUsedAt,
+                AccessTokens::IdleTimeoutSecs,
+            ]
+            .map(|column| (AccessTokens::Table, column)),
+        )
+        .column((Operators::Table, Operators::Role))
+        .column((Operators::Table, Operators::HotelIds))
         .from(AccessTokens::Table)
-        .and_where(Expr::col(AccessTokens::TokenHash).eq(token_hash))
+        .inner_join(
+            Operators::Table,
+            Expr::col((Operators::Table, Operators::Id)).equals((AccessTokens::Table, AccessTokens::OperatorId)),
+        )
+        .and_where(Expr::col((AccessTokens::Table, AccessTokens::TokenHash)).eq(token_hash))
         .take();
     let row = statement(conn.engine(), &select).fetch_optional(conn).await?;
     row.map(|row| {
+        let (role, hotel_ids) = role_of(&row)?;
         Ok(StoredAccessToken {
+            role,
+            hotel_ids,
             id: row.try_get("id")?,
             operator_id: row.try_get("operator_id")?,
             organization_id: row.try_get("organization_id")?,

@@ -637,6 +637,10 @@ pub enum Operators {
     CreatedAt,
     #[iden = "updated_at"]
     UpdatedAt,
+    #[iden = "role"]
+    Role,
+    #[iden = "hotel_ids"]
+    HotelIds,
 }
 
 /// `organizations`
@@ -1233,7 +1237,18 @@ pub const TABLES: &[(&str, &[&str])] = &[
     ),
     (
         "operators",
-        &["id", "organization_id", "email", "email_normalized", "name", "password_hash", "created_at", "updated_at"],
+        &[
+            "id",
+            "organization_id",
+            "email",
+            "email_normalized",
+            "name",
+            "password_hash",
+            "created_at",
+            "updated_at",
+            "role",
+            "hotel_ids",
+        ],
     ),
     ("organizations", &["id", "name", "created_at"]),
     (

@@ -38,6 +38,36 @@ pub struct HotelChoice {
     pub name: String,
 }
 
+/// The sections of the navigation an operator's role may use (docs/roles.md): a page the role may not use is not
+/// offered, and its address answers 403 all the same (the domain decides).
+#[derive(Debug, Clone, Copy)]
+pub struct ShownSections {
+    pub reservations: bool,
+    pub rates: bool,
+    pub housekeeping: bool,
+    pub guests: bool,
+    pub reports: bool,
+    pub setup: bool,
+    pub integrations: bool,
+}
+
+impl ShownSections {
+    pub fn of(actor: &crate::domain::Actor) -> ShownSections {
+        use crate::domain::access::Task;
+        use crate::domain::Scope;
+        let scope = |s: Scope| actor.require_scope(s).is_ok();
+        ShownSections {
+            reservations: scope(Scope::ReservationsRead),
+            rates: scope(Scope::RatesRead),
+            housekeeping: scope(Scope::RoomsRead),
+            guests: scope(Scope::GuestsRead),
+            reports: scope(Scope::FoliosRead),
+            setup: actor.require(Task::ConfigureHotel).is_ok(),
+            integrations: actor.require(Task::Administer).is_ok(),
+        }
+    }
+}
+
 /// The frame of a dashboard page.
 #[derive(Debug, Clone)]
 pub struct Chrome {
@@ -52,6 +82,8 @@ pub struct Chrome {
     pub flash: Option<Flash>,
     /// Booking requests waiting for approval at this hotel (the navigation's badge).
     pub requests_waiting: i64,
+    /// The sections the operator's role may use: the navigation shows only these.
+    pub shown: ShownSections,
     pub css: String,
     pub htmx: String,
     pub js: String,
@@ -66,7 +98,11 @@ impl Chrome {
         title: impl Into<String>,
     ) -> Result<Chrome, WebError> {
         let hotels = hotels::list(&state.db, &session.actor).await?;
-        let requests_waiting = front_office::requests_waiting(&state.db, &session.actor, &hotel.id).await?;
+        // A role that reads no reservations (housekeeping) has no requests to be told of.
+        let requests_waiting = match session.actor.require_scope(crate::domain::Scope::ReservationsRead) {
+            Ok(()) => front_office::requests_waiting(&state.db, &session.actor, &hotel.id).await?,
+            Err(_) => 0,
+        };
         Ok(Chrome {
             title: title.into(),
             operator_name: session.operator.name.clone(),
@@ -77,6 +113,7 @@ impl Chrome {
             csrf: session.csrf.clone(),
             flash: session.flash.clone(),
             requests_waiting,
+            shown: ShownSections::of(&session.actor),
             css: assets::url("app.css"),
             htmx: assets::url("htmx.min.js"),
             js: assets::url("app.js"),

@@ -317,7 +317,7 @@ async fn the_desk_reads_a_stays_history_and_the_hotels_log(engine: Engine) {
     b.click_text("summary", "Who changed what").await;
     b.wait_for_text("status: CONFIRMED → CHECKED_IN").await;
     let text = b.page_text().await;
-    assert!(text.contains("Reservation created") && text.contains("by Test Operator"), "{text}");
+    assert!(text.contains("Reservation created") && text.contains("by Test Operator (Owner)"), "{text}");
     assert!(text.contains("Reservation updated") && text.contains("by API key “test key”"), "{text}");
     b.assert_page_ok("a reservation with its history").await;
     // The hotel's log, reached from the reports, and the organization's.

@@ -51,6 +51,7 @@ mod processes;
 mod rate_limits;
 mod reservation_counts;
 mod reservations;
+mod roles;
 mod schema;
 mod security;
 mod webhooks;

@@ -131,8 +131,9 @@ async fn actor_of(conn: &mut Conn, writer: &Writer) -> Result<AuditActor> {
     };
     Ok(match writer {
         Writer::Operator { operator_id } => {
-            let name = store::audit_log::operator_name(conn, operator_id).await?;
-            actor("operator", Some(operator_id.clone()), name, None)
+            let found = store::audit_log::operator_name_and_role(conn, operator_id).await?;
+            let (name, role) = found.map_or((None, None), |(name, role)| (Some(name), Some(role)));
+            AuditActor { role, ..actor("operator", Some(operator_id.clone()), name, None) }
         }
         Writer::ApiKey { key_id } => {
             let name = store::audit_log::api_key_name(conn, key_id).await?;

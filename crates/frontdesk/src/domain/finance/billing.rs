@@ -140,7 +140,7 @@ pub async fn get(db: &Db, actor: &Actor, hotel_id: &str) -> Result<BillingSettin
 
 /// Changes a hotel's settings (an operator's).
 pub async fn update(db: &Db, actor: &Actor, hotel_id: &str, patch: BillingPatch) -> Result<BillingSettings> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::ConfigureHotel)?;
     let hotel = hotels::get(db, actor, hotel_id).await?;
     let mut tx = Change::begin(db, actor).await?;
     let before = settings_of(tx.conn(), &hotel).await?;

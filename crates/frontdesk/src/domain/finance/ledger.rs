@@ -14,7 +14,7 @@ use super::folios::{
     self, with_amounts, FolioLedger, FolioLine, LineKind, LineOrigin, LineSource, PaymentMethod, VatTotal,
 };
 use super::tax;
-use crate::domain::access::{Actor, Scope};
+use crate::domain::access::{Actor, Scope, Task};
 use crate::domain::change::{Change, Record, RecordKind};
 use crate::domain::reservations::ReservationStatus;
 use crate::domain::validate::{clean, parse_date, Checks};
@@ -121,6 +121,17 @@ impl Entry {
             Entry::Charge(_) | Entry::Allowance { .. } | Entry::Fee(_) => Scope::FoliosWrite,
         }
     }
+
+    /// What an operator's role must allow beyond the scope: the front desk charges but neither corrects nor
+    /// refunds; the accountant corrects but does not charge.
+    fn task(&self) -> Option<Task> {
+        match self {
+            Entry::Payment(_) => None,
+            Entry::Charge(_) | Entry::Fee(_) => Some(Task::Charge),
+            Entry::Allowance { .. } => Some(Task::Correct),
+            Entry::Refund { .. } => Some(Task::Refund),
+        }
+    }
 }
 
 /// What [`record`] answers: the folio's sums with the lines the write added, and whether this was a request sent
@@ -219,6 +230,9 @@ pub fn ledger(owner: store::folios::FolioOwner, lines: Vec<FolioLine>) -> FolioL
 /// sums and the lines this write added (a request sent again: the lines the first one added).
 pub async fn record(db: &Db, actor: &Actor, folio_id: &str, entry: Entry, key: Option<&str>) -> Result<Recorded> {
     actor.require_scope(entry.scope())?;
+    if let Some(task) = entry.task() {
+        actor.require(task)?;
+    }
     if let Some(key) = key {
         idempotency::check_key(key)
             .map_err(|message| Error::Validation(vec![FieldError::field("Idempotency-Key", message)]))?;
@@ -373,6 +387,7 @@ pub async fn exempt_from_city_tax(
     exemption: Option<CityTaxExemptionIn>,
 ) -> Result<FolioLedger> {
     actor.require_scope(Scope::FoliosWrite)?;
+    actor.require(Task::Charge)?;
     let reason = exemption.map(|e| clean(&e.reason));
     if let Some(reason) = &reason {
         let mut checks = Checks::new();

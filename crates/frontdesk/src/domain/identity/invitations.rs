@@ -31,9 +31,16 @@ pub struct Invitation {
 }
 
 /// Adds an operator to the actor's organization who chooses their own password through a link ([`accept_invitation`]).
-/// Until then the operator has a random password nobody knows, so nobody can sign in as them.
-pub async fn invite_operator(db: &Db, actor: &Actor, email: &str, name: &str) -> Result<Invitation> {
-    actor.require_operator()?;
+/// Until then the operator has a random password nobody knows, so nobody can sign in as them. Owners only; the
+/// operator gets `staffing`'s role and hotels.
+pub async fn invite_operator(
+    db: &Db,
+    actor: &Actor,
+    email: &str,
+    name: &str,
+    staffing: &super::Staffing,
+) -> Result<Invitation> {
+    actor.require(crate::domain::access::Task::Administer)?;
     let input = OperatorIn { organization_id: &actor.organization_id, email, name, password: "" };
     let mut checks = Checks::new();
     checks.email("email", input.email);
@@ -50,7 +57,7 @@ pub async fn invite_operator(db: &Db, actor: &Actor, email: &str, name: &str) ->
             "an operator of your organization has this e-mail already",
         )]));
     }
-    let operator = insert_operator(&mut tx, &input, &unknowable, false).await?;
+    let operator = insert_operator(&mut tx, &input, staffing, &unknowable, false).await?;
     let invitation = new_invitation(&mut tx, actor, &operator).await?;
     tx.created(&operator.organization_id, &operator).await?;
     tx.commit().await?;
@@ -59,7 +66,7 @@ pub async fn invite_operator(db: &Db, actor: &Actor, email: &str, name: &str) ->
 
 /// A new link for an operator who has not chosen a password yet (their earlier links stop working).
 pub async fn renew_invitation(db: &Db, actor: &Actor, operator_id: &str) -> Result<Invitation> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::Administer)?;
     let mut tx = Change::begin(db, actor).await?;
     let operator = in_organization(tx.conn(), actor, operator_id).await?;
     let pending = rows::invitation_expiries(tx.conn(), &actor.organization_id).await?;

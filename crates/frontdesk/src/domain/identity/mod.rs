@@ -5,17 +5,18 @@
 //! [`sign_in`], [`authenticate_token`], [`authenticate_api_key`]); `operators.rs` is an organization's management of
 //! its operators ([`add_operator`], [`reset_password`], [`change_own_password`], [`remove_operator`]); and
 //! `invitations.rs` the links by which an invited operator chooses a password ([`invite_operator`],
-//! [`accept_invitation`]).
+//! [`accept_invitation`]); `roles.rs` operators' roles and hotels ([`set_role`], the last owner's rule).
 
 mod invitations;
 mod operators;
+mod roles;
 mod sessions;
 
 use super::access::{Actor, Credential};
 use super::validate::{clean, Checks};
 use super::{new_id, now, secrets, Error, Result};
 use crate::domain::change::{Change, Record, RecordKind, Writer};
-pub use crate::model::identity::{Operator, Organization};
+pub use crate::model::identity::{Operator, Organization, Role};
 use crate::store::{self, identity as rows, Db};
 pub use invitations::{
     accept_invitation, invitation, invite_operator, renew_invitation, Invitation, InvitationView, INVITATION_PREFIX,
@@ -25,6 +26,7 @@ pub use operators::{
     add_operator, change_own_password, operator_of_organization, operators_with_invitations, remove_operator,
     reset_password, OperatorEntry,
 };
+pub use roles::{set_role, RoleIn};
 pub use sessions::{
     authenticate_api_key, authenticate_token, end_replaced_session, issue_session, issue_token, login, logout, me,
     sign_in, LoginIn, MeOut, SessionLimits, SessionOut,
@@ -54,7 +56,7 @@ pub async fn list_organizations(db: &Db) -> Result<Vec<Organization>> {
 
 /// The operators of the actor's organization (operators and the service itself only).
 pub async fn list_operators(db: &Db, actor: &Actor) -> Result<Vec<Operator>> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::Administer)?;
     Ok(rows::list_operators(&mut *db.read().await?, &actor.organization_id).await?)
 }
 
@@ -65,12 +67,29 @@ pub struct OperatorIn<'a> {
     pub password: &'a str,
 }
 
-/// Creates an operator with a password, by the service's administrator.
-pub async fn create_operator(db: &Db, input: OperatorIn<'_>) -> Result<Operator> {
-    create_operator_as(db, Writer::CommandLine, input).await
+/// An operator's role, and the hotels they work in (`None`: every hotel of the organization).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Staffing {
+    pub role: Role,
+    pub hotel_ids: Option<Vec<String>>,
 }
 
-pub async fn create_operator_as(db: &Db, writer: Writer, input: OperatorIn<'_>) -> Result<Operator> {
+impl Staffing {
+    /// An owner of the whole organization: what the organization's first operator is.
+    pub const OWNER: Staffing = Staffing { role: Role::Owner, hotel_ids: None };
+}
+
+/// Creates an operator with a password, by the service's administrator: an owner.
+pub async fn create_operator(db: &Db, input: OperatorIn<'_>) -> Result<Operator> {
+    create_operator_as(db, Writer::CommandLine, input, &Staffing::OWNER).await
+}
+
+pub async fn create_operator_as(
+    db: &Db,
+    writer: Writer,
+    input: OperatorIn<'_>,
+    staffing: &Staffing,
+) -> Result<Operator> {
     let mut checks = Checks::new();
     checks.email("email", input.email);
     checks.line("name", input.name, 200);
@@ -78,7 +97,7 @@ pub async fn create_operator_as(db: &Db, writer: Writer, input: OperatorIn<'_>) 
     checks.finish()?;
     let password_hash = hash(input.password).await?;
     let mut tx = Change::begin_as(db, writer).await?;
-    let op = insert_operator(&mut tx, &input, &password_hash, true).await?;
+    let op = insert_operator(&mut tx, &input, staffing, &password_hash, true).await?;
     tx.created(&op.organization_id, &op).await?;
     tx.commit().await?;
     Ok(op)
@@ -88,6 +107,7 @@ pub async fn create_operator_as(db: &Db, writer: Writer, input: OperatorIn<'_>) 
 async fn insert_operator(
     tx: &mut Change,
     input: &OperatorIn<'_>,
+    staffing: &Staffing,
     password_hash: &str,
     claims_email: bool,
 ) -> Result<Operator> {
@@ -96,11 +116,14 @@ async fn insert_operator(
         organization_id: input.organization_id.to_string(),
         email: clean(input.email),
         name: clean(input.name),
+        role: staffing.role,
+        hotel_ids: staffing.hotel_ids.clone(),
         created_at: now(),
     };
     if rows::get_organization(tx.conn(), &op.organization_id).await?.is_none() {
         return Err(Error::NotFound("organization"));
     }
+    roles::check_hotels(tx.conn(), &op.organization_id, staffing).await?;
     match rows::insert_operator(tx.conn(), &op, password_hash, claims_email).await {
         Err(e) if e.kind() == store::ErrorKind::Taken => Err(Error::Validation(vec![super::FieldError::field(
             "email",

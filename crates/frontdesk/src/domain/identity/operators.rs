@@ -5,9 +5,9 @@ use chrono::{DateTime, Utc};
 
 use super::{
     check_new_password, claim_email, create_operator_as, hash, issue_session, sign_in, Operator, OperatorIn,
-    SessionLimits, SessionOut,
+    SessionLimits, SessionOut, Staffing,
 };
-use crate::domain::access::{Actor, Credential};
+use crate::domain::access::{Actor, Credential, Task};
 use crate::domain::change::Change;
 use crate::domain::change::Writer;
 use crate::domain::validate::Checks;
@@ -23,7 +23,7 @@ pub struct OperatorEntry {
 }
 
 pub async fn operators_with_invitations(db: &Db, actor: &Actor) -> Result<Vec<OperatorEntry>> {
-    actor.require_operator()?;
+    actor.require(Task::Administer)?;
     let mut conn = db.read().await?;
     let operators = rows::list_operators(&mut conn, &actor.organization_id).await?;
     let invited = rows::invitation_expiries(&mut conn, &actor.organization_id).await?;
@@ -38,7 +38,7 @@ pub async fn operators_with_invitations(db: &Db, actor: &Actor) -> Result<Vec<Op
 
 /// An operator of the actor's organization, or 404 (another organization's operators do not exist for it).
 pub async fn operator_of_organization(db: &Db, actor: &Actor, id: &str) -> Result<Operator> {
-    actor.require_operator()?;
+    actor.require(Task::Administer)?;
     in_organization(&mut *db.read().await?, actor, id).await
 }
 
@@ -57,11 +57,18 @@ fn acting_operator(actor: &Actor) -> Option<&str> {
     }
 }
 
-/// Adds an operator with a password chosen for them, to the actor's organization.
-pub async fn add_operator(db: &Db, actor: &Actor, email: &str, name: &str, password: &str) -> Result<Operator> {
-    actor.require_operator()?;
+/// Adds an operator with a password chosen for them, to the actor's organization, in a role (owners only).
+pub async fn add_operator(
+    db: &Db,
+    actor: &Actor,
+    email: &str,
+    name: &str,
+    password: &str,
+    staffing: &Staffing,
+) -> Result<Operator> {
+    actor.require(Task::Administer)?;
     let input = OperatorIn { organization_id: &actor.organization_id, email, name, password };
-    create_operator_as(db, Writer::for_actor(actor), input).await
+    create_operator_as(db, Writer::for_actor(actor), input, staffing).await
 }
 
 /// Gives another operator of the actor's organization a new password. Every session token, assistant token and
@@ -69,7 +76,7 @@ pub async fn add_operator(db: &Db, actor: &Actor, email: &str, name: &str, passw
 /// stops working. An operator changes their own password with [`change_own_password`], which asks for the current
 /// one.
 pub async fn reset_password(db: &Db, actor: &Actor, operator_id: &str, password: &str) -> Result<Operator> {
-    actor.require_operator()?;
+    actor.require(Task::Administer)?;
     if acting_operator(actor) == Some(operator_id) {
         return Err(Error::Conflict(
             "change your own password with your current one (Your password), not by resetting it".into(),
@@ -143,7 +150,7 @@ pub async fn change_own_password(
 /// organization keeps at least one operator, so that nobody locks the organization out of its dashboard by a click.
 /// The command line (the service's administrator, who can create operators) may remove the last one.
 pub async fn remove_operator(db: &Db, actor: &Actor, operator_id: &str) -> Result<Operator> {
-    actor.require_operator()?;
+    actor.require(Task::Administer)?;
     if acting_operator(actor) == Some(operator_id) {
         return Err(Error::Conflict("you cannot remove yourself; another operator of your organization can".into()));
     }
@@ -151,6 +158,9 @@ pub async fn remove_operator(db: &Db, actor: &Actor, operator_id: &str) -> Resul
     rows::lock_organization(tx.conn(), &actor.organization_id).await?;
     let operator = in_organization(tx.conn(), actor, operator_id).await?;
     let by_command_line = matches!(actor.credential, Credential::System(Writer::CommandLine));
+    if !by_command_line {
+        super::roles::refuse_removing_last_owner(tx.conn(), &operator).await?;
+    }
     if !by_command_line && rows::count_operators(tx.conn(), &actor.organization_id).await? <= 1 {
         return Err(Error::Conflict("the last operator of an organization cannot be removed".into()));
     }

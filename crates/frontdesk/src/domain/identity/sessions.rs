@@ -254,7 +254,12 @@ pub async fn authenticate_token(db: &Db, token: &str) -> Result<Actor> {
     Ok(Actor {
         organization_id: stored.organization_id,
         hotel_pin: None,
-        credential: Credential::Operator { operator_id: stored.operator_id, token_id: stored.id },
+        credential: Credential::Operator {
+            operator_id: stored.operator_id,
+            token_id: stored.id,
+            role: stored.role,
+            hotels: stored.hotel_ids,
+        },
     })
 }
 

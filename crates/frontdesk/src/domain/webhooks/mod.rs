@@ -159,12 +159,12 @@ impl WebhookSettings {
 }
 
 pub async fn list(db: &Db, actor: &Actor) -> Result<Vec<WebhookSubscription>> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::Administer)?;
     Ok(store::webhooks::list(&mut *db.read().await?, &actor.organization_id).await?)
 }
 
 pub async fn get(db: &Db, actor: &Actor, id: &str) -> Result<WebhookSubscription> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::Administer)?;
     store::webhooks::get(&mut *db.read().await?, &actor.organization_id, id)
         .await?
         .ok_or(Error::NotFound("webhook subscription"))
@@ -193,7 +193,7 @@ pub async fn create(
     actor: &Actor,
     input: WebhookSubscriptionIn,
 ) -> Result<WebhookSubscriptionCreated> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::Administer)?;
     // The hotel first: resolving the URL's host may take a while, and is pointless for a hotel that is not there.
     if store::hotels::get(&mut *db.read().await?, &actor.organization_id, &input.hotel_id).await?.is_none() {
         return Err(Error::NotFound("hotel"));
@@ -262,7 +262,7 @@ pub async fn update(
 }
 
 pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<WebhookSubscription> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::Administer)?;
     let mut tx = Change::begin(db, actor).await?;
     let subscription = store::webhooks::get(tx.conn(), &actor.organization_id, id)
         .await?
@@ -275,7 +275,7 @@ pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<WebhookSubscript
 
 /// The most recent delivery attempts of a subscription, newest first.
 pub async fn deliveries(db: &Db, actor: &Actor, id: &str, query: DeliveriesQuery) -> Result<Vec<WebhookDelivery>> {
-    actor.require_operator()?;
+    actor.require(crate::domain::access::Task::Administer)?;
     let limit = query.limit.unwrap_or(DELIVERY_LOG_SIZE);
     let mut checks = Checks::new();
     checks.range("limit", limit, 1, DELIVERY_LOG_SIZE);

@@ -12,6 +12,7 @@ pub mod health;
 pub mod hotels;
 pub mod invoices;
 pub mod oauth;
+pub mod operators;
 pub mod rate_plans;
 pub mod reports;
 pub mod reservations;

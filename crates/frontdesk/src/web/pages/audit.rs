@@ -50,7 +50,13 @@ fn who(entry: &AuditEntry) -> String {
     let a = &entry.actor;
     let name = a.name.clone();
     match a.kind.as_str() {
-        "operator" => name.unwrap_or_else(|| "A removed operator".into()),
+        "operator" => {
+            let name = name.unwrap_or_else(|| "A removed operator".into());
+            match a.role.as_deref().and_then(crate::model::identity::Role::parse) {
+                Some(role) => format!("{name} ({})", role.label()),
+                None => name,
+            }
+        }
         "api_key" => format!("API key “{}”", name.unwrap_or_else(|| "removed".into())),
         "booking_page" => match &a.address {
             Some(address) => format!("Booking page ({address})"),

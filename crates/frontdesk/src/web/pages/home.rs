@@ -19,8 +19,13 @@ pub fn router() -> Router<AppState> {
 async fn home(State(state): State<AppState>, session: Session) -> WebResult {
     let hotels = hotels::list(&state.db, &session.actor).await?;
     // An organization without a hotel begins by setting one up.
+    // Housekeeping starts at its board: it reads no reservations, which the Today page is made of.
+    let start = match session.actor.require_scope(crate::domain::Scope::ReservationsRead) {
+        Ok(()) => "today",
+        Err(_) => "housekeeping",
+    };
     let to = match hotels.first() {
-        Some(hotel) => format!("/hotels/{}/today", hotel.id),
+        Some(hotel) => format!("/hotels/{}/{start}", hotel.id),
         None => "/setup/hotels".to_string(),
     };
     Ok(Redirect::to(&to).into_response())

@@ -151,9 +151,14 @@ async fn board(State(state): State<AppState>, page: HotelPage, Query(query): Que
 }
 
 fn card(page: &HotelPage, room: &RoomNow, today: chrono::NaiveDate, tz: chrono_tz::Tz) -> RoomCard {
-    let name = |line: &crate::domain::front_office::StayLine| {
-        line.guest.as_ref().map(crate::domain::front_office::guest_name).unwrap_or_else(|| "No guest".into())
+    // Housekeeping is not shown who stays, nor a link to the stay (docs/roles.md).
+    let sees_guests = page.session.actor.require_scope(crate::domain::Scope::GuestsRead).is_ok();
+    let name = |line: &crate::domain::front_office::StayLine| match (&line.guest, sees_guests) {
+        (Some(guest), _) => crate::domain::front_office::guest_name(guest),
+        (None, true) => "No guest".into(),
+        (None, false) => "a guest".into(),
     };
+    let stay_href = |id: &str| sees_guests.then(|| page.path(&format!("reservations/{id}")));
     let (guest_line, guest_href) = match (&room.occupant, &room.arrival) {
         (Some(o), _) => {
             let leaves = o.reservation.check_out_date;
@@ -164,15 +169,9 @@ fn card(page: &HotelPage, room: &RoomNow, today: chrono::NaiveDate, tz: chrono_t
             } else {
                 format!("leaves {}", view::date_short(leaves))
             };
-            (
-                Some(format!("In house: {}, {when}", name(o))),
-                Some(page.path(&format!("reservations/{}", o.reservation.id))),
-            )
+            (Some(format!("In house: {}, {when}", name(o))), stay_href(&o.reservation.id))
         }
-        (None, Some(a)) => (
-            Some(format!("Arriving today: {}", name(a))),
-            Some(page.path(&format!("reservations/{}", a.reservation.id))),
-        ),
+        (None, Some(a)) => (Some(format!("Arriving today: {}", name(a))), stay_href(&a.reservation.id)),
         (None, None) => (None, None),
     };
     let status = room.room.housekeeping_status;

@@ -125,14 +125,25 @@ async fn operator_rules_hold_for_the_dashboard_and_the_command_line(engine: Engi
     assert!(matches!(identity::reset_password(&s.db, &me, &my_id, "a long password").await, Err(Error::Conflict(_))));
     s.get("/api/auth/me", &rival.auth()).await.expect(200);
     // A colleague whose password is reset loses their sessions.
-    let colleague = identity::add_operator(&s.db, &me, "cole@example.com", "Cole", "first password").await.unwrap();
+    let colleague =
+        identity::add_operator(&s.db, &me, "cole@example.com", "Cole", "first password", &identity::Staffing::OWNER)
+            .await
+            .unwrap();
     let login = json!({"email": "cole@example.com", "password": "first password"});
     let cole =
         s.post("/api/auth/login", &Auth::None, login).await.expect(200).body["token"].as_str().unwrap().to_string();
     identity::reset_password(&s.db, &me, &colleague.id, "second password").await.unwrap();
     s.get("/api/auth/me", &Auth::Token(cole)).await.expect(401);
     // The e-mail is taken across organizations: the message is beside the e-mail field.
-    let taken = identity::add_operator(&s.db, &me, &rival.operator_email, "Copy", "a long password").await;
+    let taken = identity::add_operator(
+        &s.db,
+        &me,
+        &rival.operator_email,
+        "Copy",
+        "a long password",
+        &identity::Staffing::OWNER,
+    )
+    .await;
     assert!(matches!(taken, Err(Error::Validation(ref errors)) if errors[0].field.as_deref() == Some("email")));
     // The command line may remove an organization's last operator (its administrator can create another).
     let system = Actor::command_line(&rival.id);
@@ -141,10 +152,16 @@ async fn operator_rules_hold_for_the_dashboard_and_the_command_line(engine: Engi
     // Two operators removing each other at once: the second finds itself the last one's remover and is refused
     // (here the first removal is made by the command line, and `me` still holds its session's actor).
     identity::remove_operator(&s.db, &Actor::command_line(&org.id), &colleague.id).await.unwrap();
-    let colleague_again =
-        identity::add_operator(&s.db, &Actor::command_line(&org.id), "dee@example.com", "Dee", "a long password")
-            .await
-            .unwrap();
+    let colleague_again = identity::add_operator(
+        &s.db,
+        &Actor::command_line(&org.id),
+        "dee@example.com",
+        "Dee",
+        "a long password",
+        &identity::Staffing::OWNER,
+    )
+    .await
+    .unwrap();
     let dee = identity::authenticate_token(
         &s.db,
         s.post("/api/auth/login", &Auth::None, json!({"email": "dee@example.com", "password": "a long password"}))

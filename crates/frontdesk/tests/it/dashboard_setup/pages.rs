@@ -150,10 +150,13 @@ async fn setup_pages_read_well_on_desktop_and_phone(engine: Engine) {
         "annika.lindqvistjohansson@harbourviewexamplehotels.com",
         "Annika Lindqvist",
         "a long password",
+        &identity::Staffing::OWNER,
     )
     .await
     .unwrap();
-    let invited = identity::invite_operator(&s.db, &me, "bea@example.com", "Bea Santos").await.unwrap();
+    let invited = identity::invite_operator(&s.db, &me, "bea@example.com", "Bea Santos", &identity::Staffing::OWNER)
+        .await
+        .unwrap();
     let pages = [
         ("setup-hotels", "/setup/hotels".to_string(), "Mountain Lodge"),
         ("setup-hotel", format!("/setup/hotels/{}", c.hotel), "Rate plans"),

@@ -319,6 +319,7 @@ async fn save(tx: &mut Change, actor: &Actor, invoice: &Invoice) -> Result<()> {
 /// may then be invoiced again. 409 for a cancellation invoice, or an invoice already cancelled.
 pub async fn cancel(db: &Db, actor: &Actor, invoice_id: &str, input: CancellationIn) -> Result<Invoice> {
     actor.require_scope(Scope::InvoicesWrite)?;
+    actor.require(crate::domain::access::Task::CancelInvoice)?;
     let reason = clean(&input.reason);
     let mut checks = Checks::new();
     checks.line("reason", &reason, 500);

@@ -1,5 +1,5 @@
-//! The operators of the organization: the list; adding one with a password or with an invitation link; giving
-//! another a new password; removing one. The signed-in operator's own password. The invitation link's page, where an
+//! The operators of the organization: the list with their roles; adding one with a password or with an invitation
+//! link, in a role and for every hotel or one; changing another's role; giving another a new password; removing one. The signed-in operator's own password. The invitation link's page, where an
 //! invited operator chooses a password and is signed in.
 //!
 //! The rules are the domain's (`identity::add_operator`, `invite_operator`, `reset_password`, `remove_operator`,
@@ -32,6 +32,7 @@ pub fn router() -> Router<AppState> {
         .route("/setup/operators/{id}/password", get(reset_form).post(reset))
         .route("/setup/operators/{id}/invitation", post(renew))
         .route("/setup/operators/{id}/remove", post(remove))
+        .route("/setup/operators/{id}/role", post(change_role))
         .route("/setup/password", get(own_password_form).post(change_own_password))
         // The token travels in the query and the form, not the path: request logs name paths.
         .route("/invitation", get(invitation).post(accept))
@@ -44,6 +45,8 @@ fn until(at: DateTime<Utc>) -> String {
 
 struct OperatorRow {
     operator: Operator,
+    /// "Every hotel", or the names of theirs.
+    hotels: String,
     is_me: bool,
     /// "Invited: the link works until …" or "Invited: the link has expired"; empty once they have a password.
     invitation: String,
@@ -57,9 +60,18 @@ struct AddForm {
     /// `invite` (a link to pass on) or `password` (chosen here).
     mode: String,
     password: String,
+    /// A role's code (`FRONT_DESK`); the form offers the front desk first.
+    role: String,
+    /// A hotel's id, or empty for every hotel.
+    hotel: String,
 }
 
 impl AddForm {
+    fn staffing(&self) -> Result<identity::Staffing, Error> {
+        let hotel_ids = (!self.hotel.is_empty()).then(|| vec![self.hotel.clone()]);
+        identity::RoleIn { role: self.role.clone(), hotel_ids }.staffing()
+    }
+
     fn invites(&self) -> bool {
         self.mode != "password"
     }
@@ -70,6 +82,10 @@ impl AddForm {
 struct ListTemplate {
     chrome: SetupChrome,
     rows: Vec<OperatorRow>,
+    /// Every role: (code, name).
+    roles: Vec<(&'static str, &'static str)>,
+    /// The organization's hotels: (id, name).
+    hotels: Vec<(String, String)>,
     form: AddForm,
     errors: FormErrors,
     unplaced: Vec<String>,
@@ -78,10 +94,20 @@ struct ListTemplate {
 async fn list_page(state: &AppState, page: &SetupPage, form: AddForm, errors: FormErrors) -> WebResult {
     let actor = &page.session.actor;
     let now = crate::domain::now();
+    let hotels: Vec<(String, String)> =
+        crate::domain::hotels::list(&state.db, actor).await?.into_iter().map(|h| (h.id, h.name)).collect();
     let rows = identity::operators_with_invitations(&state.db, actor)
         .await?
         .into_iter()
         .map(|OperatorEntry { operator, invited_until }| OperatorRow {
+            hotels: match &operator.hotel_ids {
+                None => "Every hotel".to_string(),
+                Some(ids) => ids
+                    .iter()
+                    .map(|id| hotels.iter().find(|(h, _)| h == id).map_or(id.as_str(), |(_, name)| name.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            },
             is_me: operator.id == page.session.operator.id,
             invitation: match invited_until {
                 Some(at) if at > now => format!("Invited: the link works until {}", until(at)),
@@ -92,10 +118,13 @@ async fn list_page(state: &AppState, page: &SetupPage, form: AddForm, errors: Fo
         })
         .collect();
     let refused = !errors.is_empty();
+    use strum::IntoEnumIterator;
     let template = ListTemplate {
         chrome: page.chrome(state, Area::Operators, "Operators").await?,
         rows,
-        unplaced: errors.unplaced(&["name", "email", "password"]),
+        roles: identity::Role::iter().map(|r| (r.as_str(), r.label())).collect(),
+        hotels,
+        unplaced: errors.unplaced(&["name", "email", "password", "role", "hotelIds"]),
         form,
         errors,
     };
@@ -103,7 +132,7 @@ async fn list_page(state: &AppState, page: &SetupPage, form: AddForm, errors: Fo
 }
 
 async fn list(State(state): State<AppState>, page: SetupPage) -> WebResult {
-    let form = AddForm { mode: "invite".into(), ..AddForm::default() };
+    let form = AddForm { mode: "invite".into(), role: "FRONT_DESK".into(), ..AddForm::default() };
     list_page(&state, &page, form, FormErrors::default()).await
 }
 
@@ -133,8 +162,16 @@ async fn link_page(state: &AppState, page: &SetupPage, invitation: Invitation) -
 async fn add(State(state): State<AppState>, page: SetupPage, posted: Posted<AddForm>) -> WebResult {
     let mut f = posted.form;
     let actor = &page.session.actor;
+    let staffing = match f.staffing() {
+        Ok(staffing) => staffing,
+        Err(err) => {
+            let mut errors = FormErrors::default();
+            errors.absorb(err)?;
+            return list_page(&state, &page, f, errors).await;
+        }
+    };
     if f.invites() {
-        match identity::invite_operator(&state.db, actor, f.email.trim(), &f.name).await {
+        match identity::invite_operator(&state.db, actor, f.email.trim(), &f.name, &staffing).await {
             Ok(invitation) => link_page(&state, &page, invitation).await,
             Err(err) => {
                 let mut errors = FormErrors::default();
@@ -144,7 +181,7 @@ async fn add(State(state): State<AppState>, page: SetupPage, posted: Posted<AddF
         }
     } else {
         let password = std::mem::take(&mut f.password);
-        match identity::add_operator(&state.db, actor, f.email.trim(), &f.name, &password).await {
+        match identity::add_operator(&state.db, actor, f.email.trim(), &f.name, &password, &staffing).await {
             Ok(op) => {
                 let flash = Flash::success(format!("Added {} ({}). Give them their password.", op.name, op.email));
                 Ok(session::redirect_with("/setup/operators", flash, &state))
@@ -171,6 +208,35 @@ async fn renew(
         }
         Err(err) => Err(err.into()),
     }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct RoleForm {
+    role: String,
+}
+
+/// `POST /setup/operators/{id}/role`: another operator's new role, for the hotels they have.
+async fn change_role(
+    State(state): State<AppState>,
+    page: SetupPage,
+    Path(id): Path<String>,
+    posted: Posted<RoleForm>,
+) -> WebResult {
+    let actor = &page.session.actor;
+    let operator = identity::operator_of_organization(&state.db, actor, &id).await?;
+    let asked = identity::RoleIn { role: posted.form.role.clone(), hotel_ids: operator.hotel_ids.clone() };
+    let outcome = match asked.staffing() {
+        Ok(staffing) => identity::set_role(&state.db, actor, &id, &staffing).await,
+        Err(err) => Err(err),
+    };
+    let flash = match outcome {
+        Ok(op) => Flash::success(format!("{} is now {}.", op.name, op.role.label())),
+        Err(Error::Conflict(message)) => Flash::error(format!("{} keeps their role: {message}.", operator.name)),
+        Err(Error::Unprocessable(_)) => Flash::error("Choose one of the roles offered.".to_string()),
+        Err(err) => return Err(err.into()),
+    };
+    Ok(session::redirect_with("/setup/operators", flash, &state))
 }
 
 fn capital(text: &str) -> String {

@@ -1,6 +1,8 @@
--- The audit log (docs/audit-log.md): one entry per record a committed change wrote, written in the same transaction
--- by the one door for writes (`domain::change`). It names records, hotels and actors without foreign keys: an entry
--- is kept for its retention whatever becomes of what it names.
+-- The audit log (docs/audit-log.md), and operators' roles (at the end; docs/roles.md).
+--
+-- The audit log: one entry per record a committed change wrote, written in the same transaction by the one door
+-- for writes (`domain::change`). It names records, hotels and actors without foreign keys: an entry is kept for its
+-- retention whatever becomes of what it names.
 --
 -- Append-only: an entry is never changed, and is deleted only once its `keep_until` has passed (the pruning job).
 -- The trigger below refuses anything else, whoever connects.
@@ -42,3 +44,9 @@ $$ LANGUAGE plpgsql;
 
 CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log
 FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
+
+-- Roles (docs/roles.md): each operator has one role in their organization, and may be limited to some of its
+-- hotels (`hotel_ids`, a JSON array of ids; NULL: every hotel). Operators made before roles are owners: they could
+-- do everything, and keep that.
+ALTER TABLE operators ADD COLUMN role TEXT NOT NULL DEFAULT 'OWNER';
+ALTER TABLE operators ADD COLUMN hotel_ids TEXT;

@@ -1,0 +1,91 @@
+//! Operators' roles and hotels (docs/roles.md): who may give them ([`Task::Administer`]: owners), what a valid
+//! role is (422 otherwise), and the rule that an organization always keeps an owner: demoting or removing the last
+//! one is refused (409), also when two owners demote each other at once (the organization's row is locked first,
+//! so the second change sees the first).
+
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::operators::in_organization;
+use super::{Operator, Staffing};
+use crate::domain::access::{Actor, Role, Task};
+use crate::domain::change::Change;
+use crate::domain::{now, Error, FieldError, Result};
+use crate::store::{self, identity as rows, Conn, Db};
+
+/// An operator's role and hotels, as asked for (`PUT /api/operators/{operatorId}/role`).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RoleIn {
+    /// `OWNER`, `MANAGER`, `FRONT_DESK`, `HOUSEKEEPING`, `REVENUE` or `ACCOUNTANT`.
+    #[schema(max_length = 40)]
+    pub role: String,
+    /// The hotels the operator works in; absent or `null`: every hotel of the organization.
+    #[schema(max_items = 500)]
+    pub hotel_ids: Option<Vec<String>>,
+}
+
+impl RoleIn {
+    /// The staffing asked for: 422 for a role that does not exist.
+    pub fn staffing(&self) -> Result<Staffing> {
+        let role = Role::parse(self.role.trim()).ok_or_else(|| {
+            Error::Unprocessable(vec![FieldError::field(
+                "role",
+                "is not a role: OWNER, MANAGER, FRONT_DESK, HOUSEKEEPING, REVENUE or ACCOUNTANT",
+            )])
+        })?;
+        Ok(Staffing { role, hotel_ids: self.hotel_ids.clone() })
+    }
+}
+
+/// 422 unless every hotel of `staffing` is one of the organization's, named once, and there is at least one.
+pub(super) async fn check_hotels(conn: &mut Conn, organization_id: &str, staffing: &Staffing) -> Result<()> {
+    let Some(hotels) = &staffing.hotel_ids else { return Ok(()) };
+    let refuse = |message: &str| Err(Error::Unprocessable(vec![FieldError::field("hotelIds", message)]));
+    if hotels.is_empty() {
+        return refuse("name at least one hotel, or leave it out for every hotel");
+    }
+    for (i, hotel) in hotels.iter().enumerate() {
+        if hotels[..i].contains(hotel) {
+            return refuse("names a hotel twice");
+        }
+        if store::hotels::get(conn, organization_id, hotel).await?.is_none() {
+            return refuse("names a hotel that is not one of the organization's");
+        }
+    }
+    Ok(())
+}
+
+/// Gives an operator of the actor's organization a role and hotels. Owners only. The last owner cannot stop being
+/// one (409): the organization would have nobody to manage its operators.
+pub async fn set_role(db: &Db, actor: &Actor, operator_id: &str, staffing: &Staffing) -> Result<Operator> {
+    actor.require(Task::Administer)?;
+    let mut tx = Change::begin(db, actor).await?;
+    rows::lock_organization(tx.conn(), &actor.organization_id).await?;
+    let before = in_organization(tx.conn(), actor, operator_id).await?;
+    check_hotels(tx.conn(), &actor.organization_id, staffing).await?;
+    let owners = rows::owners_locked(tx.conn(), &actor.organization_id).await?;
+    if staffing.role != Role::Owner && owners == [before.id.clone()] {
+        return Err(Error::Conflict(
+            "this is the organization's last owner: make another operator an owner first".into(),
+        ));
+    }
+    rows::set_role(tx.conn(), &actor.organization_id, &before.id, staffing.role, staffing.hotel_ids.as_deref(), now())
+        .await?;
+    let after = Operator { role: staffing.role, hotel_ids: staffing.hotel_ids.clone(), ..before.clone() };
+    tx.updated(&actor.organization_id, &before, &after).await?;
+    tx.commit().await?;
+    Ok(after)
+}
+
+/// 409 when `operator` is the last owner of the organization (removing them would leave it without one).
+pub(super) async fn refuse_removing_last_owner(conn: &mut Conn, operator: &Operator) -> Result<()> {
+    if operator.role == Role::Owner
+        && rows::owners_locked(conn, &operator.organization_id).await? == [operator.id.clone()]
+    {
+        return Err(Error::Conflict(
+            "this is the organization's last owner: make another operator an owner first".into(),
+        ));
+    }
+    Ok(())
+}
