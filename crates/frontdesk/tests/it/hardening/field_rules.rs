@@ -159,9 +159,11 @@ async fn null_is_refused_for_fields_that_cannot_be_cleared(s: TestServer) {
         "folioId" => f.folio.clone(),
         "lineId" => f.folio_line.clone(),
         "invoiceId" => f.invoice.clone(),
+        "operatorId" => String::new(),
         other => panic!("no fixture for {other}"),
     }) {
-        if method != reqwest::Method::PUT {
+        // An operator's role is given whole (the role with its hotels), not field by field: roles.rs tests it.
+        if method != reqwest::Method::PUT || path.ends_with("/role") {
             continue;
         }
         let template = doc["paths"]

@@ -51,6 +51,7 @@ fn valid_body(schema: &str, f: &Fixture) -> Value {
         "InvoiceIn" => json!({"language": "de", "recipient": {"kind": "COMPANY", "name": "Acme", "street": "Rua 2",
             "postalCode": "1000-002", "city": "Lisboa", "country": "PT", "vatId": "PT999999990"}, "note": "PO 1"}),
         "CancellationIn" => json!({"reason": "Wrong recipient"}),
+        "RoleIn" => json!({"role": "MANAGER", "hotelIds": [f.hotel]}),
         other => panic!("the sweep has no valid body for {other}"),
     }
 }

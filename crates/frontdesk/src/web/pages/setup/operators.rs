@@ -52,6 +52,9 @@ struct OperatorRow {
     invitation: String,
 }
 
+/// The role a new operator is offered: the least a new colleague at the desk needs.
+const DEFAULT_ROLE: &str = "FRONT_DESK";
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 struct AddForm {
@@ -69,7 +72,9 @@ struct AddForm {
 impl AddForm {
     fn staffing(&self) -> Result<identity::Staffing, Error> {
         let hotel_ids = (!self.hotel.is_empty()).then(|| vec![self.hotel.clone()]);
-        identity::RoleIn { role: self.role.clone(), hotel_ids }.staffing()
+        // A form without a role asks for the one the form offers first.
+        let role = if self.role.is_empty() { DEFAULT_ROLE.to_string() } else { self.role.clone() };
+        identity::RoleIn { role, hotel_ids }.staffing()
     }
 
     fn invites(&self) -> bool {
@@ -132,7 +137,7 @@ async fn list_page(state: &AppState, page: &SetupPage, form: AddForm, errors: Fo
 }
 
 async fn list(State(state): State<AppState>, page: SetupPage) -> WebResult {
-    let form = AddForm { mode: "invite".into(), role: "FRONT_DESK".into(), ..AddForm::default() };
+    let form = AddForm { mode: "invite".into(), role: DEFAULT_ROLE.into(), ..AddForm::default() };
     list_page(&state, &page, form, FormErrors::default()).await
 }
 
