@@ -11,6 +11,7 @@ pub mod access;
 pub mod api_keys;
 pub mod billing;
 pub mod changes;
+pub mod channels;
 pub mod codes;
 pub mod daily_rates;
 pub mod events;

@@ -66,6 +66,7 @@ pub mod attempts;
 pub mod billing;
 pub mod booking;
 pub mod business_days;
+pub mod channels;
 mod conn;
 mod connection_manager;
 pub mod daily_rates;
