@@ -13,14 +13,16 @@
 //!
 //! `tests/it/layers.rs` refuses a write that begins anywhere else.
 
+use chrono::NaiveDate;
 use serde::Serialize;
 
 use super::access::{Actor, Credential};
 use super::Result;
 pub use crate::model::changes::{Action, Job, RecordKind, Writer};
+pub use crate::model::channels::{ChannelChangeKind, CHANNEL_HORIZON_DAYS};
 use crate::model::events::EventKind;
 use crate::store::outbox::NewEvent;
-use crate::store::{Conn, Db, Engine, WriteTx};
+use crate::store::{self, Conn, Db, Engine, WriteTx};
 
 /// A record a change writes: its kind, and the hotel it belongs to (the event's and, later, the audit row's).
 pub trait Record: Serialize {
@@ -132,6 +134,33 @@ impl Change {
 
     pub async fn commit(self) -> Result<()> {
         Ok(self.tx.commit().await?)
+    }
+
+    /// What channels see of `hotel_id` changed: its `kind` (availability or rates) over the nights `[from, to]`.
+    /// Records a channel change row in this transaction when the hotel has a channel connection, for the channel
+    /// dispatcher to send (docs/channels.md); nothing otherwise.
+    pub async fn channel_dirty(
+        &mut self,
+        hotel_id: &str,
+        from: NaiveDate,
+        to: NaiveDate,
+        kind: ChannelChangeKind,
+    ) -> Result<()> {
+        if from > to || !store::channels::hotel_connected(self.tx.conn(), hotel_id).await? {
+            return Ok(());
+        }
+        store::channels::record_change(self.tx.conn(), hotel_id, kind, from, to, chrono::Utc::now()).await?;
+        Ok(())
+    }
+
+    /// [`Change::channel_dirty`] for every night a channel is told of (from yesterday, for hotels west of UTC, to
+    /// the end of the horizon): a change that is not about given nights (a rate plan turned off, a room out of
+    /// order).
+    pub async fn channel_dirty_ahead(&mut self, hotel_id: &str, kind: ChannelChangeKind) -> Result<()> {
+        let today = chrono::Utc::now().date_naive();
+        let from = today - chrono::Days::new(1);
+        let to = today + chrono::Days::new(CHANNEL_HORIZON_DAYS);
+        self.channel_dirty(hotel_id, from, to, kind).await
     }
 }
 

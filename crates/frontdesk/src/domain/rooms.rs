@@ -10,7 +10,7 @@ use super::access::{Actor, Scope};
 use super::reservations::inventory;
 use super::validate::{clean, Checks};
 use super::{hotels, identity, new_id, not_null, now, nullable, room_types, store_conflict, Error, Result};
-use crate::domain::change::{Change, Record, RecordKind};
+use crate::domain::change::{Change, ChannelChangeKind, Record, RecordKind};
 pub use crate::model::rooms::{HousekeepingStatus, Room};
 use crate::store::{self, Db};
 
@@ -124,6 +124,7 @@ pub async fn create(db: &Db, actor: &Actor, input: RoomIn) -> Result<Room> {
         .await
         .map_err(|e| store_conflict(e, "the hotel already has a room with this name"))?;
     tx.created(&actor.organization_id, &room).await?;
+    tx.channel_dirty_ahead(&room.hotel_id, ChannelChangeKind::Availability).await?;
     tx.commit().await?;
     Ok(room)
 }
@@ -167,6 +168,9 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomPatch) -> Resul
         .await
         .map_err(|e| store_conflict(e, "the hotel already has a room with this name"))?;
     tx.updated(&actor.organization_id, &before, &room).await?;
+    if moves || before.housekeeping_status.sellable() != room.housekeeping_status.sellable() {
+        tx.channel_dirty_ahead(&room.hotel_id, ChannelChangeKind::Availability).await?;
+    }
     tx.commit().await?;
     Ok(room)
 }
@@ -183,6 +187,7 @@ pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Room> {
         .await
         .map_err(|e| super::in_use(e, "reservations are assigned to this room; unassign them first"))?;
     tx.deleted(&actor.organization_id, &room).await?;
+    tx.channel_dirty_ahead(&room.hotel_id, ChannelChangeKind::Availability).await?;
     tx.commit().await?;
     Ok(room)
 }

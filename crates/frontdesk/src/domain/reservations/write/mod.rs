@@ -17,7 +17,7 @@ use super::{
 };
 use super::{inventory, stay};
 use crate::domain::access::{Actor, Scope};
-use crate::domain::change::{Action, Change};
+use crate::domain::change::{Action, Change, ChannelChangeKind};
 use crate::domain::finance::folios;
 use crate::domain::hotels::{self, Hotel};
 use crate::domain::validate::{parse_date, Checks};
@@ -387,5 +387,28 @@ pub(super) async fn wrote(tx: &mut Change, organization_id: &str, wrote: Wrote<'
             Action::Deleted
         }
     };
+    channels_see(tx, &wrote, r).await?;
     guest_messages::plan(tx, organization_id, action, r).await
+}
+
+/// Records the nights whose availability channels must be told again: those of the stay (as it was and as it is)
+/// when the write may have taken or released rooms (its status, dates or rooms changed).
+async fn channels_see(tx: &mut Change, wrote: &Wrote<'_>, r: &Reservation) -> Result<()> {
+    let mut from = r.check_in_date;
+    let mut to = r.check_out_date;
+    if let Wrote::Updated(before) = wrote {
+        let same = before.status == r.status
+            && before.check_in_date == r.check_in_date
+            && before.check_out_date == r.check_out_date
+            && before.rooms.is_some()
+            && before.rooms == r.rooms;
+        if same {
+            return Ok(());
+        }
+        from = from.min(before.check_in_date);
+        to = to.max(before.check_out_date);
+    }
+    // The nights are [check-in, check-out): the last is the day before departure.
+    let last = to.pred_opt().unwrap_or(to);
+    tx.channel_dirty(&r.hotel_id, from, last, ChannelChangeKind::Availability).await
 }
