@@ -41,13 +41,15 @@ CREATE TABLE channel_rate_plans (
     PRIMARY KEY (connection_id, rate_plan_id, room_type_id)
 );
 
--- What channels must be told again: a hotel's availability or rates changed over [date_from, date_to] (inclusive).
+-- What channels must be told again: a hotel's availability or rates changed over [date_from, date_to] (inclusive),
+-- of one room type or rate plan (`subject_id`), or of all of them (NULL).
 -- Written in the transaction of the write that changed it (domain/change.rs), deleted by the dispatcher only once
 -- the channel accepted what it sent for it.
 CREATE TABLE channel_changes (
     id         TEXT PRIMARY KEY,
     hotel_id   TEXT NOT NULL REFERENCES hotels (id) ON DELETE CASCADE,
     kind       TEXT NOT NULL,
+    subject_id TEXT,
     date_from  TEXT NOT NULL,
     date_to    TEXT NOT NULL,
     created_at TEXT NOT NULL

@@ -136,12 +136,14 @@ impl Change {
         Ok(self.tx.commit().await?)
     }
 
-    /// What channels see of `hotel_id` changed: its `kind` (availability or rates) over the nights `[from, to]`.
+    /// What channels see of `hotel_id` changed: its `kind` (availability or rates) over the nights `[from, to]`,
+    /// of `subject` (the room type whose availability, or the rate plan whose rates changed) or of all (`None`).
     /// Records a channel change row in this transaction when the hotel has a channel connection, for the channel
     /// dispatcher to send (docs/channels.md); nothing otherwise.
     pub async fn channel_dirty(
         &mut self,
         hotel_id: &str,
+        subject: Option<&str>,
         from: NaiveDate,
         to: NaiveDate,
         kind: ChannelChangeKind,
@@ -149,18 +151,23 @@ impl Change {
         if from > to || !store::channels::hotel_connected(self.tx.conn(), hotel_id).await? {
             return Ok(());
         }
-        store::channels::record_change(self.tx.conn(), hotel_id, kind, from, to, chrono::Utc::now()).await?;
+        store::channels::record_change(self.tx.conn(), hotel_id, kind, subject, from, to, chrono::Utc::now()).await?;
         Ok(())
     }
 
     /// [`Change::channel_dirty`] for every night a channel is told of (from yesterday, for hotels west of UTC, to
     /// the end of the horizon): a change that is not about given nights (a rate plan turned off, a room out of
     /// order).
-    pub async fn channel_dirty_ahead(&mut self, hotel_id: &str, kind: ChannelChangeKind) -> Result<()> {
+    pub async fn channel_dirty_ahead(
+        &mut self,
+        hotel_id: &str,
+        subject: Option<&str>,
+        kind: ChannelChangeKind,
+    ) -> Result<()> {
         let today = chrono::Utc::now().date_naive();
         let from = today - chrono::Days::new(1);
         let to = today + chrono::Days::new(CHANNEL_HORIZON_DAYS);
-        self.channel_dirty(hotel_id, from, to, kind).await
+        self.channel_dirty(hotel_id, subject, from, to, kind).await
     }
 }
 

@@ -174,15 +174,15 @@ pub async fn write_locked(
             None => tx.created(organization_id, night).await?,
         }
     }
-    // Channels are told the nights written, per hotel (docs/channels.md).
+    // Channels are told the nights written, per rate plan (docs/channels.md).
     let mut nights: HashMap<&str, (NaiveDate, NaiveDate)> = HashMap::new();
     for night in &merged {
-        let Some(plan) = stored.plans.get(&night.rate_plan_id) else { continue };
-        let range = nights.entry(plan.hotel_id.as_str()).or_insert((night.date, night.date));
+        let range = nights.entry(night.rate_plan_id.as_str()).or_insert((night.date, night.date));
         *range = (range.0.min(night.date), range.1.max(night.date));
     }
-    for (hotel_id, (from, to)) in nights {
-        tx.channel_dirty(hotel_id, from, to, ChannelChangeKind::Rates).await?;
+    for (plan_id, (from, to)) in nights {
+        let Some(plan) = stored.plans.get(plan_id) else { continue };
+        tx.channel_dirty(&plan.hotel_id, Some(plan_id), from, to, ChannelChangeKind::Rates).await?;
     }
     Ok(merged)
 }

@@ -133,7 +133,7 @@ pub async fn upsert(db: &Db, actor: &Actor, input: RatePlanIn) -> Result<RatePla
                 .await
                 .map_err(|e| store_conflict(e, DUPLICATE_CODE))?;
             tx.updated(&actor.organization_id, &existing, &plan).await?;
-            tx.channel_dirty_ahead(&plan.hotel_id, ChannelChangeKind::Rates).await?;
+            tx.channel_dirty_ahead(&plan.hotel_id, Some(&plan.id), ChannelChangeKind::Rates).await?;
             plan
         }
         None => {
@@ -155,7 +155,7 @@ pub async fn upsert(db: &Db, actor: &Actor, input: RatePlanIn) -> Result<RatePla
                 .await
                 .map_err(|e| store_conflict(e, DUPLICATE_CODE))?;
             tx.created(&actor.organization_id, &plan).await?;
-            tx.channel_dirty_ahead(&plan.hotel_id, ChannelChangeKind::Rates).await?;
+            tx.channel_dirty_ahead(&plan.hotel_id, Some(&plan.id), ChannelChangeKind::Rates).await?;
             plan
         }
     };
@@ -194,7 +194,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RatePlanPatch) -> R
         .await
         .map_err(|e| store_conflict(e, DUPLICATE_CODE))?;
     tx.updated(&actor.organization_id, &before, &plan).await?;
-    tx.channel_dirty_ahead(&plan.hotel_id, ChannelChangeKind::Rates).await?;
+    tx.channel_dirty_ahead(&plan.hotel_id, Some(&plan.id), ChannelChangeKind::Rates).await?;
     tx.commit().await?;
     Ok(plan)
 }
@@ -208,7 +208,7 @@ pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<RatePlan> {
         super::in_use(e, "reservations were booked under this rate plan; it can be deactivated instead")
     })?;
     tx.deleted(&actor.organization_id, &plan).await?;
-    tx.channel_dirty_ahead(&plan.hotel_id, ChannelChangeKind::Rates).await?;
+    tx.channel_dirty_ahead(&plan.hotel_id, Some(&plan.id), ChannelChangeKind::Rates).await?;
     tx.commit().await?;
     Ok(plan)
 }

@@ -124,7 +124,7 @@ pub async fn create(db: &Db, actor: &Actor, input: RoomIn) -> Result<Room> {
         .await
         .map_err(|e| store_conflict(e, "the hotel already has a room with this name"))?;
     tx.created(&actor.organization_id, &room).await?;
-    tx.channel_dirty_ahead(&room.hotel_id, ChannelChangeKind::Availability).await?;
+    tx.channel_dirty_ahead(&room.hotel_id, Some(&room.room_type_id), ChannelChangeKind::Availability).await?;
     tx.commit().await?;
     Ok(room)
 }
@@ -169,7 +169,9 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomPatch) -> Resul
         .map_err(|e| store_conflict(e, "the hotel already has a room with this name"))?;
     tx.updated(&actor.organization_id, &before, &room).await?;
     if moves || before.housekeeping_status.sellable() != room.housekeeping_status.sellable() {
-        tx.channel_dirty_ahead(&room.hotel_id, ChannelChangeKind::Availability).await?;
+        for room_type in [&before.room_type_id, &room.room_type_id] {
+            tx.channel_dirty_ahead(&room.hotel_id, Some(room_type), ChannelChangeKind::Availability).await?;
+        }
     }
     tx.commit().await?;
     Ok(room)
@@ -187,7 +189,7 @@ pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Room> {
         .await
         .map_err(|e| super::in_use(e, "reservations are assigned to this room; unassign them first"))?;
     tx.deleted(&actor.organization_id, &room).await?;
-    tx.channel_dirty_ahead(&room.hotel_id, ChannelChangeKind::Availability).await?;
+    tx.channel_dirty_ahead(&room.hotel_id, Some(&room.room_type_id), ChannelChangeKind::Availability).await?;
     tx.commit().await?;
     Ok(room)
 }

@@ -90,6 +90,8 @@ pub struct RatePlanMapping {
 pub struct ChannelChange {
     pub id: String,
     pub kind: ChannelChangeKind,
+    /// The room type (availability) or rate plan (rates) that changed; `None`: all of the hotel's.
+    pub subject: Option<String>,
     pub from: NaiveDate,
     pub to: NaiveDate,
 }

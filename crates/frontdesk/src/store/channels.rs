@@ -55,11 +55,12 @@ pub async fn hotel_connected(conn: &mut Conn, hotel_id: &str) -> StoreResult<boo
     Ok(statement(conn.engine(), &select).fetch_optional(conn).await?.is_some())
 }
 
-/// Records that `hotel_id`'s `kind` changed over `[from, to]`.
+/// Records that `hotel_id`'s `kind` changed over `[from, to]`, for `subject` (a room type or rate plan) or all.
 pub async fn record_change(
     conn: &mut Conn,
     hotel_id: &str,
     kind: ChannelChangeKind,
+    subject: Option<&str>,
     from: NaiveDate,
     to: NaiveDate,
     at: DateTime<Utc>,
@@ -70,6 +71,7 @@ pub async fn record_change(
             (K::Id, Expr::val(new_id())),
             (K::HotelId, Expr::val(hotel_id)),
             (K::Kind, Expr::val(kind.as_str())),
+            (K::SubjectId, Expr::val(subject.map(str::to_string))),
             (K::DateFrom, Expr::val(format_date(from))),
             (K::DateTo, Expr::val(format_date(to))),
             (K::CreatedAt, Expr::val(format_ts(at))),
@@ -290,7 +292,7 @@ pub async fn waiting_changes(
     limit: u64,
 ) -> StoreResult<Vec<(ChannelChange, DateTime<Utc>)>> {
     let select = Sql::select()
-        .columns([K::Id, K::DateFrom, K::DateTo, K::CreatedAt])
+        .columns([K::Id, K::SubjectId, K::DateFrom, K::DateTo, K::CreatedAt])
         .from(K::Table)
         .and_where(Expr::col(K::HotelId).eq(hotel_id))
         .and_where(Expr::col(K::Kind).eq(kind.as_str()))
@@ -306,6 +308,7 @@ pub async fn waiting_changes(
                 ChannelChange {
                     id: row.try_get("id")?,
                     kind,
+                    subject: row.try_get("subject_id")?,
                     from: row.get_date("date_from")?,
                     to: row.get_date("date_to")?,
                 },

@@ -86,6 +86,8 @@ pub enum ChannelChanges {
     HotelId,
     #[iden = "kind"]
     Kind,
+    #[iden = "subject_id"]
+    SubjectId,
     #[iden = "date_from"]
     DateFrom,
     #[iden = "date_to"]
@@ -1086,7 +1088,7 @@ pub const TABLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("attempt_counts", &["bucket", "count", "last_at", "expires_at"]),
-    ("channel_changes", &["id", "hotel_id", "kind", "date_from", "date_to", "created_at"]),
+    ("channel_changes", &["id", "hotel_id", "kind", "subject_id", "date_from", "date_to", "created_at"]),
     (
         "channel_connections",
         &[

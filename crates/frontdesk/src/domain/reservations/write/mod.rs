@@ -410,5 +410,19 @@ async fn channels_see(tx: &mut Change, wrote: &Wrote<'_>, r: &Reservation) -> Re
     }
     // The nights are [check-in, check-out): the last is the day before departure.
     let last = to.pred_opt().unwrap_or(to);
-    tx.channel_dirty(&r.hotel_id, from, last, ChannelChangeKind::Availability).await
+    // The room types of its rooms, as it was and as it is; unknown: all of the hotel's.
+    let before = match wrote {
+        Wrote::Updated(before) => before.rooms.as_ref(),
+        _ => r.rooms.as_ref(),
+    };
+    let (Some(before), Some(now)) = (before, r.rooms.as_ref()) else {
+        return tx.channel_dirty(&r.hotel_id, None, from, last, ChannelChangeKind::Availability).await;
+    };
+    let mut room_types: Vec<&str> = before.iter().chain(now).map(|room| room.room_type_id.as_str()).collect();
+    room_types.sort_unstable();
+    room_types.dedup();
+    for room_type in room_types {
+        tx.channel_dirty(&r.hotel_id, Some(room_type), from, last, ChannelChangeKind::Availability).await?;
+    }
+    Ok(())
 }
