@@ -394,7 +394,14 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
     };
     let counts = CountFolder::spawn(state.db.clone(), crate::worker::counts::FOLD_EVERY);
     let end_of_day = crate::worker::end_of_day::EndOfDay::spawn(state.db.clone(), crate::worker::end_of_day::EVERY);
+    // Channel connections (docs/channels.md): idle while no hotel is connected.
+    let channex = crate::channels::channex::worker::Dispatcher::spawn(
+        state.db.clone(),
+        state.webhooks.secret_box.clone(),
+        crate::channels::channex::worker::Options::default(),
+    )?;
     router::serve(listener, state, http::shutdown_signal()).await?;
+    channex.stop().await;
     end_of_day.stop().await;
     counts.stop().await;
     if let Some(server) = metrics_server {

@@ -41,6 +41,8 @@ pub enum Job {
     LastUse,
     /// Closing a hotel's business day: posting the nights that passed, marking no-shows.
     EndOfDay,
+    /// Sending availability, rates and restrictions to channel managers (docs/channels.md).
+    ChannelDispatcher,
 }
 
 /// The kinds of record a change writes.
