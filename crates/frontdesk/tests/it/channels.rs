@@ -1,0 +1,679 @@
+//! Channel connections (docs/channels.md): a hotel connected to Channex is kept in step through the dispatcher,
+//! against a stand-in Channex on loopback written from Channex's documentation (docs/channex-api-notes.md §1-2):
+//! it checks the key header and every field of every value, answers with task ids and with warnings inside a 200
+//! for values it refuses, enforces 10 requests a minute per endpoint with a 429, and can be told to fail.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use chrono::{Days, NaiveDate, Utc};
+use serde_json::{json, Value};
+
+use crate::common::{day, Org, TestServer, WAIT};
+use frontdesk::channels::channex::worker::{Dispatcher, Options};
+use frontdesk::channels::{self, ConnectionIn, ConnectionState, RatePlanMapping, RequestOutcome, RoomTypeMapping};
+use frontdesk::domain::service_keys::{KeyRing, KeySource};
+use frontdesk::domain::Actor;
+use frontdesk::store;
+
+on_both_engines!(
+    a_full_sync_of_500_days_is_two_requests,
+    three_rates_on_three_dates_go_in_one_request_and_ranges_collapse,
+    a_booking_lowers_availability,
+    too_many_requests_twice_then_success_loses_nothing,
+    a_revoked_key_stops_the_connection_and_loses_nothing,
+);
+
+const KEY: &str = "uU08XiMgk8a7CrY4xUjAReUIuTrn83R123adaVb8Tf/qMcVTEgriuJhXWs/1Q1P";
+const ERROR_PAUSE: Duration = Duration::from_millis(1500);
+
+// ---------------------------------------------------------------------------------------------------------------
+// The stand-in Channex.
+
+#[derive(Clone, Debug)]
+struct Call {
+    /// `availability` or `restrictions`.
+    endpoint: &'static str,
+    status: u16,
+    body: Value,
+    task_id: Option<String>,
+    warnings: Vec<Value>,
+    at: Instant,
+}
+
+#[derive(Default)]
+struct Books {
+    property_id: String,
+    room_types: HashSet<String>,
+    rate_plans: HashSet<String>,
+    calls: Vec<Call>,
+    /// Statuses the next ARI calls are answered with, before any check.
+    script: VecDeque<u16>,
+}
+
+#[derive(Clone)]
+struct StandIn {
+    base_url: String,
+    books: Arc<Mutex<Books>>,
+}
+
+impl StandIn {
+    async fn start(property_id: &str, room_types: &[&str], rate_plans: &[&str]) -> StandIn {
+        let books = Arc::new(Mutex::new(Books {
+            property_id: property_id.into(),
+            room_types: room_types.iter().map(|s| s.to_string()).collect(),
+            rate_plans: rate_plans.iter().map(|s| s.to_string()).collect(),
+            ..Books::default()
+        }));
+        let app = axum::Router::new()
+            .route(
+                "/api/v1/availability",
+                axum::routing::post(|State(b): State<Arc<Mutex<Books>>>, h: HeaderMap, body: Bytes| async move {
+                    ari(&b, "availability", &h, &body)
+                }),
+            )
+            .route(
+                "/api/v1/restrictions",
+                axum::routing::post(|State(b): State<Arc<Mutex<Books>>>, h: HeaderMap, body: Bytes| async move {
+                    ari(&b, "restrictions", &h, &body)
+                }),
+            )
+            .with_state(books.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("address");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        StandIn { base_url: format!("http://{addr}/api/v1"), books }
+    }
+
+    fn calls(&self) -> Vec<Call> {
+        self.books.lock().unwrap().calls.clone()
+    }
+
+    fn script(&self, statuses: &[u16]) {
+        self.books.lock().unwrap().script.extend(statuses);
+    }
+}
+
+fn error(status: u16, code: &str, title: &str) -> (StatusCode, Value) {
+    (StatusCode::from_u16(status).unwrap(), json!({"errors": {"code": code, "title": title}}))
+}
+
+/// One ARI call, answered as Channex documents it.
+fn ari(books: &Mutex<Books>, endpoint: &'static str, headers: &HeaderMap, body: &[u8]) -> impl IntoResponse {
+    let mut b = books.lock().unwrap();
+    let body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let mut call =
+        Call { endpoint, status: 200, body: body.clone(), task_id: None, warnings: vec![], at: Instant::now() };
+    let answer = (|| {
+        if headers.get("user-api-key").and_then(|v| v.to_str().ok()) != Some(KEY) {
+            return error(401, "unauthorized", "Unauthorized");
+        }
+        if let Some(status) = b.script.pop_front() {
+            return match status {
+                429 => error(429, "http_too_many_requests", "Too Many Requests"),
+                _ => error(status, "internal_server_error", "Internal Server Error"),
+            };
+        }
+        let minute_ago = Instant::now() - Duration::from_secs(60);
+        let recent = b.calls.iter().filter(|c| c.endpoint == endpoint && c.at > minute_ago).count();
+        if recent >= 10 {
+            return error(429, "http_too_many_requests", "Too Many Requests");
+        }
+        if headers.get("content-type").and_then(|v| v.to_str().ok()) != Some("application/json") {
+            return error(400, "bad_request", "Bad Request");
+        }
+        let Some(values) = body.get("values").and_then(Value::as_array).filter(|v| !v.is_empty()) else {
+            return error(400, "bad_request", "Bad Request");
+        };
+        if body.as_object().map(|o| o.len()) != Some(1) {
+            return error(400, "bad_request", "Bad Request");
+        }
+        let mut warnings = Vec::new();
+        for value in values {
+            let problems = check_value(&b, endpoint, value);
+            if !problems.is_empty() {
+                let mut echoed = value.clone();
+                echoed["warning"] = Value::Object(problems.into_iter().map(|(k, v)| (k, json!([v]))).collect());
+                warnings.push(echoed);
+            }
+        }
+        let task = uuid::Uuid::new_v4().to_string();
+        let data = if warnings.len() == values.len() { json!([]) } else { json!([{"id": task, "type": "task"}]) };
+        call.task_id = (warnings.len() < values.len()).then_some(task);
+        call.warnings = warnings.clone();
+        (StatusCode::OK, json!({"data": data, "meta": {"message": "Success", "warnings": warnings}}))
+    })();
+    call.status = answer.0.as_u16();
+    b.calls.push(call);
+    (answer.0, axum::Json(answer.1))
+}
+
+/// What Channex would warn about in one value (docs/channex-api-notes.md §2.1-2.4): field → message.
+fn check_value(b: &Books, endpoint: &str, value: &Value) -> BTreeMap<String, String> {
+    let mut problems = BTreeMap::new();
+    let Some(fields) = value.as_object() else {
+        problems.insert("value".into(), "is invalid".into());
+        return problems;
+    };
+    let (id_field, allowed): (&str, &[&str]) = match endpoint {
+        "availability" => {
+            ("room_type_id", &["property_id", "room_type_id", "date", "date_from", "date_to", "availability"])
+        }
+        _ => (
+            "rate_plan_id",
+            &[
+                "property_id",
+                "rate_plan_id",
+                "date",
+                "date_from",
+                "date_to",
+                "days",
+                "rate",
+                "min_stay_arrival",
+                "min_stay_through",
+                "max_stay",
+                "closed_to_arrival",
+                "closed_to_departure",
+                "stop_sell",
+            ],
+        ),
+    };
+    for (name, v) in fields {
+        if !allowed.contains(&name.as_str()) {
+            problems.insert(name.clone(), "is not a known field".into());
+        }
+        if v.is_null() {
+            problems.insert(name.clone(), "Should be a non null value or not existed field".into());
+        }
+    }
+    if fields.get("property_id").and_then(Value::as_str) != Some(b.property_id.as_str()) {
+        problems.insert("property_id".into(), "is invalid".into());
+    }
+    let known = if endpoint == "availability" { &b.room_types } else { &b.rate_plans };
+    if !fields.get(id_field).and_then(Value::as_str).is_some_and(|id| known.contains(id)) {
+        problems.insert(id_field.into(), "is invalid".into());
+    }
+    let date = |name: &str| {
+        fields.get(name).and_then(Value::as_str).and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+    };
+    let yesterday = Utc::now().date_naive() - Days::new(1);
+    match (fields.contains_key("date"), date("date"), date("date_from"), date("date_to")) {
+        (true, Some(d), None, None) if !fields.contains_key("date_from") && !fields.contains_key("date_to") => {
+            if d < yesterday {
+                problems.insert("date".into(), "Past dates are not allowed".into());
+            }
+        }
+        (false, None, Some(from), Some(to)) if from <= to => {
+            if from < yesterday {
+                problems.insert("date_from".into(), "Past dates are not allowed".into());
+            }
+        }
+        _ => {
+            problems.insert("date".into(), "is invalid".into());
+        }
+    }
+    let int = |name: &str| fields.get(name).and_then(Value::as_i64);
+    let flag = |name: &str| fields.get(name).is_none_or(Value::is_boolean);
+    if endpoint == "availability" {
+        if int("availability").is_none_or(|n| n < 0) {
+            problems.insert("availability".into(), "must be greater than or equal to 0".into());
+        }
+        return problems;
+    }
+    let restrictions = [
+        "rate",
+        "min_stay_arrival",
+        "min_stay_through",
+        "max_stay",
+        "closed_to_arrival",
+        "closed_to_departure",
+        "stop_sell",
+    ];
+    if !restrictions.iter().any(|r| fields.contains_key(*r)) {
+        problems.insert("values".into(), "At least one restriction should be present".into());
+    }
+    if let Some(rate) = fields.get("rate") {
+        let positive = match rate {
+            Value::String(s) => {
+                let (whole, cents) = s.split_once('.').unwrap_or((s, ""));
+                !whole.is_empty()
+                    && whole.chars().chain(cents.chars()).all(|c| c.is_ascii_digit())
+                    && s.parse::<f64>().is_ok_and(|r| r > 0.0)
+            }
+            Value::Number(n) => n.as_i64().is_some_and(|n| n > 0),
+            _ => false,
+        };
+        if !positive {
+            problems.insert("rate".into(), "must be greater than 0".into());
+        }
+    }
+    if fields.contains_key("min_stay_arrival") && int("min_stay_arrival").is_none_or(|n| n < 1) {
+        problems.insert("min_stay_arrival".into(), "must be greater than or equal to 1".into());
+    }
+    if fields.contains_key("max_stay") && int("max_stay").is_none_or(|n| n < 0) {
+        problems.insert("max_stay".into(), "must be greater than or equal to 0".into());
+    }
+    for name in ["closed_to_arrival", "closed_to_departure", "stop_sell"] {
+        if !flag(name) {
+            problems.insert(name.into(), "is invalid".into());
+        }
+    }
+    problems
+}
+
+/// The values of calls expanded night by night: (Channex id, night) → the value without its dates.
+fn per_night(calls: &[&Call], id_field: &str) -> HashMap<(String, NaiveDate), Value> {
+    let mut out = HashMap::new();
+    for call in calls {
+        for value in call.body["values"].as_array().expect("values") {
+            let parse =
+                |name: &str| value[name].as_str().map(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").expect("a date"));
+            let (from, to) = match parse("date") {
+                Some(d) => (d, d),
+                None => (parse("date_from").expect("date_from"), parse("date_to").expect("date_to")),
+            };
+            let mut bare = value.clone();
+            for name in ["date", "date_from", "date_to", "property_id", id_field] {
+                bare.as_object_mut().unwrap().remove(name);
+            }
+            let mut night = from;
+            while night <= to {
+                out.insert((value[id_field].as_str().unwrap().to_string(), night), bare.clone());
+                night = night + Days::new(1);
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// A hotel connected to the stand-in.
+
+struct Connected {
+    org: Org,
+    hotel: String,
+    twin: String,
+    bar: String,
+    bnb: String,
+    channex: StandIn,
+    dispatcher: Dispatcher,
+    /// Channex's ids.
+    twin_r: String,
+    double_r: String,
+    bar_twin_r: String,
+    bar_double_r: String,
+    bnb_double_r: String,
+}
+
+fn uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+fn date(offset: u64) -> NaiveDate {
+    Utc::now().date_naive() + Days::new(offset)
+}
+
+/// BAR's price on night `d`: it changes every week, so a full sync is one value per week per plan.
+fn bar_price(d: u64) -> i64 {
+    10000 + (d / 7) as i64 * 100
+}
+
+/// A hotel with 8 twin and 2 double rooms, "BAR" for every room type priced for 500 nights, "B&B" for the double
+/// priced for 120 nights with a minimum stay of 2 on nights 60-62, connected to a stand-in Channex with `key`,
+/// and the dispatcher running.
+async fn connected(s: &TestServer, key: &str) -> Connected {
+    let org = s.org("Channels").await;
+    let auth = org.auth();
+    let hotel = s.hotel(&org, "Harbour").await;
+    let twin = s.create("/api/roomTypes", &auth, json!({"hotelId": hotel, "name": "Twin", "maxOccupancy": 2})).await;
+    let double =
+        s.create("/api/roomTypes", &auth, json!({"hotelId": hotel, "name": "Double", "maxOccupancy": 2})).await;
+    for n in 0..8 {
+        s.post("/api/rooms", &auth, json!({"roomTypeId": twin, "name": format!("T{n}")})).await.expect(200);
+    }
+    for n in 0..2 {
+        s.post("/api/rooms", &auth, json!({"roomTypeId": double, "name": format!("D{n}")})).await.expect(200);
+    }
+    let bar = s.create("/api/ratePlans", &auth, json!({"hotelId": hotel, "name": "BAR", "code": "BAR"})).await;
+    let bnb = s
+        .create("/api/ratePlans", &auth, json!({"hotelId": hotel, "roomTypeId": double, "name": "B&B", "code": "BB"}))
+        .await;
+    let values: Vec<Value> =
+        (0..500).map(|d| json!({"ratePlanId": bar, "date": day(d), "price": bar_price(d)})).collect();
+    s.post("/api/dailyRates", &auth, json!({"values": values})).await.expect(200);
+    let values: Vec<Value> = (0..120)
+        .map(|d| {
+            let min_stay = if (60..=62).contains(&d) { json!(2) } else { Value::Null };
+            json!({"ratePlanId": bnb, "date": day(d), "price": 12000, "minStay": min_stay})
+        })
+        .collect();
+    s.post("/api/dailyRates", &auth, json!({"values": values})).await.expect(200);
+
+    let property = uuid();
+    let (twin_r, double_r) = (uuid(), uuid());
+    let (bar_twin_r, bar_double_r, bnb_double_r) = (uuid(), uuid(), uuid());
+    let channex = StandIn::start(&property, &[&twin_r, &double_r], &[&bar_twin_r, &bar_double_r, &bnb_double_r]).await;
+    let sealing = KeyRing::open(&s.db, &KeySource::default()).await.expect("keys").sealing;
+    let input = ConnectionIn {
+        hotel_id: hotel.clone(),
+        channel: "channex".into(),
+        base_url: channex.base_url.clone(),
+        property_id: property,
+        api_key: Some(key.into()),
+        room_types: vec![
+            RoomTypeMapping { room_type_id: twin.clone(), remote_id: twin_r.clone() },
+            RoomTypeMapping { room_type_id: double.clone(), remote_id: double_r.clone() },
+        ],
+        rate_plans: vec![
+            RatePlanMapping { rate_plan_id: bar.clone(), room_type_id: twin.clone(), remote_id: bar_twin_r.clone() },
+            RatePlanMapping {
+                rate_plan_id: bar.clone(),
+                room_type_id: double.clone(),
+                remote_id: bar_double_r.clone(),
+            },
+            RatePlanMapping {
+                rate_plan_id: bnb.clone(),
+                room_type_id: double.clone(),
+                remote_id: bnb_double_r.clone(),
+            },
+        ],
+    };
+    let connection = channels::connect(&s.db, &sealing, &Actor::command_line(&org.id), input).await.expect("connected");
+    let stored = store::channels::get(&mut s.db.read().await.unwrap(), &connection.id).await.unwrap().unwrap();
+    assert!(!stored.api_key_sealed.contains(key), "the key is stored sealed");
+    assert_eq!(sealing.open(&stored.api_key_sealed).unwrap(), key);
+    let options = Options {
+        tick: Duration::from_millis(100),
+        coalesce: Duration::from_millis(700),
+        error_pause: ERROR_PAUSE,
+        lease: Duration::from_secs(30),
+        timeout: Duration::from_secs(5),
+        ..Options::default()
+    };
+    let dispatcher = Dispatcher::spawn(s.db.clone(), sealing, options).expect("dispatcher");
+    Connected {
+        org,
+        hotel,
+        twin,
+        bar,
+        bnb,
+        channex,
+        dispatcher,
+        twin_r,
+        double_r,
+        bar_twin_r,
+        bar_double_r,
+        bnb_double_r,
+    }
+}
+
+/// Waits until the stand-in has had `n` calls and no change waits, then a while longer (for any call that should
+/// not come), and answers the calls.
+async fn settled(s: &TestServer, c: &Connected, n: usize) -> Vec<Call> {
+    let started = Instant::now();
+    loop {
+        if c.channex.calls().len() >= n && s.count("channel_changes").await == 0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < WAIT,
+            "{} calls of {n}, {} changes waiting",
+            c.channex.calls().len(),
+            s.count("channel_changes").await
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let calls = c.channex.calls();
+    assert_eq!(
+        calls.len(),
+        n,
+        "exactly {n} calls: {:#?}",
+        calls.iter().map(|c| (c.endpoint, c.status)).collect::<Vec<_>>()
+    );
+    for call in &calls {
+        assert!(call.warnings.is_empty(), "Channex would refuse values: {:#}", json!(call.warnings));
+    }
+    calls
+}
+
+async fn requests(s: &TestServer, c: &Connected) -> Vec<channels::ChannelRequest> {
+    let mut conn = s.db.read().await.unwrap();
+    let connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
+    let mut requests = store::channels::recent_requests(&mut conn, &connection.id, 100).await.unwrap();
+    requests.reverse();
+    requests
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+async fn a_full_sync_of_500_days_is_two_requests(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    let calls = settled(&s, &c, 2).await;
+    let availability: Vec<&Call> = calls.iter().filter(|c| c.endpoint == "availability").collect();
+    let restrictions: Vec<&Call> = calls.iter().filter(|c| c.endpoint == "restrictions").collect();
+    assert_eq!((availability.len(), restrictions.len()), (1, 1), "one request of each kind");
+
+    // Availability: every room type, 500 nights, all free, one range each.
+    let property = c.channex.books.lock().unwrap().property_id.clone();
+    assert_eq!(
+        availability[0].body,
+        json!({"values": [
+            {"property_id": property, "room_type_id": c.twin_r,
+             "date_from": day(0), "date_to": day(499), "availability": 8},
+            {"property_id": property, "room_type_id": c.double_r,
+             "date_from": day(0), "date_to": day(499), "availability": 2},
+        ]}),
+    );
+
+    // Rates: BAR once per room type, B&B on the double; every night of 500 as the hotel has it.
+    let nights = per_night(&restrictions, "rate_plan_id");
+    assert_eq!(nights.len(), 3 * 500, "three Channex plans, 500 nights each");
+    let open = |rate: &str, min_stay: i64| {
+        json!({"rate": rate, "min_stay_arrival": min_stay, "max_stay": 0, "closed_to_arrival": false,
+               "closed_to_departure": false, "stop_sell": false})
+    };
+    for d in [0u64, 6, 7, 250, 499] {
+        let price = format!("{}.00", bar_price(d) / 100);
+        assert_eq!(nights[&(c.bar_twin_r.clone(), date(d))], open(&price, 1), "BAR twin night {d}");
+        assert_eq!(nights[&(c.bar_double_r.clone(), date(d))], open(&price, 1), "BAR double night {d}");
+    }
+    assert_eq!(nights[&(c.bnb_double_r.clone(), date(59))], open("120.00", 1));
+    assert_eq!(nights[&(c.bnb_double_r.clone(), date(61))], open("120.00", 2));
+    // Not priced after night 119: not for sale.
+    assert_eq!(
+        nights[&(c.bnb_double_r.clone(), date(120))],
+        json!({"min_stay_arrival": 1, "max_stay": 0, "closed_to_arrival": false, "closed_to_departure": false, "stop_sell": true})
+    );
+    // Equal nights went as ranges: BAR changes weekly (72 weeks in 500 nights), B&B has 4 runs.
+    let values = restrictions[0].body["values"].as_array().unwrap().len();
+    assert_eq!(values, 72 + 72 + 4, "runs of equal nights are one value each");
+
+    // Each request is logged with the task id Channex gave it.
+    let log = requests(&s, &c).await;
+    assert_eq!(log.len(), 2);
+    for (logged, call) in log.iter().zip(&calls) {
+        assert_eq!(logged.outcome, RequestOutcome::Accepted);
+        assert_eq!(logged.status, Some(200));
+        assert_eq!(logged.task_id, call.task_id);
+        assert!(logged.task_id.is_some());
+    }
+    c.dispatcher.stop().await;
+}
+
+async fn three_rates_on_three_dates_go_in_one_request_and_ranges_collapse(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    settled(&s, &c, 2).await;
+    let auth = c.org.auth();
+    // Three edits, as three people would make them.
+    for (plan, d, price) in [(&c.bar, 21, 33300), (&c.bar, 25, 44400), (&c.bnb, 29, 45623)] {
+        s.post("/api/dailyRates", &auth, json!({"values": [{"ratePlanId": plan, "date": day(d), "price": price}]}))
+            .await
+            .expect(200);
+    }
+    let calls = settled(&s, &c, 3).await;
+    let call = &calls[2];
+    assert_eq!(call.endpoint, "restrictions", "rates only: availability did not change");
+    let property = c.channex.books.lock().unwrap().property_id.clone();
+    let value = |plan: &str, d: u64, rate: &str| {
+        json!({"property_id": property, "rate_plan_id": plan, "date": day(d), "rate": rate, "min_stay_arrival": 1,
+               "max_stay": 0, "closed_to_arrival": false, "closed_to_departure": false, "stop_sell": false})
+    };
+    let mut sent: Vec<Value> = call.body["values"].as_array().unwrap().clone();
+    let mut expected = vec![
+        value(&c.bar_twin_r, 21, "333.00"),
+        value(&c.bar_twin_r, 25, "444.00"),
+        value(&c.bar_double_r, 21, "333.00"),
+        value(&c.bar_double_r, 25, "444.00"),
+        value(&c.bnb_double_r, 29, "456.23"),
+    ];
+    let key = |v: &Value| format!("{}{}", v["rate_plan_id"], v["date"]);
+    sent.sort_by_key(key);
+    expected.sort_by_key(key);
+    assert_eq!(sent, expected);
+
+    // Ten nights at one price, in one edit: one range per Channex plan.
+    let values: Vec<Value> = (30..40).map(|d| json!({"ratePlanId": c.bar, "date": day(d), "price": 24100})).collect();
+    s.post("/api/dailyRates", &auth, json!({"values": values})).await.expect(200);
+    // A minimum stay and a stop-sell, in one edit: their own ranges.
+    let values: Vec<Value> = (40..43)
+        .map(|d| json!({"ratePlanId": c.bnb, "date": day(d), "price": 12000, "minStay": 3}))
+        .chain((43..45).map(|d| json!({"ratePlanId": c.bnb, "date": day(d), "price": 12000, "stopSell": true})))
+        .collect();
+    s.post("/api/dailyRates", &auth, json!({"values": values})).await.expect(200);
+    let calls = settled(&s, &c, 4).await;
+    let sent = calls[3].body["values"].as_array().unwrap();
+    let ranged = |plan: &str, from: u64, to: u64, rate: &str, min_stay: i64, stop_sell: bool| {
+        json!({"property_id": property, "rate_plan_id": plan, "date_from": day(from), "date_to": day(to), "rate": rate,
+               "min_stay_arrival": min_stay, "max_stay": 0, "closed_to_arrival": false, "closed_to_departure": false,
+               "stop_sell": stop_sell})
+    };
+    let mut sent = sent.clone();
+    sent.sort_by_key(key);
+    let mut expected = vec![
+        ranged(&c.bar_twin_r, 30, 39, "241.00", 1, false),
+        ranged(&c.bar_double_r, 30, 39, "241.00", 1, false),
+        ranged(&c.bnb_double_r, 40, 42, "120.00", 3, false),
+        ranged(&c.bnb_double_r, 43, 44, "120.00", 1, true),
+    ];
+    expected.sort_by_key(key);
+    assert_eq!(sent, expected, "the two edits, coalesced into one request of ranges");
+    c.dispatcher.stop().await;
+}
+
+async fn a_booking_lowers_availability(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    settled(&s, &c, 2).await;
+    let booking = json!({"hotelId": c.hotel, "checkInDate": day(5), "checkOutDate": day(7),
+                         "rooms": [{"roomTypeId": c.twin, "price": 10000}]});
+    let reservation = s.post("/api/reservations", &c.org.auth(), booking).await.expect(200).body;
+    let calls = settled(&s, &c, 3).await;
+    assert_eq!(calls[2].endpoint, "availability", "availability only: rates did not change");
+    let property = c.channex.books.lock().unwrap().property_id.clone();
+    assert_eq!(
+        calls[2].body,
+        json!({"values": [
+            {"property_id": property, "room_type_id": c.twin_r, "date_from": day(5), "date_to": day(6), "availability": 7},
+        ]}),
+        "the twin's nights of the stay only"
+    );
+    // Cancelling gives the room back.
+    let id = reservation["id"].as_str().unwrap();
+    s.delete(&format!("/api/reservations/{id}"), &c.org.auth()).await.expect(200);
+    let calls = settled(&s, &c, 4).await;
+    assert_eq!(calls[3].body["values"][0]["availability"], json!(8));
+    c.dispatcher.stop().await;
+}
+
+async fn too_many_requests_twice_then_success_loses_nothing(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    // The first calls are refused before the dispatcher's first send lands (the coalescing window is 700 ms).
+    c.channex.script(&[429, 429]);
+    let calls = settled(&s, &c, 4).await;
+    let summary: Vec<(&str, u16)> = calls.iter().map(|c| (c.endpoint, c.status)).collect();
+    assert_eq!(
+        summary,
+        [("availability", 429), ("availability", 429), ("availability", 200), ("restrictions", 200)],
+        "retried after each 429, the connection paused in between"
+    );
+    for pair in calls.windows(2).take(2) {
+        assert!(pair[1].at - pair[0].at >= ERROR_PAUSE - Duration::from_millis(100), "paused after an error answer");
+    }
+    assert_eq!(calls[2].body, calls[0].body, "what was refused was sent again, whole");
+    let log = requests(&s, &c).await;
+    let outcomes: Vec<(RequestOutcome, Option<i64>)> = log.iter().map(|r| (r.outcome, r.status)).collect();
+    assert_eq!(
+        outcomes,
+        [
+            (RequestOutcome::Retry, Some(429)),
+            (RequestOutcome::Retry, Some(429)),
+            (RequestOutcome::Accepted, Some(200)),
+            (RequestOutcome::Accepted, Some(200)),
+        ]
+    );
+    assert!(log[0].detail.contains("http_too_many_requests"), "{}", log[0].detail);
+    c.dispatcher.stop().await;
+}
+
+async fn a_revoked_key_stops_the_connection_and_loses_nothing(s: TestServer) {
+    let c = connected(&s, "a revoked key").await;
+    let started = Instant::now();
+    let stopped = loop {
+        let mut conn = s.db.read().await.unwrap();
+        let connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
+        if connection.state == ConnectionState::Stopped {
+            break connection;
+        }
+        assert!(started.elapsed() < WAIT, "the connection did not stop");
+        drop(conn);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(stopped.state_reason.as_deref().unwrap_or_default().contains("401"), "{:?}", stopped.state_reason);
+    // Nothing more is sent, and every change waits.
+    let auth = c.org.auth();
+    s.post("/api/dailyRates", &auth, json!({"values": [{"ratePlanId": c.bar, "date": day(3), "price": 9900}]}))
+        .await
+        .expect(200);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let calls = c.channex.calls();
+    assert_eq!(calls.iter().map(|c| c.status).collect::<Vec<_>>(), [401], "one refused call, then silence");
+    assert_eq!(s.count("channel_changes").await, 3, "the full sync's two changes and the edit wait");
+    let log = requests(&s, &c).await;
+    assert_eq!((log.len(), log[0].outcome), (1, RequestOutcome::Unauthorized));
+    assert!(!log[0].detail.contains("revoked key"), "the key is never logged");
+
+    // Connected again with a valid key: everything waiting goes, in one request of each kind.
+    let sealing = KeyRing::open(&s.db, &KeySource::default()).await.unwrap().sealing;
+    let mut conn = s.db.read().await.unwrap();
+    let connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
+    let room_types = store::channels::room_type_mappings(&mut conn, &connection.id).await.unwrap();
+    let rate_plans = store::channels::rate_plan_mappings(&mut conn, &connection.id).await.unwrap();
+    drop(conn);
+    let input = ConnectionIn {
+        hotel_id: c.hotel.clone(),
+        channel: "channex".into(),
+        base_url: connection.base_url.clone(),
+        property_id: connection.property_id.clone(),
+        api_key: Some(KEY.into()),
+        room_types,
+        rate_plans,
+    };
+    channels::connect(&s.db, &sealing, &Actor::command_line(&c.org.id), input).await.expect("connected again");
+    let calls = settled(&s, &c, 3).await;
+    let property = connection.property_id.clone();
+    let restrictions: Vec<&Call> = calls[1..].iter().filter(|c| c.endpoint == "restrictions").collect();
+    assert_eq!(restrictions.len(), 1);
+    let nights = per_night(&restrictions, "rate_plan_id");
+    assert_eq!(nights[&(c.bar_twin_r.clone(), date(3))]["rate"], json!("99.00"), "the edit made while stopped");
+    assert!(calls[1..]
+        .iter()
+        .all(|call| call.status == 200 && call.body["values"][0]["property_id"] == json!(property)));
+    c.dispatcher.stop().await;
+}
