@@ -268,3 +268,37 @@ pub async fn rates(
         })
         .collect())
 }
+
+/// What the connection page shows of a hotel's connection to `channel`.
+pub struct Overview {
+    pub connection: Option<ChannelConnection>,
+    pub room_types: Vec<RoomType>,
+    pub rate_plans: Vec<RatePlan>,
+    pub room_type_mappings: Vec<RoomTypeMapping>,
+    pub rate_plan_mappings: Vec<RatePlanMapping>,
+    /// Changes recorded and not yet taken by the channel.
+    pub waiting: i64,
+    /// The last requests, newest first.
+    pub requests: Vec<ChannelRequest>,
+}
+
+/// The hotel's connection to `channel`, its mapping, what waits and the last `limit` requests.
+pub async fn overview(db: &Db, actor: &Actor, hotel_id: &str, channel: &str, limit: u64) -> Result<Overview> {
+    actor.require_operator()?;
+    let mut conn = db.read().await?;
+    let organization_id = actor.organization_id.as_str();
+    store::hotels::get(&mut conn, organization_id, hotel_id).await?.ok_or(Error::NotFound("hotel"))?;
+    let room_types = store::room_types::list(&mut conn, organization_id, Some(hotel_id)).await?;
+    let rate_plans = store::rate_plans::list(&mut conn, organization_id, hotel_id, None).await?;
+    let connection = store::channels::for_hotel(&mut conn, organization_id, hotel_id, channel).await?;
+    let (room_type_mappings, rate_plan_mappings, requests) = match &connection {
+        Some(c) => (
+            store::channels::room_type_mappings(&mut conn, &c.id).await?,
+            store::channels::rate_plan_mappings(&mut conn, &c.id).await?,
+            store::channels::recent_requests(&mut conn, &c.id, limit).await?,
+        ),
+        None => (Vec::new(), Vec::new(), Vec::new()),
+    };
+    let waiting = store::channels::count_waiting(&mut conn, hotel_id).await?;
+    Ok(Overview { connection, room_types, rate_plans, room_type_mappings, rate_plan_mappings, waiting, requests })
+}

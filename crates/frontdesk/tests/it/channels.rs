@@ -14,7 +14,7 @@ use axum::response::IntoResponse;
 use chrono::{Days, NaiveDate, Utc};
 use serde_json::{json, Value};
 
-use crate::common::{day, Org, TestServer, WAIT};
+use crate::common::{day, Dashboard, Org, TestServer, WAIT};
 use frontdesk::channels::channex::worker::{Dispatcher, Options};
 use frontdesk::channels::{self, ConnectionIn, ConnectionState, RatePlanMapping, RequestOutcome, RoomTypeMapping};
 use frontdesk::domain::service_keys::{KeyRing, KeySource};
@@ -27,6 +27,7 @@ on_both_engines!(
     a_booking_lowers_availability,
     too_many_requests_twice_then_success_loses_nothing,
     a_revoked_key_stops_the_connection_and_loses_nothing,
+    the_connection_page_connects_and_shows_each_request_and_refused_value,
 );
 
 const KEY: &str = "uU08XiMgk8a7CrY4xUjAReUIuTrn83R123adaVb8Tf/qMcVTEgriuJhXWs/1Q1P";
@@ -676,4 +677,80 @@ async fn a_revoked_key_stops_the_connection_and_loses_nothing(s: TestServer) {
         .iter()
         .all(|call| call.status == 200 && call.body["values"][0]["property_id"] == json!(property)));
     c.dispatcher.stop().await;
+}
+
+async fn the_connection_page_connects_and_shows_each_request_and_refused_value(s: TestServer) {
+    let org = s.org("Channels").await;
+    let auth = org.auth();
+    let hotel = s.hotel(&org, "Harbour").await;
+    let twin = s.create("/api/roomTypes", &auth, json!({"hotelId": hotel, "name": "Twin", "maxOccupancy": 2})).await;
+    s.post("/api/rooms", &auth, json!({"roomTypeId": twin, "name": "T1"})).await.expect(200);
+    let bar = s.create("/api/ratePlans", &auth, json!({"hotelId": hotel, "name": "BAR"})).await;
+    let promo = s.create("/api/ratePlans", &auth, json!({"hotelId": hotel, "roomTypeId": twin, "name": "Promo"})).await;
+    let values: Vec<Value> = (0..30).map(|d| json!({"ratePlanId": bar, "date": day(d), "price": 15000})).collect();
+    s.post("/api/dailyRates", &auth, json!({"values": values})).await.expect(200);
+    let (property, twin_r, bar_r) = (uuid(), uuid(), uuid());
+    let channex = StandIn::start(&property, &[&twin_r], &[&bar_r]).await;
+    let sealing = KeyRing::open(&s.db, &KeySource::default()).await.unwrap().sealing;
+    let options =
+        Options { tick: Duration::from_millis(100), coalesce: Duration::from_millis(300), ..Options::default() };
+    let dispatcher = Dispatcher::spawn(s.db.clone(), sealing, options).unwrap();
+
+    let desk = Dashboard::new(&s, &org.token);
+    let path = format!("/hotels/{hotel}/integrations/channels");
+    let (status, html) = desk.get(&path).await;
+    assert_eq!(status, 200);
+    assert!(html.contains("Connect to Channex") && html.contains("not connected"), "{html}");
+    assert!(html.contains("BAR · Twin") && html.contains("Promo · Twin"), "one field per plan and room type");
+
+    // A base URL that is not one is refused, with nothing stored.
+    let (status, _, html) =
+        desk.post(&path, &[("baseUrl", "not a url"), ("propertyId", &property), ("apiKey", KEY)]).await;
+    assert_eq!(status, 422);
+    assert!(html.contains("must be an http or https URL"));
+    assert_eq!(s.count("channel_connections").await, 0);
+
+    // Promo is mapped to an id Channex does not know: Channex warns about its values inside a 200.
+    let unknown = uuid();
+    let fields = [
+        ("baseUrl", channex.base_url.as_str()),
+        ("propertyId", property.as_str()),
+        ("apiKey", KEY),
+        (&*format!("rt-{twin}"), twin_r.as_str()),
+        (&*format!("rp-{bar}-{twin}"), bar_r.as_str()),
+        (&*format!("rp-{promo}-{twin}"), unknown.as_str()),
+    ];
+    let (status, headers, _) = desk.post(&path, &fields).await;
+    assert_eq!(status, 303);
+    assert_eq!(headers["location"], path.as_str());
+    let started = Instant::now();
+    while channex.calls().len() < 2 || s.count("channel_changes").await > 0 {
+        assert!(started.elapsed() < WAIT, "the full sync did not go");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let calls = channex.calls();
+    let restrictions = calls.iter().find(|c| c.endpoint == "restrictions").unwrap();
+    assert_eq!(restrictions.warnings.len(), 1, "Promo's one run of nights (never priced: stop-sell)");
+    assert_eq!(restrictions.warnings[0]["rate_plan_id"], json!(unknown));
+
+    let (status, html) = desk.get(&path).await;
+    assert_eq!(status, 200);
+    assert!(html.contains("Change the connection") && html.contains("Resync"));
+    for call in &calls {
+        assert!(html.contains(call.task_id.as_deref().unwrap()), "the task id of each request is shown");
+    }
+    assert!(html.contains("1 value(s) refused") && html.contains(&unknown), "the refused value is shown with its id");
+    assert!(!html.contains(KEY), "the key is never shown again");
+    assert!(html.contains(&format!("value=\"{bar_r}\"")), "the mapping is shown");
+
+    // Resync: two more requests, every night again.
+    let (status, _, _) = desk.post(&format!("{path}/resync"), &[]).await;
+    assert_eq!(status, 303);
+    let started = Instant::now();
+    while channex.calls().len() < 4 || s.count("channel_changes").await > 0 {
+        assert!(started.elapsed() < WAIT, "the resync did not go");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(channex.calls()[2].body, calls[0].body, "the same full availability again");
+    dispatcher.stop().await;
 }
