@@ -14,6 +14,8 @@ CREATE TABLE channel_connections (
     base_url        TEXT NOT NULL,
     property_id     TEXT NOT NULL,
     api_key_sealed  TEXT NOT NULL,
+    -- The secret the channel's webhook sends in a header (the digest only; NULL: no webhook is accepted).
+    webhook_secret_digest TEXT,
     state           TEXT NOT NULL,
     state_reason    TEXT,
     paused_until    TIMESTAMPTZ,
@@ -71,3 +73,21 @@ CREATE TABLE channel_requests (
     value_count   BIGINT NOT NULL
 );
 CREATE INDEX channel_requests_connection ON channel_requests (connection_id, kind, sent_at);
+
+-- Booking revisions taken from the channel, each applied once (keyed by the channel's revision id, in the
+-- transaction that writes the reservation), and the reservation its booking became. `outcome`: `applied`, or
+-- `needs_attention` (not applied: `detail` says why; tried again at the next poll). `acked_at`: when the channel was
+-- told the revision is in (only after the commit).
+CREATE TABLE channel_revisions (
+    connection_id  UUID NOT NULL REFERENCES channel_connections (id) ON DELETE CASCADE,
+    revision_id    TEXT NOT NULL,
+    booking_id     TEXT NOT NULL,
+    status         TEXT NOT NULL,
+    reservation_id UUID,
+    outcome        TEXT NOT NULL,
+    detail         TEXT NOT NULL,
+    recorded_at    TIMESTAMPTZ NOT NULL,
+    acked_at       TIMESTAMPTZ,
+    PRIMARY KEY (connection_id, revision_id)
+);
+CREATE INDEX channel_revisions_booking ON channel_revisions (connection_id, booking_id);

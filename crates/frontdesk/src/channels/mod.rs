@@ -30,7 +30,7 @@ use crate::domain::access::Actor;
 use crate::domain::change::{Change, ChannelChangeKind, CHANNEL_HORIZON_DAYS};
 use crate::domain::daily_rates::DailyRate;
 use crate::domain::reservations::inventory;
-use crate::domain::secrets::SecretBox;
+use crate::domain::secrets::{self, SecretBox};
 use crate::domain::validate::Checks;
 use crate::domain::{now, Error, Result};
 pub use crate::model::channels::{
@@ -50,6 +50,9 @@ pub struct ConnectionIn {
     pub property_id: String,
     /// The API key; `None` keeps the one stored (a connection's key is never shown again).
     pub api_key: Option<String>,
+    /// The secret the channel's webhook is to send in the `X-Channex-Webhook-Secret` header, as set when the
+    /// webhook was registered with the channel (kept as a digest only); `None` keeps the one stored (or none).
+    pub webhook_secret: Option<String>,
     pub room_types: Vec<RoomTypeMapping>,
     pub rate_plans: Vec<RatePlanMapping>,
 }
@@ -75,6 +78,12 @@ pub async fn connect(db: &Db, sealing: &SecretBox, actor: &Actor, input: Connect
     checks.line("propertyId", &input.property_id, 100);
     if let Some(key) = &input.api_key {
         checks.line("apiKey", key, 500);
+    }
+    if let Some(secret) = &input.webhook_secret {
+        checks.line("webhookSecret", secret, 500);
+        if secret.len() < 16 {
+            checks.fail("webhookSecret", "must be at least 16 characters");
+        }
     }
     if input.channel != channex::CHANNEL {
         checks.fail("channel", "the channel managers known are: channex");
@@ -110,6 +119,9 @@ pub async fn connect(db: &Db, sealing: &SecretBox, actor: &Actor, input: Connect
             if let Some(key) = &input.api_key {
                 c.api_key_sealed = sealing.seal(key)?;
             }
+            if let Some(secret) = &input.webhook_secret {
+                c.webhook_secret_digest = Some(secrets::digest(secret));
+            }
             c.base_url = base_url;
             c.property_id = input.property_id.trim().to_string();
             c.state = ConnectionState::Active;
@@ -131,6 +143,7 @@ pub async fn connect(db: &Db, sealing: &SecretBox, actor: &Actor, input: Connect
                 base_url,
                 property_id: input.property_id.trim().to_string(),
                 api_key_sealed: sealing.seal(key)?,
+                webhook_secret_digest: input.webhook_secret.as_deref().map(secrets::digest),
                 state: ConnectionState::Active,
                 state_reason: None,
                 paused_until: None,

@@ -61,6 +61,8 @@ pub struct ChannelConnection {
     /// The hotel's id at the channel manager.
     pub property_id: String,
     pub api_key_sealed: String,
+    /// The digest of the secret the channel's webhook sends in its header; `None`: no webhook is accepted.
+    pub webhook_secret_digest: Option<String>,
     pub state: ConnectionState,
     /// Why the connection stopped, in words.
     pub state_reason: Option<String>,
@@ -148,3 +150,20 @@ pub struct ChannelRequest {
 
 /// How many nights ahead, today included, a channel is told of (Channex's certification asks for 500).
 pub const CHANNEL_HORIZON_DAYS: u64 = 500;
+
+/// A booking revision as recorded when it was taken (or could not be).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelRevision {
+    pub revision_id: String,
+    pub booking_id: String,
+    /// `new`, `modified` or `cancelled`.
+    pub status: String,
+    /// The reservation the booking is (for an applied revision).
+    pub reservation_id: Option<String>,
+    /// `applied`, or `needs_attention` (not applied; `detail` says why).
+    pub outcome: String,
+    pub detail: String,
+    pub recorded_at: DateTime<Utc>,
+    /// When the channel was told the revision is in.
+    pub acked_at: Option<DateTime<Utc>>,
+}

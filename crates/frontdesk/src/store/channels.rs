@@ -5,16 +5,19 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use super::{format_date, format_ts, new_id, RowExt, StoreResult};
 use crate::model::channels::{
-    ChannelChange, ChannelChangeKind, ChannelConnection, ChannelRequest, ConnectionState, RatePlanMapping,
-    RequestOutcome, RoomTypeMapping,
+    ChannelChange, ChannelChangeKind, ChannelConnection, ChannelRequest, ChannelRevision, ConnectionState,
+    RatePlanMapping, RequestOutcome, RoomTypeMapping,
 };
 use crate::store::schema::{
-    ChannelChanges as K, ChannelConnections as C, ChannelRatePlans as P, ChannelRequests as Q, ChannelRoomTypes as T,
+    ChannelChanges as K, ChannelConnections as C, ChannelRatePlans as P, ChannelRequests as Q, ChannelRevisions as V,
+    ChannelRoomTypes as T,
 };
-use crate::store::statement::{insert_row, statement, Asterisk, Expr, ExprTrait, Func, Order, Sql};
+use crate::store::statement::{
+    insert_row, statement, Asterisk, Expr, ExprTrait, Func, OnConflict, Order, RowLocks, Sql,
+};
 use crate::store::{Conn, Row};
 
-const COLUMNS: [C; 12] = [
+const COLUMNS: [C; 13] = [
     C::Id,
     C::OrganizationId,
     C::HotelId,
@@ -22,6 +25,7 @@ const COLUMNS: [C; 12] = [
     C::BaseUrl,
     C::PropertyId,
     C::ApiKeySealed,
+    C::WebhookSecretDigest,
     C::State,
     C::StateReason,
     C::PausedUntil,
@@ -39,6 +43,7 @@ fn connection(row: &Row) -> StoreResult<ChannelConnection> {
         base_url: row.try_get("base_url")?,
         property_id: row.try_get("property_id")?,
         api_key_sealed: row.try_get("api_key_sealed")?,
+        webhook_secret_digest: row.try_get("webhook_secret_digest")?,
         state: ConnectionState::parse(&state)
             .ok_or_else(|| super::Error::undecodable(format!("unknown connection state {state}")))?,
         state_reason: row.try_get("state_reason")?,
@@ -92,6 +97,7 @@ pub async fn insert(conn: &mut Conn, c: &ChannelConnection) -> StoreResult<()> {
             (C::BaseUrl, Expr::val(&c.base_url)),
             (C::PropertyId, Expr::val(&c.property_id)),
             (C::ApiKeySealed, Expr::val(&c.api_key_sealed)),
+            (C::WebhookSecretDigest, Expr::val(c.webhook_secret_digest.clone())),
             (C::State, Expr::val(c.state.as_str())),
             (C::StateReason, Expr::val(c.state_reason.clone())),
             (C::PausedUntil, Expr::val(c.paused_until.map(format_ts))),
@@ -111,6 +117,7 @@ pub async fn update(conn: &mut Conn, c: &ChannelConnection) -> StoreResult<()> {
             (C::BaseUrl, Expr::val(&c.base_url)),
             (C::PropertyId, Expr::val(&c.property_id)),
             (C::ApiKeySealed, Expr::val(&c.api_key_sealed)),
+            (C::WebhookSecretDigest, Expr::val(c.webhook_secret_digest.clone())),
             (C::State, Expr::val(c.state.as_str())),
             (C::StateReason, Expr::val(c.state_reason.clone())),
             (C::PausedUntil, Expr::val(c.paused_until.map(format_ts))),
@@ -434,4 +441,130 @@ pub async fn set_sealed_key(conn: &mut Conn, id: &str, sealed: &str) -> StoreRes
     let update = Sql::update().table(C::Table).value(C::ApiKeySealed, sealed).and_where(Expr::col(C::Id).eq(id)).take();
     statement(conn.engine(), &update).execute(conn).await?;
     Ok(())
+}
+
+/// The connection of `hotel_id` to `channel`, whatever the organization (a channel's webhook names only the hotel).
+pub async fn of_hotel(conn: &mut Conn, hotel_id: &str, channel: &str) -> StoreResult<Option<ChannelConnection>> {
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(C::Table)
+        .and_where(Expr::col(C::HotelId).eq(hotel_id))
+        .and_where(Expr::col(C::Channel).eq(channel))
+        .take();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(connection).transpose()
+}
+
+/// The active connections of `channel`.
+pub async fn active(conn: &mut Conn, channel: &str) -> StoreResult<Vec<ChannelConnection>> {
+    let select = Sql::select()
+        .columns(COLUMNS)
+        .from(C::Table)
+        .and_where(Expr::col(C::Channel).eq(channel))
+        .and_where(Expr::col(C::State).eq(ConnectionState::Active.as_str()))
+        .order_by(C::Id, Order::Asc)
+        .take();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(connection).collect()
+}
+
+/// Locks the connection until the transaction ends (revisions of one connection are applied one at a time).
+pub async fn lock(conn: &mut Conn, id: &str) -> StoreResult<()> {
+    let select =
+        Sql::select().column(C::Id).from(C::Table).and_where(Expr::col(C::Id).eq(id)).lock_for_writing().take();
+    statement(conn.engine(), &select).fetch_optional(conn).await?;
+    Ok(())
+}
+
+const REVISION_COLUMNS: [V; 8] =
+    [V::RevisionId, V::BookingId, V::Status, V::ReservationId, V::Outcome, V::Detail, V::RecordedAt, V::AckedAt];
+
+fn revision_of(row: &Row) -> StoreResult<ChannelRevision> {
+    Ok(ChannelRevision {
+        revision_id: row.try_get("revision_id")?,
+        booking_id: row.try_get("booking_id")?,
+        status: row.try_get("status")?,
+        reservation_id: row.try_get("reservation_id")?,
+        outcome: row.try_get("outcome")?,
+        detail: row.try_get("detail")?,
+        recorded_at: row.get_ts("recorded_at")?,
+        acked_at: row.get_opt_ts("acked_at")?,
+    })
+}
+
+pub async fn revision(conn: &mut Conn, connection_id: &str, revision_id: &str) -> StoreResult<Option<ChannelRevision>> {
+    let select = Sql::select()
+        .columns(REVISION_COLUMNS)
+        .from(V::Table)
+        .and_where(Expr::col(V::ConnectionId).eq(connection_id))
+        .and_where(Expr::col(V::RevisionId).eq(revision_id))
+        .take();
+    statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(revision_of).transpose()
+}
+
+/// The reservation a booking became: that of its latest applied revision.
+pub async fn reservation_of_booking(
+    conn: &mut Conn,
+    connection_id: &str,
+    booking_id: &str,
+) -> StoreResult<Option<String>> {
+    let select = Sql::select()
+        .column(V::ReservationId)
+        .from(V::Table)
+        .and_where(Expr::col(V::ConnectionId).eq(connection_id))
+        .and_where(Expr::col(V::BookingId).eq(booking_id))
+        .and_where(Expr::col(V::ReservationId).is_not_null())
+        .order_by(V::RecordedAt, Order::Desc)
+        .limit(1)
+        .take();
+    match statement(conn.engine(), &select).fetch_optional(conn).await? {
+        Some(row) => row.try_get("reservation_id"),
+        None => Ok(None),
+    }
+}
+
+/// Records a revision's outcome (again, for one that needed attention and is tried again).
+pub async fn record_revision(conn: &mut Conn, connection_id: &str, r: &ChannelRevision) -> StoreResult<()> {
+    let mut insert = insert_row(
+        V::Table,
+        [
+            (V::ConnectionId, Expr::val(connection_id)),
+            (V::RevisionId, Expr::val(&r.revision_id)),
+            (V::BookingId, Expr::val(&r.booking_id)),
+            (V::Status, Expr::val(&r.status)),
+            (V::ReservationId, Expr::val(r.reservation_id.clone())),
+            (V::Outcome, Expr::val(&r.outcome)),
+            (V::Detail, Expr::val(&r.detail)),
+            (V::RecordedAt, Expr::val(format_ts(r.recorded_at))),
+            (V::AckedAt, Expr::val(r.acked_at.map(format_ts))),
+        ],
+    );
+    insert.on_conflict(
+        OnConflict::columns([V::ConnectionId, V::RevisionId])
+            .update_columns([V::Status, V::ReservationId, V::Outcome, V::Detail, V::RecordedAt])
+            .to_owned(),
+    );
+    statement(conn.engine(), &insert).execute(conn).await?;
+    Ok(())
+}
+
+pub async fn mark_acked(conn: &mut Conn, connection_id: &str, revision_id: &str, at: DateTime<Utc>) -> StoreResult<()> {
+    let update = Sql::update()
+        .table(V::Table)
+        .value(V::AckedAt, format_ts(at))
+        .and_where(Expr::col(V::ConnectionId).eq(connection_id))
+        .and_where(Expr::col(V::RevisionId).eq(revision_id))
+        .take();
+    statement(conn.engine(), &update).execute(conn).await?;
+    Ok(())
+}
+
+/// The connection's last `limit` revisions, newest first.
+pub async fn recent_revisions(conn: &mut Conn, connection_id: &str, limit: u64) -> StoreResult<Vec<ChannelRevision>> {
+    let select = Sql::select()
+        .columns(REVISION_COLUMNS)
+        .from(V::Table)
+        .and_where(Expr::col(V::ConnectionId).eq(connection_id))
+        .order_by(V::RecordedAt, Order::Desc)
+        .limit(limit)
+        .take();
+    statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(revision_of).collect()
 }

@@ -115,6 +115,8 @@ pub enum ChannelConnections {
     PropertyId,
     #[iden = "api_key_sealed"]
     ApiKeySealed,
+    #[iden = "webhook_secret_digest"]
+    WebhookSecretDigest,
     #[iden = "state"]
     State,
     #[iden = "state_reason"]
@@ -169,6 +171,31 @@ pub enum ChannelRequests {
     Warnings,
     #[iden = "value_count"]
     ValueCount,
+}
+
+/// `channel_revisions`
+#[derive(Debug, Clone, Copy, Iden)]
+pub enum ChannelRevisions {
+    #[iden = "channel_revisions"]
+    Table,
+    #[iden = "connection_id"]
+    ConnectionId,
+    #[iden = "revision_id"]
+    RevisionId,
+    #[iden = "booking_id"]
+    BookingId,
+    #[iden = "status"]
+    Status,
+    #[iden = "reservation_id"]
+    ReservationId,
+    #[iden = "outcome"]
+    Outcome,
+    #[iden = "detail"]
+    Detail,
+    #[iden = "recorded_at"]
+    RecordedAt,
+    #[iden = "acked_at"]
+    AckedAt,
 }
 
 /// `channel_room_types`
@@ -1099,6 +1126,7 @@ pub const TABLES: &[(&str, &[&str])] = &[
             "base_url",
             "property_id",
             "api_key_sealed",
+            "webhook_secret_digest",
             "state",
             "state_reason",
             "paused_until",
@@ -1121,6 +1149,20 @@ pub const TABLES: &[(&str, &[&str])] = &[
             "detail",
             "warnings",
             "value_count",
+        ],
+    ),
+    (
+        "channel_revisions",
+        &[
+            "connection_id",
+            "revision_id",
+            "booking_id",
+            "status",
+            "reservation_id",
+            "outcome",
+            "detail",
+            "recorded_at",
+            "acked_at",
         ],
     ),
     ("channel_room_types", &["connection_id", "room_type_id", "remote_id"]),

@@ -28,10 +28,12 @@ on_both_engines!(
     too_many_requests_twice_then_success_loses_nothing,
     a_revoked_key_stops_the_connection_and_loses_nothing,
     the_connection_page_connects_and_shows_each_request_and_refused_value,
+    bookings_arrive_once_each_and_are_acknowledged_once,
 );
 
 const KEY: &str = "uU08XiMgk8a7CrY4xUjAReUIuTrn83R123adaVb8Tf/qMcVTEgriuJhXWs/1Q1P";
 const ERROR_PAUSE: Duration = Duration::from_millis(1500);
+const WEBHOOK_SECRET: &str = "whsec-channex-0123456789abcdef";
 
 // ---------------------------------------------------------------------------------------------------------------
 // The stand-in Channex.
@@ -55,6 +57,10 @@ struct Books {
     calls: Vec<Call>,
     /// Statuses the next ARI calls are answered with, before any check.
     script: VecDeque<u16>,
+    /// Booking revisions, and whether each was acknowledged (the feed lists those that were not).
+    revisions: Vec<(Value, bool)>,
+    /// Every acknowledgement received, by revision id.
+    acks: Vec<String>,
 }
 
 #[derive(Clone)]
@@ -84,6 +90,34 @@ impl StandIn {
                     ari(&b, "restrictions", &h, &body)
                 }),
             )
+            .route(
+                "/api/v1/booking_revisions/feed",
+                axum::routing::get(
+                    |State(b): State<Arc<Mutex<Books>>>, h: HeaderMap, q: axum::extract::RawQuery| async move {
+                        feed(&b, &h, q.0.as_deref().unwrap_or(""))
+                    },
+                ),
+            )
+            .route(
+                "/api/v1/booking_revisions/{id}",
+                axum::routing::get(
+                    |State(b): State<Arc<Mutex<Books>>>,
+                     h: HeaderMap,
+                     axum::extract::Path(id): axum::extract::Path<String>| async move {
+                        one_revision(&b, &h, &id)
+                    },
+                ),
+            )
+            .route(
+                "/api/v1/booking_revisions/{id}/ack",
+                axum::routing::post(
+                    |State(b): State<Arc<Mutex<Books>>>,
+                     h: HeaderMap,
+                     axum::extract::Path(id): axum::extract::Path<String>| async move {
+                        ack(&b, &h, &id)
+                    },
+                ),
+            )
             .with_state(books.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("address");
@@ -99,6 +133,113 @@ impl StandIn {
 
     fn script(&self, statuses: &[u16]) {
         self.books.lock().unwrap().script.extend(statuses);
+    }
+
+    /// A booking revision as Channex documents it (§4.1): one room of `room_type` under `rate_plan`, nights
+    /// `[from, to)` at 150.00 each.
+    fn revision(
+        &self,
+        status: &str,
+        booking: &str,
+        room_type: Option<&str>,
+        rate_plan: &str,
+        from: u64,
+        to: u64,
+    ) -> String {
+        let mut b = self.books.lock().unwrap();
+        let id = uuid();
+        let days: serde_json::Map<String, Value> = (from..to).map(|d| (day(d), json!("150.00"))).collect();
+        let amount = format!("{}.00", 150 * (to - from));
+        let revision = json!({"type": "booking_revision", "id": id, "attributes": {
+            "id": id, "property_id": b.property_id, "booking_id": booking, "unique_id": "BDC-9996013801",
+            "system_id": "12331233123", "ota_reservation_code": "9996013801", "ota_name": "Booking.com", "status": status,
+            "rooms": [{"amount": amount, "checkin_date": day(from), "checkout_date": day(to), "rate_plan_id": rate_plan,
+                       "room_type_id": room_type, "ota_unique_id": "49", "days": days,
+                       "occupancy": {"adults": 2, "children": 0, "infants": 0}}],
+            "services": [], "guarantee": null,
+            "customer": {"name": "Ana", "surname": "Silva", "mail": "ana@example.com", "phone": null, "language": "pt",
+                         "country": "PT", "city": null, "address": null, "zip": null},
+            "occupancy": {"adults": 2, "children": 0, "infants": 0},
+            "arrival_date": day(from), "departure_date": day(to), "arrival_hour": null,
+            "amount": amount, "ota_commission": "10.00", "currency": "EUR", "notes": "Late arrival",
+            "payment_collect": null, "payment_type": null, "inserted_at": "2026-11-23T10:03:29.335485"}});
+        b.revisions.push((revision, false));
+        id
+    }
+
+    fn acks(&self) -> Vec<String> {
+        self.books.lock().unwrap().acks.clone()
+    }
+}
+
+fn authorized(headers: &HeaderMap) -> bool {
+    headers.get("user-api-key").and_then(|v| v.to_str().ok()) == Some(KEY)
+}
+
+fn feed(books: &Mutex<Books>, headers: &HeaderMap, query: &str) -> (StatusCode, axum::Json<Value>) {
+    let b = books.lock().unwrap();
+    if !authorized(headers) {
+        let (status, body) = error(401, "unauthorized", "Unauthorized");
+        return (status, axum::Json(body));
+    }
+    let wanted = format!("filter[property_id]={}", b.property_id);
+    let query = percent_decode(query);
+    if !query.contains(&wanted) {
+        let (status, body) = error(400, "bad_request", "Bad Request");
+        return (status, axum::Json(body));
+    }
+    let waiting: Vec<Value> = b.revisions.iter().filter(|(_, acked)| !acked).map(|(r, _)| r.clone()).collect();
+    let total = waiting.len();
+    (StatusCode::OK, axum::Json(json!({"data": waiting, "meta": {"page": 1, "limit": 10, "total": total}})))
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(byte) = u8::from_str_radix(&text[i + 1..i + 3], 16) {
+                out.push(byte);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn one_revision(books: &Mutex<Books>, headers: &HeaderMap, id: &str) -> (StatusCode, axum::Json<Value>) {
+    let b = books.lock().unwrap();
+    let (status, body) = if !authorized(headers) {
+        error(401, "unauthorized", "Unauthorized")
+    } else {
+        match b.revisions.iter().find(|(r, _)| r["id"] == json!(id)) {
+            Some((r, _)) => (StatusCode::OK, json!({"data": r})),
+            None => error(404, "resource_not_found", "Resource Not Found"),
+        }
+    };
+    (status, axum::Json(body))
+}
+
+fn ack(books: &Mutex<Books>, headers: &HeaderMap, id: &str) -> (StatusCode, axum::Json<Value>) {
+    let mut b = books.lock().unwrap();
+    if !authorized(headers) {
+        let (status, body) = error(401, "unauthorized", "Unauthorized");
+        return (status, axum::Json(body));
+    }
+    b.acks.push(id.to_string());
+    match b.revisions.iter_mut().find(|(r, _)| r["id"] == json!(id)) {
+        Some((_, acked)) => {
+            *acked = true;
+            (StatusCode::OK, axum::Json(json!({"meta": {"message": "Success"}})))
+        }
+        None => {
+            let (status, body) = error(404, "resource_not_found", "Resource Not Found");
+            (status, axum::Json(body))
+        }
     }
 }
 
@@ -368,6 +509,7 @@ async fn connected(s: &TestServer, key: &str) -> Connected {
         base_url: channex.base_url.clone(),
         property_id: property,
         api_key: Some(key.into()),
+        webhook_secret: Some(WEBHOOK_SECRET.into()),
         room_types: vec![
             RoomTypeMapping { room_type_id: twin.clone(), remote_id: twin_r.clone() },
             RoomTypeMapping { room_type_id: double.clone(), remote_id: double_r.clone() },
@@ -396,6 +538,7 @@ async fn connected(s: &TestServer, key: &str) -> Connected {
         error_pause: ERROR_PAUSE,
         lease: Duration::from_secs(30),
         timeout: Duration::from_secs(5),
+        feed_every: Duration::from_millis(300),
         ..Options::default()
     };
     let dispatcher = Dispatcher::spawn(s.db.clone(), sealing, options).expect("dispatcher");
@@ -663,6 +806,7 @@ async fn a_revoked_key_stops_the_connection_and_loses_nothing(s: TestServer) {
         base_url: connection.base_url.clone(),
         property_id: connection.property_id.clone(),
         api_key: Some(KEY.into()),
+        webhook_secret: None,
         room_types,
         rate_plans,
     };
@@ -753,4 +897,107 @@ async fn the_connection_page_connects_and_shows_each_request_and_refused_value(s
     }
     assert_eq!(channex.calls()[2].body, calls[0].body, "the same full availability again");
     dispatcher.stop().await;
+}
+
+/// Waits until `check` holds.
+async fn until<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
+    let started = Instant::now();
+    while !check().await {
+        assert!(started.elapsed() < WAIT, "{what} did not happen");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn channel_reservations(s: &TestServer, c: &Connected) -> Vec<Value> {
+    let list = s.get(&format!("/api/reservations?hotelId={}", c.hotel), &c.org.auth()).await.expect(200).body;
+    let items = list.as_array().cloned().or_else(|| list["data"].as_array().cloned()).unwrap_or_default();
+    items.into_iter().filter(|r| r["source"] == json!("CHANNEL")).collect()
+}
+
+async fn bookings_arrive_once_each_and_are_acknowledged_once(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    settled(&s, &c, 2).await;
+    let webhook = |body: Value, secret: Option<&'static str>| {
+        let url = format!("{}/channels/channex/{}", s.base, c.hotel);
+        let client = s.client.clone();
+        async move {
+            let mut request = client.post(url).json(&body);
+            if let Some(secret) = secret {
+                request = request.header("X-Channex-Webhook-Secret", secret);
+            }
+            request.send().await.expect("webhook").status().as_u16()
+        }
+    };
+
+    // A new booking, from the feed: a confirmed reservation, acknowledged once, and the twin's availability sent.
+    let booking = uuid();
+    let new = c.channex.revision("new", &booking, Some(&c.twin_r), &c.bar_twin_r, 10, 12);
+    until("the new booking's acknowledgement", || async { c.channex.acks().len() == 1 }).await;
+    assert_eq!(c.channex.acks(), std::slice::from_ref(&new));
+    let taken = channel_reservations(&s, &c).await;
+    assert_eq!(taken.len(), 1, "{taken:#?}");
+    let r = &taken[0];
+    assert_eq!(
+        (&r["status"], &r["checkInDate"], &r["checkOutDate"], &r["totalPrice"], &r["currency"], &r["channelReference"]),
+        (&json!("CONFIRMED"), &json!(day(10)), &json!(day(12)), &json!(30000), &json!("EUR"), &json!("9996013801"))
+    );
+    assert!(r["notes"].as_str().unwrap().contains("Ana Silva"), "{}", r["notes"]);
+    let id = r["id"].as_str().unwrap().to_string();
+    let full = s.get(&format!("/api/reservations/{id}"), &c.org.auth()).await.expect(200).body;
+    assert_eq!(full["rooms"][0]["roomTypeId"], json!(c.twin));
+    assert_eq!(full["rooms"][0]["ratePlanId"], json!(c.bar));
+    let calls = settled(&s, &c, 3).await;
+    assert_eq!(
+        calls[2].body["values"],
+        json!([{"property_id": calls[0].body["values"][0]["property_id"], "room_type_id": c.twin_r,
+                "date_from": day(10), "date_to": day(11), "availability": 7}])
+    );
+
+    // The same revision by webhook: nothing applied again, no second acknowledgement.
+    let trigger = json!({"event": "booking", "payload": {"booking_id": booking, "property_id": "p", "revision_id": new},
+                         "property_id": "p", "user_id": null, "timestamp": "2026-11-23T10:03:29.335485Z"});
+    assert_eq!(webhook(trigger.clone(), None).await, 401, "no secret header");
+    assert_eq!(webhook(trigger.clone(), Some("not the secret at all")).await, 401, "a wrong secret");
+    assert_eq!(webhook(trigger.clone(), Some(WEBHOOK_SECRET)).await, 200);
+    assert_eq!(channel_reservations(&s, &c).await.len(), 1);
+    assert_eq!(c.channex.acks(), std::slice::from_ref(&new));
+
+    // Modified, by webhook: the revision is read back from Channex, applied, acknowledged once.
+    let modified = c.channex.revision("modified", &booking, Some(&c.twin_r), &c.bar_twin_r, 10, 13);
+    let mut trigger = trigger.clone();
+    trigger["payload"]["revision_id"] = json!(modified);
+    assert_eq!(webhook(trigger.clone(), Some(WEBHOOK_SECRET)).await, 200);
+    let r = s.get(&format!("/api/reservations/{id}"), &c.org.auth()).await.expect(200).body;
+    assert_eq!((&r["checkOutDate"], &r["totalPrice"]), (&json!(day(13)), &json!(45000)));
+    until("the modification's acknowledgement", || async { c.channex.acks().len() == 2 }).await;
+
+    // A webhook naming a revision Channex does not know: nothing applied, Channex asked to retry.
+    trigger["payload"]["revision_id"] = json!(uuid());
+    assert_eq!(webhook(trigger.clone(), Some(WEBHOOK_SECRET)).await, 502);
+
+    // A booking of a room type that is not mapped: recorded as needing attention, not taken, not acknowledged.
+    let unmapped = c.channex.revision("new", &uuid(), None, &c.bar_twin_r, 20, 21);
+    until("the unmapped booking recorded", || async {
+        let mut conn = s.db.read().await.unwrap();
+        let connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
+        store::channels::revision(&mut conn, &connection.id, &unmapped).await.unwrap().is_some()
+    })
+    .await;
+
+    // Cancelled, from the feed: the nights are freed.
+    let cancelled = c.channex.revision("cancelled", &booking, Some(&c.twin_r), &c.bar_twin_r, 10, 13);
+    until("the cancellation's acknowledgement", || async { c.channex.acks().len() == 3 }).await;
+    let r = s.get(&format!("/api/reservations/{id}"), &c.org.auth()).await.expect(200).body;
+    assert_eq!(r["status"], json!("CANCELLED"));
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(c.channex.acks(), [new, modified, cancelled], "one acknowledgement each, never the unmapped one");
+    assert_eq!(channel_reservations(&s, &c).await.len(), 1, "the unmapped booking was not taken");
+    let mut conn = s.db.read().await.unwrap();
+    let connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
+    let attention = store::channels::revision(&mut conn, &connection.id, &unmapped).await.unwrap().unwrap();
+    assert_eq!(attention.outcome, "needs_attention");
+    assert!(attention.detail.contains("not mapped"), "{}", attention.detail);
+    assert!(attention.acked_at.is_none());
+    drop(conn);
+    c.dispatcher.stop().await;
 }

@@ -146,6 +146,24 @@ impl Client {
         self.send(reqwest::Method::POST, "/restrictions", Some(&Values { values })).await
     }
 
+    /// `GET /booking_revisions/feed` for `property_id`, oldest first: the revisions not acknowledged yet.
+    pub async fn feed(&self, property_id: &str) -> Sent {
+        let property: String = url::form_urlencoded::byte_serialize(property_id.as_bytes()).collect();
+        self.get(&format!("/booking_revisions/feed?filter[property_id]={property}&order[inserted_at]=asc")).await
+    }
+
+    /// `GET /booking_revisions/:id`.
+    pub async fn revision(&self, id: &str) -> Sent {
+        let id: String = url::form_urlencoded::byte_serialize(id.as_bytes()).collect();
+        self.get(&format!("/booking_revisions/{id}")).await
+    }
+
+    /// `POST /booking_revisions/:id/ack` (no body): the revision is in Frontdesk.
+    pub async fn ack(&self, id: &str) -> Sent {
+        let id: String = url::form_urlencoded::byte_serialize(id.as_bytes()).collect();
+        self.send::<()>(reqwest::Method::POST, &format!("/booking_revisions/{id}/ack"), None).await
+    }
+
     /// `GET path` (`/room_types?filter[property_id]=…`).
     pub async fn get(&self, path: &str) -> Sent {
         self.send::<()>(reqwest::Method::GET, path, None).await

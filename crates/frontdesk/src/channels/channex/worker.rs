@@ -15,6 +15,8 @@
 //!   as Channex asks). 429, 5xx and no answer (unreachable, timed out) keep the changes for the next try; a 401 or
 //!   403 stops the connection (the key was revoked) and keeps them; a 422 refuses the values, which are then
 //!   shown, not retried. Warnings inside a 200 are logged with the request.
+//! * **Bookings.** Every [`Options::feed_every`] each active connection's booking revision feed is read and
+//!   applied ([`super::revisions`]), beside the webhook.
 //! * **Nothing lost.** Change rows are deleted only after the answer that took them, in the transaction that logs
 //!   the request; a change recorded while a request is under way is not among those deleted. A process killed
 //!   between a write and its send leaves the row, which the next round sends.
@@ -51,6 +53,8 @@ pub struct Options {
     pub per_minute: i64,
     /// Most change rows one request answers for (the rest go in the next).
     pub batch: u64,
+    /// How often the booking revision feed is read (the safety net beside the webhook).
+    pub feed_every: Duration,
 }
 
 impl Default for Options {
@@ -63,6 +67,7 @@ impl Default for Options {
             timeout: Duration::from_secs(20),
             per_minute: 10,
             batch: 20_000,
+            feed_every: Duration::from_secs(60),
         }
     }
 }
@@ -79,9 +84,16 @@ impl Dispatcher {
         let http = Client::http(options.timeout)?;
         let (stop, mut stopped) = watch::channel(false);
         let task = tokio::spawn(async move {
+            let mut last_feed: Option<std::time::Instant> = None;
             loop {
                 if let Err(err) = round(&db, &sealing, &http, &options).await {
                     tracing::warn!(error = %format!("{err:#}"), "sending to Channex failed; retrying");
+                }
+                if last_feed.is_none_or(|at| at.elapsed() >= options.feed_every) {
+                    last_feed = Some(std::time::Instant::now());
+                    if let Err(err) = read_feeds(&db, &sealing, &http).await {
+                        tracing::warn!(error = %format!("{err:#}"), "reading Channex's booking feed failed; retrying");
+                    }
                 }
                 tokio::select! {
                     _ = tokio::time::sleep(options.tick) => {}
@@ -97,6 +109,17 @@ impl Dispatcher {
         let _ = self.stop.send(true);
         let _ = self.task.await;
     }
+}
+
+/// Reads every active connection's booking revision feed and applies what it holds.
+pub async fn read_feeds(db: &Db, sealing: &SecretBox, http: &reqwest::Client) -> anyhow::Result<()> {
+    let connections = store::channels::active(&mut *db.read().await?, CHANNEL).await?;
+    for c in connections {
+        let Ok(api_key) = sealing.open(&c.api_key_sealed) else { continue };
+        let client = Client::new(http.clone(), &c.base_url, &api_key);
+        super::revisions::poll(db, &client, &c).await?;
+    }
+    Ok(())
 }
 
 fn writer() -> Writer {

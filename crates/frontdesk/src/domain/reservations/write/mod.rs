@@ -108,6 +108,17 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ReservationPatch) -
     Ok(r)
 }
 
+/// Changes a reservation inside a change under way (a channel's booking revision), by the same rules as PUT.
+pub(crate) async fn update_within(
+    tx: &mut Change,
+    actor: &Actor,
+    id: &str,
+    patch: ReservationPatch,
+) -> Result<Reservation> {
+    let r = visible(tx.conn(), actor, id).await?;
+    change(tx, actor, r, patch).await
+}
+
 /// Marks a reservation a no-show inside a change under way (the end of day), by the state machine's rules: its
 /// inventory and the nights to come are released, and its event recorded.
 pub(crate) async fn no_show_within(tx: &mut Change, actor: &Actor, id: &str) -> Result<Reservation> {

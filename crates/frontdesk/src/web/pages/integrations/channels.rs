@@ -193,6 +193,7 @@ async fn connect(
         base_url: field(&f, "baseUrl").trim().to_string(),
         property_id: field(&f, "propertyId").trim().to_string(),
         api_key: typed("apiKey"),
+        webhook_secret: typed("webhookSecret"),
         room_types,
         rate_plans,
     };
