@@ -34,7 +34,8 @@ use crate::domain::secrets::{self, SecretBox};
 use crate::domain::validate::Checks;
 use crate::domain::{now, Error, Result};
 pub use crate::model::channels::{
-    ChannelChange, ChannelConnection, ChannelRequest, ConnectionState, RatePlanMapping, RequestOutcome, RoomTypeMapping,
+    ChannelChange, ChannelConnection, ChannelRequest, ChannelRevision, ConnectionState, RatePlanMapping,
+    RequestOutcome, RoomTypeMapping,
 };
 use crate::model::rate_plans::RatePlan;
 use crate::model::room_types::RoomType;
@@ -293,6 +294,8 @@ pub struct Overview {
     pub waiting: i64,
     /// The last requests, newest first.
     pub requests: Vec<ChannelRequest>,
+    /// The last booking revisions taken (or needing attention), newest first.
+    pub revisions: Vec<ChannelRevision>,
 }
 
 /// The hotel's connection to `channel`, its mapping, what waits and the last `limit` requests.
@@ -304,14 +307,24 @@ pub async fn overview(db: &Db, actor: &Actor, hotel_id: &str, channel: &str, lim
     let room_types = store::room_types::list(&mut conn, organization_id, Some(hotel_id)).await?;
     let rate_plans = store::rate_plans::list(&mut conn, organization_id, hotel_id, None).await?;
     let connection = store::channels::for_hotel(&mut conn, organization_id, hotel_id, channel).await?;
-    let (room_type_mappings, rate_plan_mappings, requests) = match &connection {
+    let (room_type_mappings, rate_plan_mappings, requests, revisions) = match &connection {
         Some(c) => (
             store::channels::room_type_mappings(&mut conn, &c.id).await?,
             store::channels::rate_plan_mappings(&mut conn, &c.id).await?,
             store::channels::recent_requests(&mut conn, &c.id, limit).await?,
+            store::channels::recent_revisions(&mut conn, &c.id, limit).await?,
         ),
-        None => (Vec::new(), Vec::new(), Vec::new()),
+        None => (Vec::new(), Vec::new(), Vec::new(), Vec::new()),
     };
     let waiting = store::channels::count_waiting(&mut conn, hotel_id).await?;
-    Ok(Overview { connection, room_types, rate_plans, room_type_mappings, rate_plan_mappings, waiting, requests })
+    Ok(Overview {
+        connection,
+        room_types,
+        rate_plans,
+        room_type_mappings,
+        rate_plan_mappings,
+        waiting,
+        requests,
+        revisions,
+    })
 }

@@ -999,5 +999,11 @@ async fn bookings_arrive_once_each_and_are_acknowledged_once(s: TestServer) {
     assert!(attention.detail.contains("not mapped"), "{}", attention.detail);
     assert!(attention.acked_at.is_none());
     drop(conn);
+    // The connection page shows the bookings taken and the one that needs attention, with why.
+    let (status, html) =
+        Dashboard::new(&s, &c.org.token).get(&format!("/hotels/{}/integrations/channels", c.hotel)).await;
+    assert_eq!(status, 200);
+    assert!(html.contains("1 booking revision(s) need attention") && html.contains("is not mapped"), "{html}");
+    assert!(html.contains(&format!("/hotels/{}/reservations/{id}", c.hotel)), "a link to the reservation");
     c.dispatcher.stop().await;
 }

@@ -64,6 +64,19 @@ struct Page {
     rate_plans: Vec<MapRow>,
     waiting: i64,
     requests: Vec<RequestRow>,
+    revisions: Vec<RevisionRow>,
+    needing_attention: usize,
+}
+
+/// A booking revision taken from Channex.
+pub struct RevisionRow {
+    pub at: String,
+    pub status: String,
+    pub booking_id: String,
+    pub applied: bool,
+    pub detail: String,
+    pub acked: bool,
+    pub reservation_href: String,
 }
 
 fn room_type_field(room_type_id: &str) -> String {
@@ -147,6 +160,24 @@ async fn page(
                     .iter()
                     .map(|w| w.to_string())
                     .collect(),
+            })
+            .collect(),
+        needing_attention: o.revisions.iter().filter(|r| r.outcome != "applied").count(),
+        revisions: o
+            .revisions
+            .iter()
+            .map(|r| RevisionRow {
+                at: when(hotel, r.recorded_at),
+                status: r.status.clone(),
+                booking_id: r.booking_id.clone(),
+                applied: r.outcome == "applied",
+                detail: r.detail.clone(),
+                acked: r.acked_at.is_some(),
+                reservation_href: r
+                    .reservation_id
+                    .as_ref()
+                    .map(|id| frame.chrome.hotel_path(&format!("reservations/{id}")))
+                    .unwrap_or_default(),
             })
             .collect(),
         chrome: frame.chrome,
