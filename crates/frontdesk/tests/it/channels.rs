@@ -29,6 +29,8 @@ on_both_engines!(
     a_revoked_key_stops_the_connection_and_loses_nothing,
     the_connection_page_connects_and_shows_each_request_and_refused_value,
     bookings_arrive_once_each_and_are_acknowledged_once,
+    fifty_edits_stay_within_the_limit_and_lose_nothing,
+    what_was_written_while_nothing_sent_goes_later_and_a_dead_claim_is_taken_over,
 );
 
 const KEY: &str = "uU08XiMgk8a7CrY4xUjAReUIuTrn83R123adaVb8Tf/qMcVTEgriuJhXWs/1Q1P";
@@ -61,6 +63,8 @@ struct Books {
     revisions: Vec<(Value, bool)>,
     /// Every acknowledgement received, by revision id.
     acks: Vec<String>,
+    /// The ARI limit: `limit.0` calls per endpoint within `limit.1` (Channex: 10 a minute).
+    limit: (usize, Duration),
 }
 
 #[derive(Clone)]
@@ -75,6 +79,7 @@ impl StandIn {
             property_id: property_id.into(),
             room_types: room_types.iter().map(|s| s.to_string()).collect(),
             rate_plans: rate_plans.iter().map(|s| s.to_string()).collect(),
+            limit: (10, Duration::from_secs(60)),
             ..Books::default()
         }));
         let app = axum::Router::new()
@@ -263,9 +268,9 @@ fn ari(books: &Mutex<Books>, endpoint: &'static str, headers: &HeaderMap, body: 
                 _ => error(status, "internal_server_error", "Internal Server Error"),
             };
         }
-        let minute_ago = Instant::now() - Duration::from_secs(60);
-        let recent = b.calls.iter().filter(|c| c.endpoint == endpoint && c.at > minute_ago).count();
-        if recent >= 10 {
+        let window_start = Instant::now() - b.limit.1;
+        let recent = b.calls.iter().filter(|c| c.endpoint == endpoint && c.at > window_start).count();
+        if recent >= b.limit.0 {
             return error(429, "http_too_many_requests", "Too Many Requests");
         }
         if headers.get("content-type").and_then(|v| v.to_str().ok()) != Some("application/json") {
@@ -445,7 +450,7 @@ struct Connected {
     bar: String,
     bnb: String,
     channex: StandIn,
-    dispatcher: Dispatcher,
+    dispatcher: Option<Dispatcher>,
     /// Channex's ids.
     twin_r: String,
     double_r: String,
@@ -467,10 +472,36 @@ fn bar_price(d: u64) -> i64 {
     10000 + (d / 7) as i64 * 100
 }
 
+impl Connected {
+    async fn stop(self) {
+        if let Some(dispatcher) = self.dispatcher {
+            dispatcher.stop().await;
+        }
+    }
+}
+
+/// The dispatcher's options in these tests: quick rounds, a short coalescing window and pause.
+fn test_options() -> Options {
+    Options {
+        tick: Duration::from_millis(100),
+        coalesce: Duration::from_millis(700),
+        error_pause: ERROR_PAUSE,
+        lease: Duration::from_secs(30),
+        timeout: Duration::from_secs(5),
+        feed_every: Duration::from_millis(300),
+        ..Options::default()
+    }
+}
+
+/// [`connected_with`] the test options.
+async fn connected(s: &TestServer, key: &str) -> Connected {
+    connected_with(s, key, Some(test_options())).await
+}
+
 /// A hotel with 8 twin and 2 double rooms, "BAR" for every room type priced for 500 nights, "B&B" for the double
 /// priced for 120 nights with a minimum stay of 2 on nights 60-62, connected to a stand-in Channex with `key`,
-/// and the dispatcher running.
-async fn connected(s: &TestServer, key: &str) -> Connected {
+/// and the dispatcher running with `options` (none: not running). The stand-in limits calls as `options` does.
+async fn connected_with(s: &TestServer, key: &str, options: Option<Options>) -> Connected {
     let org = s.org("Channels").await;
     let auth = org.auth();
     let hotel = s.hotel(&org, "Harbour").await;
@@ -532,16 +563,10 @@ async fn connected(s: &TestServer, key: &str) -> Connected {
     let stored = store::channels::get(&mut s.db.read().await.unwrap(), &connection.id).await.unwrap().unwrap();
     assert!(!stored.api_key_sealed.contains(key), "the key is stored sealed");
     assert_eq!(sealing.open(&stored.api_key_sealed).unwrap(), key);
-    let options = Options {
-        tick: Duration::from_millis(100),
-        coalesce: Duration::from_millis(700),
-        error_pause: ERROR_PAUSE,
-        lease: Duration::from_secs(30),
-        timeout: Duration::from_secs(5),
-        feed_every: Duration::from_millis(300),
-        ..Options::default()
-    };
-    let dispatcher = Dispatcher::spawn(s.db.clone(), sealing, options).expect("dispatcher");
+    let dispatcher = options.map(|options| {
+        channex.books.lock().unwrap().limit = (options.per_minute as usize, options.limit_window);
+        Dispatcher::spawn(s.db.clone(), sealing, options).expect("dispatcher")
+    });
     Connected {
         org,
         hotel,
@@ -649,7 +674,7 @@ async fn a_full_sync_of_500_days_is_two_requests(s: TestServer) {
         assert_eq!(logged.task_id, call.task_id);
         assert!(logged.task_id.is_some());
     }
-    c.dispatcher.stop().await;
+    c.stop().await;
 }
 
 async fn three_rates_on_three_dates_go_in_one_request_and_ranges_collapse(s: TestServer) {
@@ -709,7 +734,7 @@ async fn three_rates_on_three_dates_go_in_one_request_and_ranges_collapse(s: Tes
     ];
     expected.sort_by_key(key);
     assert_eq!(sent, expected, "the two edits, coalesced into one request of ranges");
-    c.dispatcher.stop().await;
+    c.stop().await;
 }
 
 async fn a_booking_lowers_availability(s: TestServer) {
@@ -733,7 +758,7 @@ async fn a_booking_lowers_availability(s: TestServer) {
     s.delete(&format!("/api/reservations/{id}"), &c.org.auth()).await.expect(200);
     let calls = settled(&s, &c, 4).await;
     assert_eq!(calls[3].body["values"][0]["availability"], json!(8));
-    c.dispatcher.stop().await;
+    c.stop().await;
 }
 
 async fn too_many_requests_twice_then_success_loses_nothing(s: TestServer) {
@@ -763,7 +788,7 @@ async fn too_many_requests_twice_then_success_loses_nothing(s: TestServer) {
         ]
     );
     assert!(log[0].detail.contains("http_too_many_requests"), "{}", log[0].detail);
-    c.dispatcher.stop().await;
+    c.stop().await;
 }
 
 async fn a_revoked_key_stops_the_connection_and_loses_nothing(s: TestServer) {
@@ -820,7 +845,7 @@ async fn a_revoked_key_stops_the_connection_and_loses_nothing(s: TestServer) {
     assert!(calls[1..]
         .iter()
         .all(|call| call.status == 200 && call.body["values"][0]["property_id"] == json!(property)));
-    c.dispatcher.stop().await;
+    c.stop().await;
 }
 
 async fn the_connection_page_connects_and_shows_each_request_and_refused_value(s: TestServer) {
@@ -1005,5 +1030,81 @@ async fn bookings_arrive_once_each_and_are_acknowledged_once(s: TestServer) {
     assert_eq!(status, 200);
     assert!(html.contains("1 booking revision(s) need attention") && html.contains("is not mapped"), "{html}");
     assert!(html.contains(&format!("/hotels/{}/reservations/{id}", c.hotel)), "a link to the reservation");
-    c.dispatcher.stop().await;
+    c.stop().await;
+}
+
+async fn fifty_edits_stay_within_the_limit_and_lose_nothing(s: TestServer) {
+    // Channex's 10 a minute, scaled down: 3 requests of a kind within 2 s (the stand-in answers 429 beyond).
+    let options = Options { per_minute: 3, limit_window: Duration::from_secs(2), ..test_options() };
+    let c = connected_with(&s, KEY, Some(options)).await;
+    settled(&s, &c, 2).await;
+    let auth = c.org.auth();
+    let mut last: BTreeMap<u64, i64> = BTreeMap::new();
+    for i in 0..50i64 {
+        let night = 1 + (i as u64 * 7) % 20;
+        let price = 20000 + i * 100;
+        s.post(
+            "/api/dailyRates",
+            &auth,
+            json!({"values": [{"ratePlanId": c.bar, "date": day(night), "price": price}]}),
+        )
+        .await
+        .expect(200);
+        last.insert(night, price);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    until("every edit sent", || async { s.count("channel_changes").await == 0 }).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let calls = c.channex.calls();
+    assert!(
+        calls.iter().all(|call| call.status == 200),
+        "never over the limit: {:?}",
+        calls.iter().map(|c| c.status).collect::<Vec<_>>()
+    );
+    let sent: Vec<&Call> = calls.iter().filter(|call| call.endpoint == "restrictions").collect();
+    assert!(sent.len() > 2 && sent.len() < 20, "the edits were coalesced: {} requests", sent.len());
+    for pair in sent.windows(4) {
+        assert!(pair[3].at - pair[0].at >= Duration::from_secs(2), "at most 3 requests within 2 s");
+    }
+    // What Channex holds at the end (each request applied in order, last wins) is every night's last edit.
+    let nights = per_night(&sent, "rate_plan_id");
+    for (night, price) in &last {
+        let rate = format!("{}.00", price / 100);
+        assert_eq!(nights[&(c.bar_twin_r.clone(), date(*night))]["rate"], json!(rate), "night {night}");
+        assert_eq!(nights[&(c.bar_double_r.clone(), date(*night))]["rate"], json!(rate), "night {night}");
+    }
+    c.stop().await;
+}
+
+async fn what_was_written_while_nothing_sent_goes_later_and_a_dead_claim_is_taken_over(s: TestServer) {
+    use frontdesk::domain::change::{Change, Job, Writer};
+    // Connected while no dispatcher runs (a process killed after the write, before the send): the rows wait.
+    let c = connected_with(&s, KEY, None).await;
+    s.post(
+        "/api/dailyRates",
+        &c.org.auth(),
+        json!({"values": [{"ratePlanId": c.bar, "date": day(4), "price": 12345}]}),
+    )
+    .await
+    .expect(200);
+    assert_eq!(s.count("channel_changes").await, 3);
+    // A dispatcher that died holding the connection's claim, for 2 more seconds.
+    let mut conn = s.db.read().await.unwrap();
+    let connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
+    drop(conn);
+    let mut tx = Change::begin_as(&s.db, Writer::Job(Job::ChannelDispatcher)).await.unwrap();
+    let now = Utc::now();
+    assert!(store::channels::claim(tx.conn(), &connection.id, now, now + chrono::TimeDelta::seconds(2)).await.unwrap());
+    tx.commit().await.unwrap();
+
+    let sealing = KeyRing::open(&s.db, &KeySource::default()).await.unwrap().sealing;
+    let dispatcher = Dispatcher::spawn(s.db.clone(), sealing, test_options()).unwrap();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert!(c.channex.calls().is_empty(), "nothing is sent while another process holds the claim");
+    let c = Connected { dispatcher: Some(dispatcher), ..c };
+    let calls = settled(&s, &c, 2).await;
+    let restrictions: Vec<&Call> = calls.iter().filter(|call| call.endpoint == "restrictions").collect();
+    let nights = per_night(&restrictions, "rate_plan_id");
+    assert_eq!(nights[&(c.bar_twin_r.clone(), date(4))]["rate"], json!("123.45"), "the edit written before");
+    c.stop().await;
 }

@@ -49,8 +49,10 @@ pub struct Options {
     pub lease: Duration,
     /// Longest a request may take.
     pub timeout: Duration,
-    /// Most requests of one kind a minute per connection.
+    /// Most requests of one kind per connection within [`Options::limit_window`] (Channex: 10 a minute).
     pub per_minute: i64,
+    /// The window [`Options::per_minute`] counts over (a minute; tests shorten it).
+    pub limit_window: Duration,
     /// Most change rows one request answers for (the rest go in the next).
     pub batch: u64,
     /// How often the booking revision feed is read (the safety net beside the webhook).
@@ -66,6 +68,7 @@ impl Default for Options {
             lease: Duration::from_secs(120),
             timeout: Duration::from_secs(20),
             per_minute: 10,
+            limit_window: Duration::from_secs(60),
             batch: 20_000,
             feed_every: Duration::from_secs(60),
         }
@@ -210,8 +213,8 @@ async fn prepare(
     if now - *oldest < delta(options.coalesce) {
         return Ok(None);
     }
-    if store::channels::requests_since(&mut conn, &c.id, kind, now - TimeDelta::minutes(1)).await? >= options.per_minute
-    {
+    let window_start = now - delta(options.limit_window);
+    if store::channels::requests_since(&mut conn, &c.id, kind, window_start).await? >= options.per_minute {
         return Ok(None);
     }
     let Some(hotel) = store::hotels::get(&mut conn, &c.organization_id, &c.hotel_id).await? else { return Ok(None) };
