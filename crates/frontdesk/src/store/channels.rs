@@ -546,10 +546,32 @@ pub async fn record_revision(conn: &mut Conn, connection_id: &str, r: &ChannelRe
     Ok(())
 }
 
-pub async fn mark_acked(conn: &mut Conn, connection_id: &str, revision_id: &str, at: DateTime<Utc>) -> StoreResult<()> {
+/// Takes the acknowledgement of an applied revision for this process: notes it acknowledged at `at` unless it
+/// was already (at `stale_before` or later: an older note is of a process that may have died before sending).
+/// Whether it was taken.
+pub async fn take_ack(
+    conn: &mut Conn,
+    connection_id: &str,
+    revision_id: &str,
+    at: DateTime<Utc>,
+    stale_before: DateTime<Utc>,
+) -> StoreResult<bool> {
     let update = Sql::update()
         .table(V::Table)
         .value(V::AckedAt, format_ts(at))
+        .and_where(Expr::col(V::ConnectionId).eq(connection_id))
+        .and_where(Expr::col(V::RevisionId).eq(revision_id))
+        .and_where(Expr::col(V::Outcome).eq("applied"))
+        .and_where(Expr::col(V::AckedAt).is_null().or(Expr::col(V::AckedAt).lt(format_ts(stale_before))))
+        .take();
+    Ok(statement(conn.engine(), &update).execute(conn).await?.rows_affected() == 1)
+}
+
+/// Gives an acknowledgement taken by [`take_ack`] back, when it could not be sent.
+pub async fn give_ack_back(conn: &mut Conn, connection_id: &str, revision_id: &str) -> StoreResult<()> {
+    let update = Sql::update()
+        .table(V::Table)
+        .value(V::AckedAt, Option::<String>::None)
         .and_where(Expr::col(V::ConnectionId).eq(connection_id))
         .and_where(Expr::col(V::RevisionId).eq(revision_id))
         .take();

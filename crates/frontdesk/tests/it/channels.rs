@@ -985,6 +985,15 @@ async fn bookings_arrive_once_each_and_are_acknowledged_once(s: TestServer) {
     assert_eq!(webhook(trigger.clone(), Some("not the secret at all")).await, 401, "a wrong secret");
     assert_eq!(webhook(trigger.clone(), Some(WEBHOOK_SECRET)).await, 200);
     assert_eq!(channel_reservations(&s, &c).await.len(), 1);
+    let elsewhere = s
+        .client
+        .post(format!("{}/channels/channex/not-a-hotel", s.base))
+        .header("X-Channex-Webhook-Secret", WEBHOOK_SECRET)
+        .json(&trigger)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(elsewhere.status().as_u16(), 401, "not a hotel id: refused like a wrong secret");
     assert_eq!(c.channex.acks(), std::slice::from_ref(&new));
 
     // Modified, by webhook: the revision is read back from Channex, applied, acknowledged once.

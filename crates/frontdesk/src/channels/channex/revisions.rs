@@ -261,16 +261,24 @@ async fn cancelled(tx: &mut Change, actor: &Actor, c: &ChannelConnection, bookin
     write::update_within(tx, actor, &id, patch).await.map(|r| r.id).map_err(reason)
 }
 
-/// Acknowledges an applied revision (after its commit) and notes it.
+/// Acknowledges an applied revision (after its commit), once: the acknowledgement is first taken in the database,
+/// so that the webhook and the feed bringing the same revision at once do not both send one; given back if it
+/// cannot be sent.
 async fn acknowledge(db: &Db, client: &Client, c: &ChannelConnection, id: &str) -> anyhow::Result<()> {
+    let now = Utc::now();
+    let mut tx = Change::begin_as(db, writer()).await?;
+    let taken = store::channels::take_ack(tx.conn(), &c.id, id, now, now - chrono::TimeDelta::minutes(2)).await?;
+    tx.commit().await?;
+    if !taken {
+        return Ok(());
+    }
     match client.ack(id).await {
-        Sent::Answered(answer) if (200..300).contains(&answer.status) => {
-            let mut tx = Change::begin_as(db, writer()).await?;
-            store::channels::mark_acked(tx.conn(), &c.id, id, Utc::now()).await?;
-            tx.commit().await?;
-        }
+        Sent::Answered(answer) if (200..300).contains(&answer.status) => {}
         other => {
-            tracing::warn!(connection = %c.id, revision = %id, answer = ?other, "acknowledging a revision failed; the feed brings it again")
+            tracing::warn!(connection = %c.id, revision = %id, answer = ?other, "acknowledging a revision failed; the feed brings it again");
+            let mut tx = Change::begin_as(db, writer()).await?;
+            store::channels::give_ack_back(tx.conn(), &c.id, id).await?;
+            tx.commit().await?;
         }
     }
     Ok(())
@@ -281,8 +289,8 @@ pub async fn take(db: &Db, client: &Client, c: &ChannelConnection, id: &str) -> 
     let Sent::Answered(answer) = client.revision(id).await else { return Ok(None) };
     let Some(revision) = answer.data.filter(|_| (200..300).contains(&answer.status)) else { return Ok(None) };
     let taken = apply(db, c, &revision).await?;
-    // Acknowledged once: a revision applied and acknowledged by the feed already is not acknowledged again.
-    if let (Taken::Applied(_) | Taken::AlreadyApplied { acked: false }, Some(id)) =
+    // Acknowledged once, also when the feed brings the same revision meanwhile (see `acknowledge`).
+    if let (Taken::Applied(_) | Taken::AlreadyApplied { .. }, Some(id)) =
         (&taken, revision.get("id").and_then(Value::as_str))
     {
         acknowledge(db, client, c, id).await?;
@@ -299,8 +307,8 @@ pub async fn poll(db: &Db, client: &Client, c: &ChannelConnection) -> anyhow::Re
     };
     for revision in &items {
         let taken = apply(db, c, revision).await?;
-        // Acknowledged once, also when the webhook brought the same revision meanwhile.
-        if let (Taken::Applied(_) | Taken::AlreadyApplied { acked: false }, Some(id)) =
+        // Acknowledged once, also when the webhook brings the same revision meanwhile (see `acknowledge`).
+        if let (Taken::Applied(_) | Taken::AlreadyApplied { .. }, Some(id)) =
             (&taken, revision.get("id").and_then(Value::as_str))
         {
             acknowledge(db, client, c, id).await?;

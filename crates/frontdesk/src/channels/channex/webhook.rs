@@ -43,6 +43,10 @@ async fn receive(
     headers: HeaderMap,
     body: Bytes,
 ) -> (StatusCode, &'static str) {
+    // Not a hotel id at all: answered as an unknown hotel is, before anything reaches the database.
+    if uuid::Uuid::parse_str(&hotel_id).is_err() {
+        return (StatusCode::UNAUTHORIZED, "unauthorized");
+    }
     let connection = match state.db.read().await {
         Ok(mut conn) => store::channels::of_hotel(&mut conn, &hotel_id, CHANNEL).await,
         Err(_) => return (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
