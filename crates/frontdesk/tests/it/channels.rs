@@ -25,6 +25,7 @@ on_both_engines!(
     a_full_sync_of_500_days_is_two_requests,
     three_rates_on_three_dates_go_in_one_request_and_ranges_collapse,
     a_booking_lowers_availability,
+    a_room_out_of_order_lowers_availability_and_a_plan_turned_off_stops_selling,
     too_many_requests_twice_then_success_loses_nothing,
     a_revoked_key_stops_the_connection_and_loses_nothing,
     the_connection_page_connects_and_shows_each_request_and_refused_value,
@@ -1115,5 +1116,38 @@ async fn what_was_written_while_nothing_sent_goes_later_and_a_dead_claim_is_take
     let restrictions: Vec<&Call> = calls.iter().filter(|call| call.endpoint == "restrictions").collect();
     let nights = per_night(&restrictions, "rate_plan_id");
     assert_eq!(nights[&(c.bar_twin_r.clone(), date(4))]["rate"], json!("123.45"), "the edit written before");
+    c.stop().await;
+}
+
+async fn a_room_out_of_order_lowers_availability_and_a_plan_turned_off_stops_selling(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    settled(&s, &c, 2).await;
+    let auth = c.org.auth();
+    let rooms = s.get(&format!("/api/rooms?hotelId={}", c.hotel), &auth).await.expect(200).body;
+    let rooms = rooms.as_array().cloned().or_else(|| rooms["data"].as_array().cloned()).unwrap();
+    let room = rooms.iter().find(|r| r["roomTypeId"] == json!(c.twin)).unwrap()["id"].as_str().unwrap().to_string();
+    s.put(&format!("/api/rooms/{room}"), &auth, json!({"housekeepingStatus": "OUT_OF_ORDER"})).await.expect(200);
+    let calls = settled(&s, &c, 3).await;
+    let property = c.channex.books.lock().unwrap().property_id.clone();
+    assert_eq!(
+        calls[2].body,
+        json!({"values": [{"property_id": property, "room_type_id": c.twin_r, "date_from": day(0), "date_to": day(499),
+                           "availability": 7}]}),
+        "the twin only, every night"
+    );
+    // Back in order: sent; then dirty after a stay, still sellable: nothing is sent.
+    s.put(&format!("/api/rooms/{room}"), &auth, json!({"housekeepingStatus": "CLEAN"})).await.expect(200);
+    let calls = settled(&s, &c, 4).await;
+    assert_eq!(calls[3].body["values"][0]["availability"], json!(8), "back in order");
+    s.put(&format!("/api/rooms/{room}"), &auth, json!({"housekeepingStatus": "DIRTY"})).await.expect(200);
+    settled(&s, &c, 4).await;
+
+    // B&B turned off: every night of its one Channex plan is stop-sell, in one request.
+    s.put(&format!("/api/ratePlans/{}", c.bnb), &auth, json!({"active": false})).await.expect(200);
+    let calls = settled(&s, &c, 5).await;
+    let values = calls[4].body["values"].as_array().unwrap();
+    assert!(values.iter().all(|v| v["rate_plan_id"] == json!(c.bnb_double_r) && v["stop_sell"] == json!(true)));
+    let nights = per_night(&[&calls[4]], "rate_plan_id");
+    assert_eq!(nights.len(), 500);
     c.stop().await;
 }
