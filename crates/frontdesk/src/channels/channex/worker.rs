@@ -153,10 +153,33 @@ fn delta(duration: Duration) -> TimeDelta {
     TimeDelta::from_std(duration).unwrap_or(TimeDelta::MAX)
 }
 
-/// A request ready to go: how many values it carries, and the call.
-enum Request {
+/// A request ready to go: `POST /availability` or `POST /restrictions` with its values.
+#[derive(Debug)]
+pub enum Request {
     Availability(Vec<mapping::AvailabilityValue>),
     Restrictions(Vec<mapping::RestrictionValue>),
+}
+
+impl Request {
+    /// How many values it carries.
+    pub fn len(&self) -> usize {
+        match self {
+            Request::Availability(values) => values.len(),
+            Request::Restrictions(values) => values.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The body as sent.
+    pub fn body(&self) -> serde_json::Result<Vec<u8>> {
+        match self {
+            Request::Availability(values) => serde_json::to_vec(&mapping::Values { values }),
+            Request::Restrictions(values) => serde_json::to_vec(&mapping::Values { values }),
+        }
+    }
 }
 
 async fn send_connection(
@@ -220,16 +243,29 @@ async fn prepare(
     let Some(hotel) = store::hotels::get(&mut conn, &c.organization_id, &c.hotel_id).await? else { return Ok(None) };
     let changes: Vec<ChannelChange> = waiting.into_iter().map(|(change, _)| change).collect();
     let ids = changes.iter().map(|change| change.id.clone()).collect();
-    let today = hotel.today();
-    let nights: BTreeSet<_> = channels::nights_of(&changes, today);
+    let request = build(&mut conn, c, kind, &changes, hotel.today()).await?;
+    Ok(Some((ids, request)))
+}
+
+/// The request of `kind` that tells `changes` to Channex, read afresh at the hotel's `today` (`None`: nothing to
+/// tell: the nights are past, or nothing is mapped).
+pub async fn build(
+    conn: &mut store::Conn,
+    c: &ChannelConnection,
+    kind: ChannelChangeKind,
+    changes: &[ChannelChange],
+    today: chrono::NaiveDate,
+) -> anyhow::Result<Option<Request>> {
+    let conn = &mut *conn;
+    let nights: BTreeSet<_> = channels::nights_of(changes, today);
     let request = match kind {
         ChannelChangeKind::Availability => {
-            let mapped = store::channels::room_type_mappings(&mut conn, &c.id).await?;
+            let mapped = store::channels::room_type_mappings(conn, &c.id).await?;
             let ours: Vec<String> = mapped.iter().map(|m| m.room_type_id.clone()).collect();
-            let mut counts = channels::availability(&mut conn, &ours, &nights).await?;
+            let mut counts = channels::availability(conn, &ours, &nights).await?;
             // Each room type is told only the nights its own changes (or the hotel's) name.
             for (room_type, per_night) in counts.iter_mut() {
-                let own = channels::nights_of_subject(&changes, Some(room_type), today);
+                let own = channels::nights_of_subject(changes, Some(room_type), today);
                 per_night.retain(|(night, _)| own.contains(night));
             }
             let pairs: Vec<(String, String)> = mapped.into_iter().map(|m| (m.room_type_id, m.remote_id)).collect();
@@ -237,13 +273,13 @@ async fn prepare(
             (!values.is_empty()).then_some(Request::Availability(values))
         }
         ChannelChangeKind::Rates => {
-            let mapped = store::channels::rate_plan_mappings(&mut conn, &c.id).await?;
+            let mapped = store::channels::rate_plan_mappings(conn, &c.id).await?;
             let mut plan_ids: Vec<String> = mapped.iter().map(|m| m.rate_plan_id.clone()).collect();
             plan_ids.dedup();
-            let mut plans = channels::rates(&mut conn, &c.organization_id, &c.hotel_id, &plan_ids, &nights).await?;
+            let mut plans = channels::rates(conn, &c.organization_id, &c.hotel_id, &plan_ids, &nights).await?;
             // Each plan is told only the nights its own changes (or the hotel's) name.
             for plan in plans.iter_mut() {
-                let own = channels::nights_of_subject(&changes, Some(&plan.plan.id), today);
+                let own = channels::nights_of_subject(changes, Some(&plan.plan.id), today);
                 plan.nights.retain(|(night, _)| own.contains(night));
             }
             let inputs: Vec<PlanInput<'_>> = mapped
@@ -262,7 +298,7 @@ async fn prepare(
             (!values.is_empty()).then_some(Request::Restrictions(values))
         }
     };
-    Ok(Some((ids, request)))
+    Ok(request)
 }
 
 /// What an answer means for the changes it carried.
