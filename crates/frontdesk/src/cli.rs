@@ -404,7 +404,14 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
     let end_of_day = crate::worker::end_of_day::EndOfDay::spawn(state.db.clone(), crate::worker::end_of_day::EVERY);
     let audit_retention =
         crate::worker::audit_retention::AuditRetention::spawn(state.db.clone(), crate::worker::audit_retention::EVERY);
+    // Channel connections (docs/channels.md): idle while no hotel is connected.
+    let channex = crate::channels::channex::worker::Dispatcher::spawn(
+        state.db.clone(),
+        state.webhooks.secret_box.clone(),
+        crate::channels::channex::worker::Options::default(),
+    )?;
     router::serve(listener, state, http::shutdown_signal()).await?;
+    channex.stop().await;
     audit_retention.stop().await;
     end_of_day.stop().await;
     counts.stop().await;

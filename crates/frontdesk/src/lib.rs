@@ -42,6 +42,7 @@
 //! [`mcp`] (to hand it the caller); nothing names [`http`] or [`web`] but [`router`] and [`cli`].
 
 pub mod app;
+pub mod channels;
 pub mod cli;
 pub mod config;
 pub mod demo;

@@ -27,6 +27,8 @@ pub fn routes(state: AppState) -> Router {
     // The assistant endpoint and its OAuth endpoints speak their own protocols: not in the REST document.
     let router =
         router.merge(http::routes::oauth::router()).merge(http::mcp::router(&state)).merge(web::router(&state));
+    // Channel managers' webhooks (docs/channels.md): a protocol of their own, not in the REST document.
+    let router = router.merge(crate::channels::channex::webhook::router());
     // Serialized once: the document never changes while the process runs.
     let doc = axum::body::Bytes::from(serde_json::to_vec(&doc).unwrap_or_default());
     // Not part of the REST contract either; on the main listener only behind --metrics-token (else unknown: 404).
@@ -48,7 +50,8 @@ pub fn routes(state: AppState) -> Router {
 
 /// The path prefixes of the API and the protocol endpoints mounted above: an unknown path under one of them is
 /// answered with a problem document, any other with the web's 404 page.
-const MACHINE_PREFIXES: [&str; 7] = ["/api", "/oauth", "/.well-known", "/mcp", "/healthz", "/readyz", "/metrics"];
+const MACHINE_PREFIXES: [&str; 8] =
+    ["/api", "/oauth", "/.well-known", "/mcp", "/healthz", "/readyz", "/metrics", "/channels"];
 
 /// Whether a path belongs to the web pages (as opposed to the API, OAuth, MCP or health endpoints).
 fn is_web_path(path: &str) -> bool {

@@ -22,9 +22,10 @@ use super::audit::entry::{self, Written};
 use super::audit::Draft;
 use super::Result;
 pub use crate::model::changes::{Action, Job, RecordKind, Writer};
+pub use crate::model::channels::{ChannelChangeKind, CHANNEL_HORIZON_DAYS};
 use crate::model::events::EventKind;
 use crate::store::outbox::NewEvent;
-use crate::store::{Conn, Db, Engine, WriteTx};
+use crate::store::{self, Conn, Db, Engine, WriteTx};
 
 /// A record a change writes: its kind, its id, and the hotel it belongs to (the event's and the audit entry's).
 pub trait Record: Serialize {
@@ -180,6 +181,40 @@ impl Change {
         let retention_days = self.tx.audit_retention_days();
         draft.write(self.tx.conn(), &self.writer, retention_days).await?;
         Ok(self.tx.commit().await?)
+    }
+
+    /// What channels see of `hotel_id` changed: its `kind` (availability or rates) over the nights `[from, to]`,
+    /// of `subject` (the room type whose availability, or the rate plan whose rates changed) or of all (`None`).
+    /// Records a channel change row in this transaction when the hotel has a channel connection, for the channel
+    /// dispatcher to send (docs/channels.md); nothing otherwise.
+    pub async fn channel_dirty(
+        &mut self,
+        hotel_id: &str,
+        subject: Option<&str>,
+        from: NaiveDate,
+        to: NaiveDate,
+        kind: ChannelChangeKind,
+    ) -> Result<()> {
+        if from > to || !store::channels::hotel_connected(self.tx.conn(), hotel_id).await? {
+            return Ok(());
+        }
+        store::channels::record_change(self.tx.conn(), hotel_id, kind, subject, from, to, chrono::Utc::now()).await?;
+        Ok(())
+    }
+
+    /// [`Change::channel_dirty`] for every night a channel is told of (from yesterday, for hotels west of UTC, to
+    /// the end of the horizon): a change that is not about given nights (a rate plan turned off, a room out of
+    /// order).
+    pub async fn channel_dirty_ahead(
+        &mut self,
+        hotel_id: &str,
+        subject: Option<&str>,
+        kind: ChannelChangeKind,
+    ) -> Result<()> {
+        let today = chrono::Utc::now().date_naive();
+        let from = today - chrono::Days::new(1);
+        let to = today + chrono::Days::new(CHANNEL_HORIZON_DAYS);
+        self.channel_dirty(hotel_id, subject, from, to, kind).await
     }
 }
 

@@ -10,7 +10,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::access::{Actor, Scope};
 use super::validate::{calendar_date, parse_date, Checks};
 use super::{hotels, money, not_null, now, nullable, rate_plans, Error, FieldError, Result};
-use crate::domain::change::{Change, Record, RecordKind};
+use crate::domain::change::{Change, ChannelChangeKind, Record, RecordKind};
 pub use crate::model::daily_rates::DailyRate;
 pub use crate::store::daily_rates::{NightRate, StayRates};
 use crate::store::{self, Db};
@@ -175,6 +175,16 @@ pub async fn write_locked(
             Some(before) => tx.updated(organization_id, &NightOfPlan { hotel_id, rate: before }, &after).await?,
             None => tx.created(organization_id, &after).await?,
         }
+    }
+    // Channels are told the nights written, per rate plan (docs/channels.md).
+    let mut nights: HashMap<&str, (NaiveDate, NaiveDate)> = HashMap::new();
+    for night in &merged {
+        let range = nights.entry(night.rate_plan_id.as_str()).or_insert((night.date, night.date));
+        *range = (range.0.min(night.date), range.1.max(night.date));
+    }
+    for (plan_id, (from, to)) in nights {
+        let Some(plan) = stored.plans.get(plan_id) else { continue };
+        tx.channel_dirty(&plan.hotel_id, Some(plan_id), from, to, ChannelChangeKind::Rates).await?;
     }
     Ok(merged)
 }

@@ -7,7 +7,7 @@ use super::access::{Actor, Scope};
 use super::codes::CurrencyCode;
 use super::validate::{clean, Checks};
 use super::{hotels, new_id, not_null, now, nullable, room_types, store_conflict, Error, FieldError, Result};
-use crate::domain::change::{Change, Record, RecordKind};
+use crate::domain::change::{Change, ChannelChangeKind, Record, RecordKind};
 pub use crate::model::rate_plans::RatePlan;
 use crate::store::{self, Db};
 
@@ -133,6 +133,7 @@ pub async fn upsert(db: &Db, actor: &Actor, input: RatePlanIn) -> Result<RatePla
                 .await
                 .map_err(|e| store_conflict(e, DUPLICATE_CODE))?;
             tx.updated(&actor.organization_id, &existing, &plan).await?;
+            tx.channel_dirty_ahead(&plan.hotel_id, Some(&plan.id), ChannelChangeKind::Rates).await?;
             plan
         }
         None => {
@@ -154,6 +155,7 @@ pub async fn upsert(db: &Db, actor: &Actor, input: RatePlanIn) -> Result<RatePla
                 .await
                 .map_err(|e| store_conflict(e, DUPLICATE_CODE))?;
             tx.created(&actor.organization_id, &plan).await?;
+            tx.channel_dirty_ahead(&plan.hotel_id, Some(&plan.id), ChannelChangeKind::Rates).await?;
             plan
         }
     };
@@ -192,6 +194,7 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RatePlanPatch) -> R
         .await
         .map_err(|e| store_conflict(e, DUPLICATE_CODE))?;
     tx.updated(&actor.organization_id, &before, &plan).await?;
+    tx.channel_dirty_ahead(&plan.hotel_id, Some(&plan.id), ChannelChangeKind::Rates).await?;
     tx.commit().await?;
     Ok(plan)
 }
@@ -205,6 +208,7 @@ pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<RatePlan> {
         super::in_use(e, "reservations were booked under this rate plan; it can be deactivated instead")
     })?;
     tx.deleted(&actor.organization_id, &plan).await?;
+    tx.channel_dirty_ahead(&plan.hotel_id, Some(&plan.id), ChannelChangeKind::Rates).await?;
     tx.commit().await?;
     Ok(plan)
 }

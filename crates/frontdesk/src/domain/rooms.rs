@@ -10,7 +10,7 @@ use super::access::{Actor, Scope, Task};
 use super::reservations::inventory;
 use super::validate::{clean, Checks};
 use super::{hotels, identity, new_id, not_null, now, nullable, room_types, store_conflict, Error, Result};
-use crate::domain::change::{Change, Record, RecordKind};
+use crate::domain::change::{Change, ChannelChangeKind, Record, RecordKind};
 pub use crate::model::rooms::{HousekeepingStatus, Room};
 use crate::store::{self, Db};
 
@@ -125,6 +125,7 @@ pub async fn create(db: &Db, actor: &Actor, input: RoomIn) -> Result<Room> {
         .await
         .map_err(|e| store_conflict(e, "the hotel already has a room with this name"))?;
     tx.created(&actor.organization_id, &room).await?;
+    tx.channel_dirty_ahead(&room.hotel_id, Some(&room.room_type_id), ChannelChangeKind::Availability).await?;
     tx.commit().await?;
     Ok(room)
 }
@@ -172,6 +173,11 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: RoomPatch) -> Resul
         .await
         .map_err(|e| store_conflict(e, "the hotel already has a room with this name"))?;
     tx.updated(&actor.organization_id, &before, &room).await?;
+    if moves || before.housekeeping_status.sellable() != room.housekeeping_status.sellable() {
+        for room_type in [&before.room_type_id, &room.room_type_id] {
+            tx.channel_dirty_ahead(&room.hotel_id, Some(room_type), ChannelChangeKind::Availability).await?;
+        }
+    }
     tx.commit().await?;
     Ok(room)
 }
@@ -189,6 +195,7 @@ pub async fn delete(db: &Db, actor: &Actor, id: &str) -> Result<Room> {
         .await
         .map_err(|e| super::in_use(e, "reservations are assigned to this room; unassign them first"))?;
     tx.deleted(&actor.organization_id, &room).await?;
+    tx.channel_dirty_ahead(&room.hotel_id, Some(&room.room_type_id), ChannelChangeKind::Availability).await?;
     tx.commit().await?;
     Ok(room)
 }

@@ -152,10 +152,18 @@ impl KeyRing {
                 store::webhooks::set_sealed_secret(tx.conn(), &id, &new.seal(&secret)?).await?;
                 moved += 1;
             }
+            for (id, sealed) in store::channels::sealed_keys(tx.conn()).await? {
+                let key = old.open(&sealed).map_err(|e| anyhow::anyhow!("channel connection {id}'s API key: {e}"))?;
+                store::channels::set_sealed_key(tx.conn(), &id, &new.seal(&key)?).await?;
+                moved += 1;
+            }
             store::service_secrets::set(tx.conn(), CHECK, &current.check_value()).await?;
             store::service_secrets::delete(tx.conn(), SEALING_KEY).await?;
             store::service_secrets::delete(tx.conn(), OFFER_KEY).await?;
-            tracing::info!(webhook_secrets = moved, "sealed the service's secrets with the secrets key given");
+            tracing::info!(
+                secrets = moved,
+                "sealed the service's secrets (webhook secrets, channel API keys) with the secrets key given"
+            );
         }
         tx.commit().await?;
         Ok(KeyRing { sealing: current.sealing()?, offer_signing: current.derive("frontdesk offer signing").to_vec() })

@@ -43,6 +43,8 @@ pub enum Job {
     EndOfDay,
     /// Deleting audit log entries whose retention has ended.
     AuditRetention,
+    /// Sending availability, rates and restrictions to channel managers (docs/channels.md).
+    ChannelDispatcher,
 }
 
 /// The kinds of record a change writes.

@@ -12,6 +12,7 @@ pub mod api_keys;
 pub mod audit;
 pub mod billing;
 pub mod changes;
+pub mod channels;
 pub mod codes;
 pub mod daily_rates;
 pub mod events;

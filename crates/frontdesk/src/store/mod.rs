@@ -67,6 +67,7 @@ pub mod audit_log;
 pub mod billing;
 pub mod booking;
 pub mod business_days;
+pub mod channels;
 mod conn;
 mod connection_manager;
 pub mod daily_rates;

@@ -114,6 +114,142 @@ pub enum AuditLog {
     Summary,
 }
 
+/// `channel_changes`
+#[derive(Debug, Clone, Copy, Iden)]
+pub enum ChannelChanges {
+    #[iden = "channel_changes"]
+    Table,
+    #[iden = "id"]
+    Id,
+    #[iden = "hotel_id"]
+    HotelId,
+    #[iden = "kind"]
+    Kind,
+    #[iden = "subject_id"]
+    SubjectId,
+    #[iden = "date_from"]
+    DateFrom,
+    #[iden = "date_to"]
+    DateTo,
+    #[iden = "created_at"]
+    CreatedAt,
+}
+
+/// `channel_connections`
+#[derive(Debug, Clone, Copy, Iden)]
+pub enum ChannelConnections {
+    #[iden = "channel_connections"]
+    Table,
+    #[iden = "id"]
+    Id,
+    #[iden = "organization_id"]
+    OrganizationId,
+    #[iden = "hotel_id"]
+    HotelId,
+    #[iden = "channel"]
+    Channel,
+    #[iden = "base_url"]
+    BaseUrl,
+    #[iden = "property_id"]
+    PropertyId,
+    #[iden = "api_key_sealed"]
+    ApiKeySealed,
+    #[iden = "webhook_secret_digest"]
+    WebhookSecretDigest,
+    #[iden = "state"]
+    State,
+    #[iden = "state_reason"]
+    StateReason,
+    #[iden = "paused_until"]
+    PausedUntil,
+    #[iden = "claimed_until"]
+    ClaimedUntil,
+    #[iden = "created_at"]
+    CreatedAt,
+    #[iden = "updated_at"]
+    UpdatedAt,
+}
+
+/// `channel_rate_plans`
+#[derive(Debug, Clone, Copy, Iden)]
+pub enum ChannelRatePlans {
+    #[iden = "channel_rate_plans"]
+    Table,
+    #[iden = "connection_id"]
+    ConnectionId,
+    #[iden = "rate_plan_id"]
+    RatePlanId,
+    #[iden = "room_type_id"]
+    RoomTypeId,
+    #[iden = "remote_id"]
+    RemoteId,
+}
+
+/// `channel_requests`
+#[derive(Debug, Clone, Copy, Iden)]
+pub enum ChannelRequests {
+    #[iden = "channel_requests"]
+    Table,
+    #[iden = "id"]
+    Id,
+    #[iden = "connection_id"]
+    ConnectionId,
+    #[iden = "kind"]
+    Kind,
+    #[iden = "sent_at"]
+    SentAt,
+    #[iden = "status"]
+    Status,
+    #[iden = "outcome"]
+    Outcome,
+    #[iden = "task_id"]
+    TaskId,
+    #[iden = "detail"]
+    Detail,
+    #[iden = "warnings"]
+    Warnings,
+    #[iden = "value_count"]
+    ValueCount,
+}
+
+/// `channel_revisions`
+#[derive(Debug, Clone, Copy, Iden)]
+pub enum ChannelRevisions {
+    #[iden = "channel_revisions"]
+    Table,
+    #[iden = "connection_id"]
+    ConnectionId,
+    #[iden = "revision_id"]
+    RevisionId,
+    #[iden = "booking_id"]
+    BookingId,
+    #[iden = "status"]
+    Status,
+    #[iden = "reservation_id"]
+    ReservationId,
+    #[iden = "outcome"]
+    Outcome,
+    #[iden = "detail"]
+    Detail,
+    #[iden = "recorded_at"]
+    RecordedAt,
+    #[iden = "acked_at"]
+    AckedAt,
+}
+
+/// `channel_room_types`
+#[derive(Debug, Clone, Copy, Iden)]
+pub enum ChannelRoomTypes {
+    #[iden = "channel_room_types"]
+    Table,
+    #[iden = "connection_id"]
+    ConnectionId,
+    #[iden = "room_type_id"]
+    RoomTypeId,
+    #[iden = "remote_id"]
+    RemoteId,
+}
+
 /// `check_outs`
 #[derive(Debug, Clone, Copy, Iden)]
 pub enum CheckOuts {
@@ -1043,6 +1179,57 @@ pub const TABLES: &[(&str, &[&str])] = &[
             "summary",
         ],
     ),
+    ("channel_changes", &["id", "hotel_id", "kind", "subject_id", "date_from", "date_to", "created_at"]),
+    (
+        "channel_connections",
+        &[
+            "id",
+            "organization_id",
+            "hotel_id",
+            "channel",
+            "base_url",
+            "property_id",
+            "api_key_sealed",
+            "webhook_secret_digest",
+            "state",
+            "state_reason",
+            "paused_until",
+            "claimed_until",
+            "created_at",
+            "updated_at",
+        ],
+    ),
+    ("channel_rate_plans", &["connection_id", "rate_plan_id", "room_type_id", "remote_id"]),
+    (
+        "channel_requests",
+        &[
+            "id",
+            "connection_id",
+            "kind",
+            "sent_at",
+            "status",
+            "outcome",
+            "task_id",
+            "detail",
+            "warnings",
+            "value_count",
+        ],
+    ),
+    (
+        "channel_revisions",
+        &[
+            "connection_id",
+            "revision_id",
+            "booking_id",
+            "status",
+            "reservation_id",
+            "outcome",
+            "detail",
+            "recorded_at",
+            "acked_at",
+        ],
+    ),
+    ("channel_room_types", &["connection_id", "room_type_id", "remote_id"]),
     ("check_outs", &["reservation_id", "checked_out_at", "booked_check_out_date", "booked_end_time"]),
     (
         "daily_rates",

@@ -250,3 +250,13 @@ fn all_sql_lives_in_the_store() {
     }
     assert!(found.is_empty(), "SQL outside the store (give the store a function for it):\n{}", found.join("\n"));
 }
+
+/// `channels/mod.rs`: the channel connections are an adapter beside the domain: the domain, the store and the
+/// records never name them (a second standard sits beside Channex without touching them).
+#[test]
+fn nothing_below_the_channels_names_them() {
+    let mut found = naming("domain", &["channels"], &[]);
+    found.extend(naming("store", &["channels"], &[]));
+    found.extend(naming("model", &["channels"], &[]));
+    assert!(found.is_empty(), "the domain, store or records name the channel adapter:\n{}", found.join("\n"));
+}

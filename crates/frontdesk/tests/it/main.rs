@@ -26,6 +26,7 @@ mod backups;
 mod billing;
 mod booking_page;
 mod catalogue;
+mod channels;
 mod command_line;
 mod crash_safety;
 mod dashboard;

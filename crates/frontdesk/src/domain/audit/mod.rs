@@ -117,6 +117,7 @@ fn job_name(job: Job) -> &'static str {
         Job::LastUse => "system: last use",
         Job::EndOfDay => "system: end of day",
         Job::AuditRetention => "system: audit retention",
+        Job::ChannelDispatcher => "system: channel manager",
     }
 }
 

@@ -127,6 +127,7 @@ async fn the_integrations_pages_read_well_on_desktop_and_phone(engine: Engine) {
             (&*format!("webhooks/{subscription}"), "integrations-webhook"),
             ("tokens", "integrations-tokens"),
             ("assistants", "integrations-assistants"),
+            ("channels", "integrations-channels"),
         ] {
             b.goto(&format!("/hotels/{hotel}/integrations/{page}")).await;
             b.wait_for_text("Sign out").await;

@@ -17,7 +17,7 @@ use super::{
 };
 use super::{inventory, stay};
 use crate::domain::access::{Actor, Scope};
-use crate::domain::change::{Action, Change};
+use crate::domain::change::{Action, Change, ChannelChangeKind};
 use crate::domain::finance::folios;
 use crate::domain::hotels::{self, Hotel};
 use crate::domain::validate::{parse_date, Checks};
@@ -106,6 +106,17 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: ReservationPatch) -
     let r = change(&mut tx, actor, r, patch).await?;
     tx.commit().await?;
     Ok(r)
+}
+
+/// Changes a reservation inside a change under way (a channel's booking revision), by the same rules as PUT.
+pub(crate) async fn update_within(
+    tx: &mut Change,
+    actor: &Actor,
+    id: &str,
+    patch: ReservationPatch,
+) -> Result<Reservation> {
+    let r = visible(tx.conn(), actor, id).await?;
+    change(tx, actor, r, patch).await
 }
 
 /// Marks a reservation a no-show inside a change under way (the end of day), by the state machine's rules: its
@@ -389,5 +400,42 @@ pub(super) async fn wrote(tx: &mut Change, organization_id: &str, wrote: Wrote<'
             Action::Deleted
         }
     };
+    channels_see(tx, &wrote, r).await?;
     guest_messages::plan(tx, organization_id, action, r).await
+}
+
+/// Records the nights whose availability channels must be told again: those of the stay (as it was and as it is)
+/// when the write may have taken or released rooms (its status, dates or rooms changed).
+async fn channels_see(tx: &mut Change, wrote: &Wrote<'_>, r: &Reservation) -> Result<()> {
+    let mut from = r.check_in_date;
+    let mut to = r.check_out_date;
+    if let Wrote::Updated(before) = wrote {
+        let same = before.status == r.status
+            && before.check_in_date == r.check_in_date
+            && before.check_out_date == r.check_out_date
+            && before.rooms.is_some()
+            && before.rooms == r.rooms;
+        if same {
+            return Ok(());
+        }
+        from = from.min(before.check_in_date);
+        to = to.max(before.check_out_date);
+    }
+    // The nights are [check-in, check-out): the last is the day before departure.
+    let last = to.pred_opt().unwrap_or(to);
+    // The room types of its rooms, as it was and as it is; unknown: all of the hotel's.
+    let before = match wrote {
+        Wrote::Updated(before) => before.rooms.as_ref(),
+        _ => r.rooms.as_ref(),
+    };
+    let (Some(before), Some(now)) = (before, r.rooms.as_ref()) else {
+        return tx.channel_dirty(&r.hotel_id, None, from, last, ChannelChangeKind::Availability).await;
+    };
+    let mut room_types: Vec<&str> = before.iter().chain(now).map(|room| room.room_type_id.as_str()).collect();
+    room_types.sort_unstable();
+    room_types.dedup();
+    for room_type in room_types {
+        tx.channel_dirty(&r.hotel_id, Some(room_type), from, last, ChannelChangeKind::Availability).await?;
+    }
+    Ok(())
 }

@@ -12,6 +12,7 @@
 
 pub mod api_keys;
 pub mod assistants;
+pub mod channels;
 pub mod tokens;
 pub mod webhooks;
 
@@ -34,6 +35,7 @@ pub fn router() -> Router<AppState> {
         .merge(webhooks::router())
         .merge(tokens::router())
         .merge(assistants::router())
+        .merge(channels::router())
 }
 
 /// The area opens on its first page.
@@ -48,6 +50,7 @@ pub enum Tab {
     Webhooks,
     Tokens,
     Assistants,
+    Channels,
 }
 
 /// The frame of an Integrations page: the dashboard's, plus the area's own navigation.

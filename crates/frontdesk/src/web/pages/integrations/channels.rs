@@ -1,0 +1,254 @@
+//! The channel connection page (docs/channels.md): the hotel's connection to Channex, its state, its mapping, the
+//! changes waiting, the last requests with their task ids, answers in words and the values Channex refused, and
+//! "resync". Connecting asks for the base URL, the property id and the API key (kept sealed, never shown again:
+//! left empty, the stored key is kept) and maps our room types, and our rate plans per room type, to Channex's ids.
+//! Through `crate::channels`, which the dispatcher reads.
+
+use std::collections::HashMap;
+
+use askama::Template;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use axum::Router;
+
+use super::{field, when, Frame, Nav, Tab};
+use crate::app::AppState;
+use crate::channels::channex::CHANNEL;
+use crate::channels::{self as adapter, ConnectionIn, ConnectionState, RatePlanMapping, RoomTypeMapping};
+use crate::web::form::FormErrors;
+use crate::web::page::{render_page, Chrome, Section, WebResult};
+use crate::web::pages::HotelPage;
+use crate::web::session::{self, Flash, Posted};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/hotels/{hotel_id}/integrations/channels", get(show).post(connect))
+        .route("/hotels/{hotel_id}/integrations/channels/resync", post(resync))
+}
+
+/// A mapping field: our record, and the Channex id typed for it.
+pub struct MapRow {
+    pub label: String,
+    pub name: String,
+    pub value: String,
+}
+
+/// A request in the log.
+pub struct RequestRow {
+    pub at: String,
+    pub kind: &'static str,
+    pub outcome: &'static str,
+    pub ok: bool,
+    pub task_id: String,
+    pub detail: String,
+    pub values: i64,
+    /// Each refused value with Channex's reasons, as JSON.
+    pub warnings: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "integrations/channels.html")]
+struct Page {
+    chrome: Chrome,
+    nav: Nav,
+    errors: FormErrors,
+    connected: bool,
+    state: &'static str,
+    active: bool,
+    reason: String,
+    paused_until: String,
+    base_url: String,
+    property_id: String,
+    room_types: Vec<MapRow>,
+    rate_plans: Vec<MapRow>,
+    waiting: i64,
+    requests: Vec<RequestRow>,
+    revisions: Vec<RevisionRow>,
+    needing_attention: usize,
+}
+
+/// A booking revision taken from Channex.
+pub struct RevisionRow {
+    pub at: String,
+    pub status: String,
+    pub booking_id: String,
+    pub applied: bool,
+    pub detail: String,
+    pub acked: bool,
+    pub reservation_href: String,
+}
+
+fn room_type_field(room_type_id: &str) -> String {
+    format!("rt-{room_type_id}")
+}
+
+fn rate_plan_field(rate_plan_id: &str, room_type_id: &str) -> String {
+    format!("rp-{rate_plan_id}-{room_type_id}")
+}
+
+async fn page(
+    state: &AppState,
+    page: &HotelPage,
+    form: Option<&HashMap<String, String>>,
+    errors: FormErrors,
+) -> WebResult {
+    let frame = Frame::load(state, page, Tab::Channels, "Channels").await?;
+    let o = adapter::overview(&state.db, &page.session.actor, &page.hotel.id, CHANNEL, 30).await?;
+    let hotel = &frame.chrome.hotel;
+    let typed = |name: &str, stored: Option<&str>| match form {
+        Some(f) => field(f, name).to_string(),
+        None => stored.unwrap_or_default().to_string(),
+    };
+    let room_types = o
+        .room_types
+        .iter()
+        .map(|t| {
+            let name = room_type_field(&t.id);
+            let stored = o.room_type_mappings.iter().find(|m| m.room_type_id == t.id).map(|m| m.remote_id.as_str());
+            MapRow { label: t.name.clone(), value: typed(&name, stored), name }
+        })
+        .collect();
+    let mut rate_plans = Vec::new();
+    for plan in &o.rate_plans {
+        for room_type_id in adapter::plan_room_types(plan, &o.room_types) {
+            let room_type = o.room_types.iter().find(|t| t.id == room_type_id).map_or("", |t| t.name.as_str());
+            let name = rate_plan_field(&plan.id, room_type_id);
+            let stored = o
+                .rate_plan_mappings
+                .iter()
+                .find(|m| m.rate_plan_id == plan.id && m.room_type_id == room_type_id)
+                .map(|m| m.remote_id.as_str());
+            let off = if plan.active { "" } else { " (off: sent as stop-sell)" };
+            rate_plans.push(MapRow {
+                label: format!("{} · {room_type}{off}", plan.name),
+                value: typed(&name, stored),
+                name,
+            });
+        }
+    }
+    let c = o.connection.as_ref();
+    let t = Page {
+        errors,
+        connected: c.is_some(),
+        state: c.map_or("not connected", |c| c.state.as_str()),
+        active: c.is_some_and(|c| c.state == ConnectionState::Active),
+        reason: c.and_then(|c| c.state_reason.clone()).unwrap_or_default(),
+        paused_until: c
+            .and_then(|c| c.paused_until)
+            .filter(|at| *at > chrono::Utc::now())
+            .map(|at| when(hotel, at))
+            .unwrap_or_default(),
+        base_url: typed("baseUrl", Some(c.map_or("https://staging.channex.io/api/v1", |c| c.base_url.as_str()))),
+        property_id: typed("propertyId", c.map(|c| c.property_id.as_str())),
+        room_types,
+        rate_plans,
+        waiting: o.waiting,
+        requests: o
+            .requests
+            .iter()
+            .map(|r| RequestRow {
+                at: when(hotel, r.sent_at),
+                kind: r.kind.as_str(),
+                outcome: r.outcome.as_str(),
+                ok: r.outcome == adapter::RequestOutcome::Accepted && r.warnings == "[]",
+                task_id: r.task_id.clone().unwrap_or_default(),
+                detail: r.detail.clone(),
+                values: r.value_count,
+                warnings: serde_json::from_str::<Vec<serde_json::Value>>(&r.warnings)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|w| w.to_string())
+                    .collect(),
+            })
+            .collect(),
+        needing_attention: o.revisions.iter().filter(|r| r.outcome != "applied").count(),
+        revisions: o
+            .revisions
+            .iter()
+            .map(|r| RevisionRow {
+                at: when(hotel, r.recorded_at),
+                status: r.status.clone(),
+                booking_id: r.booking_id.clone(),
+                applied: r.outcome == "applied",
+                detail: r.detail.clone(),
+                acked: r.acked_at.is_some(),
+                reservation_href: r
+                    .reservation_id
+                    .as_ref()
+                    .map(|id| frame.chrome.hotel_path(&format!("reservations/{id}")))
+                    .unwrap_or_default(),
+            })
+            .collect(),
+        chrome: frame.chrome,
+        nav: frame.nav,
+    };
+    Ok(render_page(&t, &page.session, state))
+}
+
+async fn show(State(state): State<AppState>, hotel_page: HotelPage) -> WebResult {
+    page(&state, &hotel_page, None, FormErrors::default()).await
+}
+
+async fn connect(
+    State(state): State<AppState>,
+    hotel_page: HotelPage,
+    posted: Posted<HashMap<String, String>>,
+) -> WebResult {
+    let f = posted.form;
+    let actor = &hotel_page.session.actor;
+    let o = adapter::overview(&state.db, actor, &hotel_page.hotel.id, CHANNEL, 0).await?;
+    let typed = |name: &str| Some(field(&f, name).trim()).filter(|v| !v.is_empty()).map(str::to_string);
+    let room_types = o
+        .room_types
+        .iter()
+        .filter_map(|t| {
+            Some(RoomTypeMapping { room_type_id: t.id.clone(), remote_id: typed(&room_type_field(&t.id))? })
+        })
+        .collect();
+    let mut rate_plans = Vec::new();
+    for plan in &o.rate_plans {
+        for room_type_id in adapter::plan_room_types(plan, &o.room_types) {
+            if let Some(remote_id) = typed(&rate_plan_field(&plan.id, room_type_id)) {
+                rate_plans.push(RatePlanMapping {
+                    rate_plan_id: plan.id.clone(),
+                    room_type_id: room_type_id.to_string(),
+                    remote_id,
+                });
+            }
+        }
+    }
+    let input = ConnectionIn {
+        hotel_id: hotel_page.hotel.id.clone(),
+        channel: CHANNEL.into(),
+        base_url: field(&f, "baseUrl").trim().to_string(),
+        property_id: field(&f, "propertyId").trim().to_string(),
+        api_key: typed("apiKey"),
+        webhook_secret: typed("webhookSecret"),
+        room_types,
+        rate_plans,
+    };
+    match adapter::connect(&state.db, &state.webhooks.secret_box, actor, input).await {
+        Ok(_) => {
+            let flash = Flash::success("Connected to Channex: a full sync (two requests) goes out in a few seconds.");
+            Ok(session::redirect_with(&hotel_page.path("integrations/channels"), flash, &state))
+        }
+        Err(err) => {
+            let mut errors = FormErrors::default();
+            errors.absorb(err)?;
+            let mut response = page(&state, &hotel_page, Some(&f), errors).await?;
+            *response.status_mut() = StatusCode::UNPROCESSABLE_ENTITY;
+            Ok(response)
+        }
+    }
+}
+
+async fn resync(
+    State(state): State<AppState>,
+    hotel_page: HotelPage,
+    _posted: Posted<HashMap<String, String>>,
+) -> WebResult {
+    adapter::resync(&state.db, &hotel_page.session.actor, &hotel_page.hotel.id, CHANNEL).await?;
+    let flash = Flash::success("Resync asked: every night of the next 500 goes out again, in two requests.");
+    Ok(session::redirect_with(&hotel_page.path("integrations/channels"), flash, &state))
+}

@@ -1,0 +1,1153 @@
+//! Channel connections (docs/channels.md): a hotel connected to Channex is kept in step through the dispatcher,
+//! against a stand-in Channex on loopback written from Channex's documentation (docs/channex-api-notes.md §1-2):
+//! it checks the key header and every field of every value, answers with task ids and with warnings inside a 200
+//! for values it refuses, enforces 10 requests a minute per endpoint with a 429, and can be told to fail.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::IntoResponse;
+use chrono::{Days, NaiveDate, Utc};
+use serde_json::{json, Value};
+
+use crate::common::{day, Dashboard, Org, TestServer, WAIT};
+use frontdesk::channels::channex::worker::{Dispatcher, Options};
+use frontdesk::channels::{self, ConnectionIn, ConnectionState, RatePlanMapping, RequestOutcome, RoomTypeMapping};
+use frontdesk::domain::service_keys::{KeyRing, KeySource};
+use frontdesk::domain::Actor;
+use frontdesk::store;
+
+on_both_engines!(
+    a_full_sync_of_500_days_is_two_requests,
+    three_rates_on_three_dates_go_in_one_request_and_ranges_collapse,
+    a_booking_lowers_availability,
+    a_room_out_of_order_lowers_availability_and_a_plan_turned_off_stops_selling,
+    too_many_requests_twice_then_success_loses_nothing,
+    a_revoked_key_stops_the_connection_and_loses_nothing,
+    the_connection_page_connects_and_shows_each_request_and_refused_value,
+    bookings_arrive_once_each_and_are_acknowledged_once,
+    fifty_edits_stay_within_the_limit_and_lose_nothing,
+    what_was_written_while_nothing_sent_goes_later_and_a_dead_claim_is_taken_over,
+);
+
+const KEY: &str = "uU08XiMgk8a7CrY4xUjAReUIuTrn83R123adaVb8Tf/qMcVTEgriuJhXWs/1Q1P";
+const ERROR_PAUSE: Duration = Duration::from_millis(1500);
+const WEBHOOK_SECRET: &str = "whsec-channex-0123456789abcdef";
+
+// ---------------------------------------------------------------------------------------------------------------
+// The stand-in Channex.
+
+#[derive(Clone, Debug)]
+struct Call {
+    /// `availability` or `restrictions`.
+    endpoint: &'static str,
+    status: u16,
+    body: Value,
+    task_id: Option<String>,
+    warnings: Vec<Value>,
+    at: Instant,
+}
+
+#[derive(Default)]
+struct Books {
+    property_id: String,
+    room_types: HashSet<String>,
+    rate_plans: HashSet<String>,
+    calls: Vec<Call>,
+    /// Statuses the next ARI calls are answered with, before any check.
+    script: VecDeque<u16>,
+    /// Booking revisions, and whether each was acknowledged (the feed lists those that were not).
+    revisions: Vec<(Value, bool)>,
+    /// Every acknowledgement received, by revision id.
+    acks: Vec<String>,
+    /// The ARI limit: `limit.0` calls per endpoint within `limit.1` (Channex: 10 a minute).
+    limit: (usize, Duration),
+}
+
+#[derive(Clone)]
+struct StandIn {
+    base_url: String,
+    books: Arc<Mutex<Books>>,
+}
+
+impl StandIn {
+    async fn start(property_id: &str, room_types: &[&str], rate_plans: &[&str]) -> StandIn {
+        let books = Arc::new(Mutex::new(Books {
+            property_id: property_id.into(),
+            room_types: room_types.iter().map(|s| s.to_string()).collect(),
+            rate_plans: rate_plans.iter().map(|s| s.to_string()).collect(),
+            limit: (10, Duration::from_secs(60)),
+            ..Books::default()
+        }));
+        let app = axum::Router::new()
+            .route(
+                "/api/v1/availability",
+                axum::routing::post(|State(b): State<Arc<Mutex<Books>>>, h: HeaderMap, body: Bytes| async move {
+                    ari(&b, "availability", &h, &body)
+                }),
+            )
+            .route(
+                "/api/v1/restrictions",
+                axum::routing::post(|State(b): State<Arc<Mutex<Books>>>, h: HeaderMap, body: Bytes| async move {
+                    ari(&b, "restrictions", &h, &body)
+                }),
+            )
+            .route(
+                "/api/v1/booking_revisions/feed",
+                axum::routing::get(
+                    |State(b): State<Arc<Mutex<Books>>>, h: HeaderMap, q: axum::extract::RawQuery| async move {
+                        feed(&b, &h, q.0.as_deref().unwrap_or(""))
+                    },
+                ),
+            )
+            .route(
+                "/api/v1/booking_revisions/{id}",
+                axum::routing::get(
+                    |State(b): State<Arc<Mutex<Books>>>,
+                     h: HeaderMap,
+                     axum::extract::Path(id): axum::extract::Path<String>| async move {
+                        one_revision(&b, &h, &id)
+                    },
+                ),
+            )
+            .route(
+                "/api/v1/booking_revisions/{id}/ack",
+                axum::routing::post(
+                    |State(b): State<Arc<Mutex<Books>>>,
+                     h: HeaderMap,
+                     axum::extract::Path(id): axum::extract::Path<String>| async move {
+                        ack(&b, &h, &id)
+                    },
+                ),
+            )
+            .with_state(books.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("address");
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        StandIn { base_url: format!("http://{addr}/api/v1"), books }
+    }
+
+    fn calls(&self) -> Vec<Call> {
+        self.books.lock().unwrap().calls.clone()
+    }
+
+    fn script(&self, statuses: &[u16]) {
+        self.books.lock().unwrap().script.extend(statuses);
+    }
+
+    /// A booking revision as Channex documents it (§4.1): one room of `room_type` under `rate_plan`, nights
+    /// `[from, to)` at 150.00 each.
+    fn revision(
+        &self,
+        status: &str,
+        booking: &str,
+        room_type: Option<&str>,
+        rate_plan: &str,
+        from: u64,
+        to: u64,
+    ) -> String {
+        let mut b = self.books.lock().unwrap();
+        let id = uuid();
+        let days: serde_json::Map<String, Value> = (from..to).map(|d| (day(d), json!("150.00"))).collect();
+        let amount = format!("{}.00", 150 * (to - from));
+        let revision = json!({"type": "booking_revision", "id": id, "attributes": {
+            "id": id, "property_id": b.property_id, "booking_id": booking, "unique_id": "BDC-9996013801",
+            "system_id": "12331233123", "ota_reservation_code": "9996013801", "ota_name": "Booking.com", "status": status,
+            "rooms": [{"amount": amount, "checkin_date": day(from), "checkout_date": day(to), "rate_plan_id": rate_plan,
+                       "room_type_id": room_type, "ota_unique_id": "49", "days": days,
+                       "occupancy": {"adults": 2, "children": 0, "infants": 0}}],
+            "services": [], "guarantee": null,
+            "customer": {"name": "Ana", "surname": "Silva", "mail": "ana@example.com", "phone": null, "language": "pt",
+                         "country": "PT", "city": null, "address": null, "zip": null},
+            "occupancy": {"adults": 2, "children": 0, "infants": 0},
+            "arrival_date": day(from), "departure_date": day(to), "arrival_hour": null,
+            "amount": amount, "ota_commission": "10.00", "currency": "EUR", "notes": "Late arrival",
+            "payment_collect": null, "payment_type": null, "inserted_at": "2026-11-23T10:03:29.335485"}});
+        b.revisions.push((revision, false));
+        id
+    }
+
+    fn acks(&self) -> Vec<String> {
+        self.books.lock().unwrap().acks.clone()
+    }
+}
+
+fn authorized(headers: &HeaderMap) -> bool {
+    headers.get("user-api-key").and_then(|v| v.to_str().ok()) == Some(KEY)
+}
+
+fn feed(books: &Mutex<Books>, headers: &HeaderMap, query: &str) -> (StatusCode, axum::Json<Value>) {
+    let b = books.lock().unwrap();
+    if !authorized(headers) {
+        let (status, body) = error(401, "unauthorized", "Unauthorized");
+        return (status, axum::Json(body));
+    }
+    let wanted = format!("filter[property_id]={}", b.property_id);
+    let query = percent_decode(query);
+    if !query.contains(&wanted) {
+        let (status, body) = error(400, "bad_request", "Bad Request");
+        return (status, axum::Json(body));
+    }
+    let waiting: Vec<Value> = b.revisions.iter().filter(|(_, acked)| !acked).map(|(r, _)| r.clone()).collect();
+    let total = waiting.len();
+    (StatusCode::OK, axum::Json(json!({"data": waiting, "meta": {"page": 1, "limit": 10, "total": total}})))
+}
+
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(byte) = u8::from_str_radix(&text[i + 1..i + 3], 16) {
+                out.push(byte);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn one_revision(books: &Mutex<Books>, headers: &HeaderMap, id: &str) -> (StatusCode, axum::Json<Value>) {
+    let b = books.lock().unwrap();
+    let (status, body) = if !authorized(headers) {
+        error(401, "unauthorized", "Unauthorized")
+    } else {
+        match b.revisions.iter().find(|(r, _)| r["id"] == json!(id)) {
+            Some((r, _)) => (StatusCode::OK, json!({"data": r})),
+            None => error(404, "resource_not_found", "Resource Not Found"),
+        }
+    };
+    (status, axum::Json(body))
+}
+
+fn ack(books: &Mutex<Books>, headers: &HeaderMap, id: &str) -> (StatusCode, axum::Json<Value>) {
+    let mut b = books.lock().unwrap();
+    if !authorized(headers) {
+        let (status, body) = error(401, "unauthorized", "Unauthorized");
+        return (status, axum::Json(body));
+    }
+    b.acks.push(id.to_string());
+    match b.revisions.iter_mut().find(|(r, _)| r["id"] == json!(id)) {
+        Some((_, acked)) => {
+            *acked = true;
+            (StatusCode::OK, axum::Json(json!({"meta": {"message": "Success"}})))
+        }
+        None => {
+            let (status, body) = error(404, "resource_not_found", "Resource Not Found");
+            (status, axum::Json(body))
+        }
+    }
+}
+
+fn error(status: u16, code: &str, title: &str) -> (StatusCode, Value) {
+    (StatusCode::from_u16(status).unwrap(), json!({"errors": {"code": code, "title": title}}))
+}
+
+/// One ARI call, answered as Channex documents it.
+fn ari(books: &Mutex<Books>, endpoint: &'static str, headers: &HeaderMap, body: &[u8]) -> impl IntoResponse {
+    let mut b = books.lock().unwrap();
+    let body: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let mut call =
+        Call { endpoint, status: 200, body: body.clone(), task_id: None, warnings: vec![], at: Instant::now() };
+    let answer = (|| {
+        if headers.get("user-api-key").and_then(|v| v.to_str().ok()) != Some(KEY) {
+            return error(401, "unauthorized", "Unauthorized");
+        }
+        if let Some(status) = b.script.pop_front() {
+            return match status {
+                429 => error(429, "http_too_many_requests", "Too Many Requests"),
+                _ => error(status, "internal_server_error", "Internal Server Error"),
+            };
+        }
+        let window_start = Instant::now() - b.limit.1;
+        let recent = b.calls.iter().filter(|c| c.endpoint == endpoint && c.at > window_start).count();
+        if recent >= b.limit.0 {
+            return error(429, "http_too_many_requests", "Too Many Requests");
+        }
+        if headers.get("content-type").and_then(|v| v.to_str().ok()) != Some("application/json") {
+            return error(400, "bad_request", "Bad Request");
+        }
+        let Some(values) = body.get("values").and_then(Value::as_array).filter(|v| !v.is_empty()) else {
+            return error(400, "bad_request", "Bad Request");
+        };
+        if body.as_object().map(|o| o.len()) != Some(1) {
+            return error(400, "bad_request", "Bad Request");
+        }
+        let mut warnings = Vec::new();
+        for value in values {
+            let problems = check_value(&b, endpoint, value);
+            if !problems.is_empty() {
+                let mut echoed = value.clone();
+                echoed["warning"] = Value::Object(problems.into_iter().map(|(k, v)| (k, json!([v]))).collect());
+                warnings.push(echoed);
+            }
+        }
+        let task = uuid::Uuid::new_v4().to_string();
+        let data = if warnings.len() == values.len() { json!([]) } else { json!([{"id": task, "type": "task"}]) };
+        call.task_id = (warnings.len() < values.len()).then_some(task);
+        call.warnings = warnings.clone();
+        (StatusCode::OK, json!({"data": data, "meta": {"message": "Success", "warnings": warnings}}))
+    })();
+    call.status = answer.0.as_u16();
+    b.calls.push(call);
+    (answer.0, axum::Json(answer.1))
+}
+
+/// What Channex would warn about in one value (docs/channex-api-notes.md §2.1-2.4): field → message.
+fn check_value(b: &Books, endpoint: &str, value: &Value) -> BTreeMap<String, String> {
+    let mut problems = BTreeMap::new();
+    let Some(fields) = value.as_object() else {
+        problems.insert("value".into(), "is invalid".into());
+        return problems;
+    };
+    let (id_field, allowed): (&str, &[&str]) = match endpoint {
+        "availability" => {
+            ("room_type_id", &["property_id", "room_type_id", "date", "date_from", "date_to", "availability"])
+        }
+        _ => (
+            "rate_plan_id",
+            &[
+                "property_id",
+                "rate_plan_id",
+                "date",
+                "date_from",
+                "date_to",
+                "days",
+                "rate",
+                "min_stay_arrival",
+                "min_stay_through",
+                "max_stay",
+                "closed_to_arrival",
+                "closed_to_departure",
+                "stop_sell",
+            ],
+        ),
+    };
+    for (name, v) in fields {
+        if !allowed.contains(&name.as_str()) {
+            problems.insert(name.clone(), "is not a known field".into());
+        }
+        if v.is_null() {
+            problems.insert(name.clone(), "Should be a non null value or not existed field".into());
+        }
+    }
+    if fields.get("property_id").and_then(Value::as_str) != Some(b.property_id.as_str()) {
+        problems.insert("property_id".into(), "is invalid".into());
+    }
+    let known = if endpoint == "availability" { &b.room_types } else { &b.rate_plans };
+    if !fields.get(id_field).and_then(Value::as_str).is_some_and(|id| known.contains(id)) {
+        problems.insert(id_field.into(), "is invalid".into());
+    }
+    let date = |name: &str| {
+        fields.get(name).and_then(Value::as_str).and_then(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+    };
+    let yesterday = Utc::now().date_naive() - Days::new(1);
+    match (fields.contains_key("date"), date("date"), date("date_from"), date("date_to")) {
+        (true, Some(d), None, None) if !fields.contains_key("date_from") && !fields.contains_key("date_to") => {
+            if d < yesterday {
+                problems.insert("date".into(), "Past dates are not allowed".into());
+            }
+        }
+        (false, None, Some(from), Some(to)) if from <= to => {
+            if from < yesterday {
+                problems.insert("date_from".into(), "Past dates are not allowed".into());
+            }
+        }
+        _ => {
+            problems.insert("date".into(), "is invalid".into());
+        }
+    }
+    let int = |name: &str| fields.get(name).and_then(Value::as_i64);
+    let flag = |name: &str| fields.get(name).is_none_or(Value::is_boolean);
+    if endpoint == "availability" {
+        if int("availability").is_none_or(|n| n < 0) {
+            problems.insert("availability".into(), "must be greater than or equal to 0".into());
+        }
+        return problems;
+    }
+    let restrictions = [
+        "rate",
+        "min_stay_arrival",
+        "min_stay_through",
+        "max_stay",
+        "closed_to_arrival",
+        "closed_to_departure",
+        "stop_sell",
+    ];
+    if !restrictions.iter().any(|r| fields.contains_key(*r)) {
+        problems.insert("values".into(), "At least one restriction should be present".into());
+    }
+    if let Some(rate) = fields.get("rate") {
+        let positive = match rate {
+            Value::String(s) => {
+                let (whole, cents) = s.split_once('.').unwrap_or((s, ""));
+                !whole.is_empty()
+                    && whole.chars().chain(cents.chars()).all(|c| c.is_ascii_digit())
+                    && s.parse::<f64>().is_ok_and(|r| r > 0.0)
+            }
+            Value::Number(n) => n.as_i64().is_some_and(|n| n > 0),
+            _ => false,
+        };
+        if !positive {
+            problems.insert("rate".into(), "must be greater than 0".into());
+        }
+    }
+    if fields.contains_key("min_stay_arrival") && int("min_stay_arrival").is_none_or(|n| n < 1) {
+        problems.insert("min_stay_arrival".into(), "must be greater than or equal to 1".into());
+    }
+    if fields.contains_key("max_stay") && int("max_stay").is_none_or(|n| n < 0) {
+        problems.insert("max_stay".into(), "must be greater than or equal to 0".into());
+    }
+    for name in ["closed_to_arrival", "closed_to_departure", "stop_sell"] {
+        if !flag(name) {
+            problems.insert(name.into(), "is invalid".into());
+        }
+    }
+    problems
+}
+
+/// The values of calls expanded night by night: (Channex id, night) → the value without its dates.
+fn per_night(calls: &[&Call], id_field: &str) -> HashMap<(String, NaiveDate), Value> {
+    let mut out = HashMap::new();
+    for call in calls {
+        for value in call.body["values"].as_array().expect("values") {
+            let parse =
+                |name: &str| value[name].as_str().map(|d| NaiveDate::parse_from_str(d, "%Y-%m-%d").expect("a date"));
+            let (from, to) = match parse("date") {
+                Some(d) => (d, d),
+                None => (parse("date_from").expect("date_from"), parse("date_to").expect("date_to")),
+            };
+            let mut bare = value.clone();
+            for name in ["date", "date_from", "date_to", "property_id", id_field] {
+                bare.as_object_mut().unwrap().remove(name);
+            }
+            let mut night = from;
+            while night <= to {
+                out.insert((value[id_field].as_str().unwrap().to_string(), night), bare.clone());
+                night = night + Days::new(1);
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// A hotel connected to the stand-in.
+
+struct Connected {
+    org: Org,
+    hotel: String,
+    twin: String,
+    bar: String,
+    bnb: String,
+    channex: StandIn,
+    dispatcher: Option<Dispatcher>,
+    /// Channex's ids.
+    twin_r: String,
+    double_r: String,
+    bar_twin_r: String,
+    bar_double_r: String,
+    bnb_double_r: String,
+}
+
+fn uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+fn date(offset: u64) -> NaiveDate {
+    Utc::now().date_naive() + Days::new(offset)
+}
+
+/// BAR's price on night `d`: it changes every week, so a full sync is one value per week per plan.
+fn bar_price(d: u64) -> i64 {
+    10000 + (d / 7) as i64 * 100
+}
+
+impl Connected {
+    async fn stop(self) {
+        if let Some(dispatcher) = self.dispatcher {
+            dispatcher.stop().await;
+        }
+    }
+}
+
+/// The dispatcher's options in these tests: quick rounds, a short coalescing window and pause.
+fn test_options() -> Options {
+    Options {
+        tick: Duration::from_millis(100),
+        coalesce: Duration::from_millis(700),
+        error_pause: ERROR_PAUSE,
+        lease: Duration::from_secs(30),
+        timeout: Duration::from_secs(5),
+        feed_every: Duration::from_millis(300),
+        ..Options::default()
+    }
+}
+
+/// [`connected_with`] the test options.
+async fn connected(s: &TestServer, key: &str) -> Connected {
+    connected_with(s, key, Some(test_options())).await
+}
+
+/// A hotel with 8 twin and 2 double rooms, "BAR" for every room type priced for 500 nights, "B&B" for the double
+/// priced for 120 nights with a minimum stay of 2 on nights 60-62, connected to a stand-in Channex with `key`,
+/// and the dispatcher running with `options` (none: not running). The stand-in limits calls as `options` does.
+async fn connected_with(s: &TestServer, key: &str, options: Option<Options>) -> Connected {
+    let org = s.org("Channels").await;
+    let auth = org.auth();
+    let hotel = s.hotel(&org, "Harbour").await;
+    let twin = s.create("/api/roomTypes", &auth, json!({"hotelId": hotel, "name": "Twin", "maxOccupancy": 2})).await;
+    let double =
+        s.create("/api/roomTypes", &auth, json!({"hotelId": hotel, "name": "Double", "maxOccupancy": 2})).await;
+    for n in 0..8 {
+        s.post("/api/rooms", &auth, json!({"roomTypeId": twin, "name": format!("T{n}")})).await.expect(200);
+    }
+    for n in 0..2 {
+        s.post("/api/rooms", &auth, json!({"roomTypeId": double, "name": format!("D{n}")})).await.expect(200);
+    }
+    let bar = s.create("/api/ratePlans", &auth, json!({"hotelId": hotel, "name": "BAR", "code": "BAR"})).await;
+    let bnb = s
+        .create("/api/ratePlans", &auth, json!({"hotelId": hotel, "roomTypeId": double, "name": "B&B", "code": "BB"}))
+        .await;
+    let values: Vec<Value> =
+        (0..500).map(|d| json!({"ratePlanId": bar, "date": day(d), "price": bar_price(d)})).collect();
+    s.post("/api/dailyRates", &auth, json!({"values": values})).await.expect(200);
+    let values: Vec<Value> = (0..120)
+        .map(|d| {
+            let min_stay = if (60..=62).contains(&d) { json!(2) } else { Value::Null };
+            json!({"ratePlanId": bnb, "date": day(d), "price": 12000, "minStay": min_stay})
+        })
+        .collect();
+    s.post("/api/dailyRates", &auth, json!({"values": values})).await.expect(200);
+
+    let property = uuid();
+    let (twin_r, double_r) = (uuid(), uuid());
+    let (bar_twin_r, bar_double_r, bnb_double_r) = (uuid(), uuid(), uuid());
+    let channex = StandIn::start(&property, &[&twin_r, &double_r], &[&bar_twin_r, &bar_double_r, &bnb_double_r]).await;
+    let sealing = KeyRing::open(&s.db, &KeySource::default()).await.expect("keys").sealing;
+    let input = ConnectionIn {
+        hotel_id: hotel.clone(),
+        channel: "channex".into(),
+        base_url: channex.base_url.clone(),
+        property_id: property,
+        api_key: Some(key.into()),
+        webhook_secret: Some(WEBHOOK_SECRET.into()),
+        room_types: vec![
+            RoomTypeMapping { room_type_id: twin.clone(), remote_id: twin_r.clone() },
+            RoomTypeMapping { room_type_id: double.clone(), remote_id: double_r.clone() },
+        ],
+        rate_plans: vec![
+            RatePlanMapping { rate_plan_id: bar.clone(), room_type_id: twin.clone(), remote_id: bar_twin_r.clone() },
+            RatePlanMapping {
+                rate_plan_id: bar.clone(),
+                room_type_id: double.clone(),
+                remote_id: bar_double_r.clone(),
+            },
+            RatePlanMapping {
+                rate_plan_id: bnb.clone(),
+                room_type_id: double.clone(),
+                remote_id: bnb_double_r.clone(),
+            },
+        ],
+    };
+    let connection = channels::connect(&s.db, &sealing, &Actor::command_line(&org.id), input).await.expect("connected");
+    let stored = store::channels::get(&mut s.db.read().await.unwrap(), &connection.id).await.unwrap().unwrap();
+    assert!(!stored.api_key_sealed.contains(key), "the key is stored sealed");
+    assert_eq!(sealing.open(&stored.api_key_sealed).unwrap(), key);
+    let dispatcher = options.map(|options| {
+        channex.books.lock().unwrap().limit = (options.per_minute as usize, options.limit_window);
+        Dispatcher::spawn(s.db.clone(), sealing, options).expect("dispatcher")
+    });
+    Connected {
+        org,
+        hotel,
+        twin,
+        bar,
+        bnb,
+        channex,
+        dispatcher,
+        twin_r,
+        double_r,
+        bar_twin_r,
+        bar_double_r,
+        bnb_double_r,
+    }
+}
+
+/// Waits until the stand-in has had `n` calls and no change waits, then a while longer (for any call that should
+/// not come), and answers the calls.
+async fn settled(s: &TestServer, c: &Connected, n: usize) -> Vec<Call> {
+    let started = Instant::now();
+    loop {
+        if c.channex.calls().len() >= n && s.count("channel_changes").await == 0 {
+            break;
+        }
+        assert!(
+            started.elapsed() < WAIT,
+            "{} calls of {n}, {} changes waiting",
+            c.channex.calls().len(),
+            s.count("channel_changes").await
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let calls = c.channex.calls();
+    assert_eq!(
+        calls.len(),
+        n,
+        "exactly {n} calls: {:#?}",
+        calls.iter().map(|c| (c.endpoint, c.status)).collect::<Vec<_>>()
+    );
+    for call in &calls {
+        assert!(call.warnings.is_empty(), "Channex would refuse values: {:#}", json!(call.warnings));
+    }
+    calls
+}
+
+async fn requests(s: &TestServer, c: &Connected) -> Vec<channels::ChannelRequest> {
+    let mut conn = s.db.read().await.unwrap();
+    let connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
+    let mut requests = store::channels::recent_requests(&mut conn, &connection.id, 100).await.unwrap();
+    requests.reverse();
+    requests
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+async fn a_full_sync_of_500_days_is_two_requests(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    let calls = settled(&s, &c, 2).await;
+    let availability: Vec<&Call> = calls.iter().filter(|c| c.endpoint == "availability").collect();
+    let restrictions: Vec<&Call> = calls.iter().filter(|c| c.endpoint == "restrictions").collect();
+    assert_eq!((availability.len(), restrictions.len()), (1, 1), "one request of each kind");
+
+    // Availability: every room type, 500 nights, all free, one range each.
+    let property = c.channex.books.lock().unwrap().property_id.clone();
+    assert_eq!(
+        availability[0].body,
+        json!({"values": [
+            {"property_id": property, "room_type_id": c.twin_r,
+             "date_from": day(0), "date_to": day(499), "availability": 8},
+            {"property_id": property, "room_type_id": c.double_r,
+             "date_from": day(0), "date_to": day(499), "availability": 2},
+        ]}),
+    );
+
+    // Rates: BAR once per room type, B&B on the double; every night of 500 as the hotel has it.
+    let nights = per_night(&restrictions, "rate_plan_id");
+    assert_eq!(nights.len(), 3 * 500, "three Channex plans, 500 nights each");
+    let open = |rate: &str, min_stay: i64| {
+        json!({"rate": rate, "min_stay_arrival": min_stay, "max_stay": 0, "closed_to_arrival": false,
+               "closed_to_departure": false, "stop_sell": false})
+    };
+    for d in [0u64, 6, 7, 250, 499] {
+        let price = format!("{}.00", bar_price(d) / 100);
+        assert_eq!(nights[&(c.bar_twin_r.clone(), date(d))], open(&price, 1), "BAR twin night {d}");
+        assert_eq!(nights[&(c.bar_double_r.clone(), date(d))], open(&price, 1), "BAR double night {d}");
+    }
+    assert_eq!(nights[&(c.bnb_double_r.clone(), date(59))], open("120.00", 1));
+    assert_eq!(nights[&(c.bnb_double_r.clone(), date(61))], open("120.00", 2));
+    // Not priced after night 119: not for sale.
+    assert_eq!(
+        nights[&(c.bnb_double_r.clone(), date(120))],
+        json!({"min_stay_arrival": 1, "max_stay": 0, "closed_to_arrival": false, "closed_to_departure": false, "stop_sell": true})
+    );
+    // Equal nights went as ranges: BAR changes weekly (72 weeks in 500 nights), B&B has 4 runs.
+    let values = restrictions[0].body["values"].as_array().unwrap().len();
+    assert_eq!(values, 72 + 72 + 4, "runs of equal nights are one value each");
+
+    // Each request is logged with the task id Channex gave it.
+    let log = requests(&s, &c).await;
+    assert_eq!(log.len(), 2);
+    for (logged, call) in log.iter().zip(&calls) {
+        assert_eq!(logged.outcome, RequestOutcome::Accepted);
+        assert_eq!(logged.status, Some(200));
+        assert_eq!(logged.task_id, call.task_id);
+        assert!(logged.task_id.is_some());
+    }
+    c.stop().await;
+}
+
+async fn three_rates_on_three_dates_go_in_one_request_and_ranges_collapse(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    settled(&s, &c, 2).await;
+    let auth = c.org.auth();
+    // Three edits, as three people would make them.
+    for (plan, d, price) in [(&c.bar, 21, 33300), (&c.bar, 25, 44400), (&c.bnb, 29, 45623)] {
+        s.post("/api/dailyRates", &auth, json!({"values": [{"ratePlanId": plan, "date": day(d), "price": price}]}))
+            .await
+            .expect(200);
+    }
+    let calls = settled(&s, &c, 3).await;
+    let call = &calls[2];
+    assert_eq!(call.endpoint, "restrictions", "rates only: availability did not change");
+    let property = c.channex.books.lock().unwrap().property_id.clone();
+    let value = |plan: &str, d: u64, rate: &str| {
+        json!({"property_id": property, "rate_plan_id": plan, "date": day(d), "rate": rate, "min_stay_arrival": 1,
+               "max_stay": 0, "closed_to_arrival": false, "closed_to_departure": false, "stop_sell": false})
+    };
+    let mut sent: Vec<Value> = call.body["values"].as_array().unwrap().clone();
+    let mut expected = vec![
+        value(&c.bar_twin_r, 21, "333.00"),
+        value(&c.bar_twin_r, 25, "444.00"),
+        value(&c.bar_double_r, 21, "333.00"),
+        value(&c.bar_double_r, 25, "444.00"),
+        value(&c.bnb_double_r, 29, "456.23"),
+    ];
+    let key = |v: &Value| format!("{}{}", v["rate_plan_id"], v["date"]);
+    sent.sort_by_key(key);
+    expected.sort_by_key(key);
+    assert_eq!(sent, expected);
+
+    // Ten nights at one price, in one edit: one range per Channex plan.
+    let values: Vec<Value> = (30..40).map(|d| json!({"ratePlanId": c.bar, "date": day(d), "price": 24100})).collect();
+    s.post("/api/dailyRates", &auth, json!({"values": values})).await.expect(200);
+    // A minimum stay and a stop-sell, in one edit: their own ranges.
+    let values: Vec<Value> = (40..43)
+        .map(|d| json!({"ratePlanId": c.bnb, "date": day(d), "price": 12000, "minStay": 3}))
+        .chain((43..45).map(|d| json!({"ratePlanId": c.bnb, "date": day(d), "price": 12000, "stopSell": true})))
+        .collect();
+    s.post("/api/dailyRates", &auth, json!({"values": values})).await.expect(200);
+    let calls = settled(&s, &c, 4).await;
+    let sent = calls[3].body["values"].as_array().unwrap();
+    let ranged = |plan: &str, from: u64, to: u64, rate: &str, min_stay: i64, stop_sell: bool| {
+        json!({"property_id": property, "rate_plan_id": plan, "date_from": day(from), "date_to": day(to), "rate": rate,
+               "min_stay_arrival": min_stay, "max_stay": 0, "closed_to_arrival": false, "closed_to_departure": false,
+               "stop_sell": stop_sell})
+    };
+    let mut sent = sent.clone();
+    sent.sort_by_key(key);
+    let mut expected = vec![
+        ranged(&c.bar_twin_r, 30, 39, "241.00", 1, false),
+        ranged(&c.bar_double_r, 30, 39, "241.00", 1, false),
+        ranged(&c.bnb_double_r, 40, 42, "120.00", 3, false),
+        ranged(&c.bnb_double_r, 43, 44, "120.00", 1, true),
+    ];
+    expected.sort_by_key(key);
+    assert_eq!(sent, expected, "the two edits, coalesced into one request of ranges");
+    c.stop().await;
+}
+
+async fn a_booking_lowers_availability(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    settled(&s, &c, 2).await;
+    let booking = json!({"hotelId": c.hotel, "checkInDate": day(5), "checkOutDate": day(7),
+                         "rooms": [{"roomTypeId": c.twin, "price": 10000}]});
+    let reservation = s.post("/api/reservations", &c.org.auth(), booking).await.expect(200).body;
+    let calls = settled(&s, &c, 3).await;
+    assert_eq!(calls[2].endpoint, "availability", "availability only: rates did not change");
+    let property = c.channex.books.lock().unwrap().property_id.clone();
+    assert_eq!(
+        calls[2].body,
+        json!({"values": [
+            {"property_id": property, "room_type_id": c.twin_r, "date_from": day(5), "date_to": day(6), "availability": 7},
+        ]}),
+        "the twin's nights of the stay only"
+    );
+    // Cancelling gives the room back.
+    let id = reservation["id"].as_str().unwrap();
+    s.delete(&format!("/api/reservations/{id}"), &c.org.auth()).await.expect(200);
+    let calls = settled(&s, &c, 4).await;
+    assert_eq!(calls[3].body["values"][0]["availability"], json!(8));
+    c.stop().await;
+}
+
+async fn too_many_requests_twice_then_success_loses_nothing(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    // The first calls are refused before the dispatcher's first send lands (the coalescing window is 700 ms).
+    c.channex.script(&[429, 429]);
+    let calls = settled(&s, &c, 4).await;
+    let summary: Vec<(&str, u16)> = calls.iter().map(|c| (c.endpoint, c.status)).collect();
+    assert_eq!(
+        summary,
+        [("availability", 429), ("availability", 429), ("availability", 200), ("restrictions", 200)],
+        "retried after each 429, the connection paused in between"
+    );
+    for pair in calls.windows(2).take(2) {
+        assert!(pair[1].at - pair[0].at >= ERROR_PAUSE - Duration::from_millis(100), "paused after an error answer");
+    }
+    assert_eq!(calls[2].body, calls[0].body, "what was refused was sent again, whole");
+    let log = requests(&s, &c).await;
+    let outcomes: Vec<(RequestOutcome, Option<i64>)> = log.iter().map(|r| (r.outcome, r.status)).collect();
+    assert_eq!(
+        outcomes,
+        [
+            (RequestOutcome::Retry, Some(429)),
+            (RequestOutcome::Retry, Some(429)),
+            (RequestOutcome::Accepted, Some(200)),
+            (RequestOutcome::Accepted, Some(200)),
+        ]
+    );
+    assert!(log[0].detail.contains("http_too_many_requests"), "{}", log[0].detail);
+    c.stop().await;
+}
+
+async fn a_revoked_key_stops_the_connection_and_loses_nothing(s: TestServer) {
+    let c = connected(&s, "a revoked key").await;
+    let started = Instant::now();
+    let stopped = loop {
+        let mut conn = s.db.read().await.unwrap();
+        let connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
+        if connection.state == ConnectionState::Stopped {
+            break connection;
+        }
+        assert!(started.elapsed() < WAIT, "the connection did not stop");
+        drop(conn);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(stopped.state_reason.as_deref().unwrap_or_default().contains("401"), "{:?}", stopped.state_reason);
+    // Nothing more is sent, and every change waits.
+    let auth = c.org.auth();
+    s.post("/api/dailyRates", &auth, json!({"values": [{"ratePlanId": c.bar, "date": day(3), "price": 9900}]}))
+        .await
+        .expect(200);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let calls = c.channex.calls();
+    assert_eq!(calls.iter().map(|c| c.status).collect::<Vec<_>>(), [401], "one refused call, then silence");
+    assert_eq!(s.count("channel_changes").await, 3, "the full sync's two changes and the edit wait");
+    let log = requests(&s, &c).await;
+    assert_eq!((log.len(), log[0].outcome), (1, RequestOutcome::Unauthorized));
+    assert!(!log[0].detail.contains("revoked key"), "the key is never logged");
+
+    // Connected again with a valid key: everything waiting goes, in one request of each kind.
+    let sealing = KeyRing::open(&s.db, &KeySource::default()).await.unwrap().sealing;
+    let mut conn = s.db.read().await.unwrap();
+    let connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
+    let room_types = store::channels::room_type_mappings(&mut conn, &connection.id).await.unwrap();
+    let rate_plans = store::channels::rate_plan_mappings(&mut conn, &connection.id).await.unwrap();
+    drop(conn);
+    let input = ConnectionIn {
+        hotel_id: c.hotel.clone(),
+        channel: "channex".into(),
+        base_url: connection.base_url.clone(),
+        property_id: connection.property_id.clone(),
+        api_key: Some(KEY.into()),
+        webhook_secret: None,
+        room_types,
+        rate_plans,
+    };
+    channels::connect(&s.db, &sealing, &Actor::command_line(&c.org.id), input).await.expect("connected again");
+    let calls = settled(&s, &c, 3).await;
+    let property = connection.property_id.clone();
+    let restrictions: Vec<&Call> = calls[1..].iter().filter(|c| c.endpoint == "restrictions").collect();
+    assert_eq!(restrictions.len(), 1);
+    let nights = per_night(&restrictions, "rate_plan_id");
+    assert_eq!(nights[&(c.bar_twin_r.clone(), date(3))]["rate"], json!("99.00"), "the edit made while stopped");
+    assert!(calls[1..]
+        .iter()
+        .all(|call| call.status == 200 && call.body["values"][0]["property_id"] == json!(property)));
+    c.stop().await;
+}
+
+async fn the_connection_page_connects_and_shows_each_request_and_refused_value(s: TestServer) {
+    let org = s.org("Channels").await;
+    let auth = org.auth();
+    let hotel = s.hotel(&org, "Harbour").await;
+    let twin = s.create("/api/roomTypes", &auth, json!({"hotelId": hotel, "name": "Twin", "maxOccupancy": 2})).await;
+    s.post("/api/rooms", &auth, json!({"roomTypeId": twin, "name": "T1"})).await.expect(200);
+    let bar = s.create("/api/ratePlans", &auth, json!({"hotelId": hotel, "name": "BAR"})).await;
+    let promo = s.create("/api/ratePlans", &auth, json!({"hotelId": hotel, "roomTypeId": twin, "name": "Promo"})).await;
+    let values: Vec<Value> = (0..30).map(|d| json!({"ratePlanId": bar, "date": day(d), "price": 15000})).collect();
+    s.post("/api/dailyRates", &auth, json!({"values": values})).await.expect(200);
+    let (property, twin_r, bar_r) = (uuid(), uuid(), uuid());
+    let channex = StandIn::start(&property, &[&twin_r], &[&bar_r]).await;
+    let sealing = KeyRing::open(&s.db, &KeySource::default()).await.unwrap().sealing;
+    let options =
+        Options { tick: Duration::from_millis(100), coalesce: Duration::from_millis(300), ..Options::default() };
+    let dispatcher = Dispatcher::spawn(s.db.clone(), sealing, options).unwrap();
+
+    let desk = Dashboard::new(&s, &org.token);
+    let path = format!("/hotels/{hotel}/integrations/channels");
+    let (status, html) = desk.get(&path).await;
+    assert_eq!(status, 200);
+    assert!(html.contains("Connect to Channex") && html.contains("not connected"), "{html}");
+    assert!(html.contains("BAR · Twin") && html.contains("Promo · Twin"), "one field per plan and room type");
+
+    // A base URL that is not one is refused, with nothing stored.
+    let (status, _, html) =
+        desk.post(&path, &[("baseUrl", "not a url"), ("propertyId", &property), ("apiKey", KEY)]).await;
+    assert_eq!(status, 422);
+    assert!(html.contains("must be an http or https URL"));
+    assert_eq!(s.count("channel_connections").await, 0);
+
+    // Promo is mapped to an id Channex does not know: Channex warns about its values inside a 200.
+    let unknown = uuid();
+    let fields = [
+        ("baseUrl", channex.base_url.as_str()),
+        ("propertyId", property.as_str()),
+        ("apiKey", KEY),
+        (&*format!("rt-{twin}"), twin_r.as_str()),
+        (&*format!("rp-{bar}-{twin}"), bar_r.as_str()),
+        (&*format!("rp-{promo}-{twin}"), unknown.as_str()),
+    ];
+    let (status, headers, _) = desk.post(&path, &fields).await;
+    assert_eq!(status, 303);
+    assert_eq!(headers["location"], path.as_str());
+    let started = Instant::now();
+    while channex.calls().len() < 2 || s.count("channel_changes").await > 0 {
+        assert!(started.elapsed() < WAIT, "the full sync did not go");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let calls = channex.calls();
+    let restrictions = calls.iter().find(|c| c.endpoint == "restrictions").unwrap();
+    assert_eq!(restrictions.warnings.len(), 1, "Promo's one run of nights (never priced: stop-sell)");
+    assert_eq!(restrictions.warnings[0]["rate_plan_id"], json!(unknown));
+
+    let (status, html) = desk.get(&path).await;
+    assert_eq!(status, 200);
+    assert!(html.contains("Change the connection") && html.contains("Resync"));
+    for call in &calls {
+        assert!(html.contains(call.task_id.as_deref().unwrap()), "the task id of each request is shown");
+    }
+    assert!(html.contains("1 value(s) refused") && html.contains(&unknown), "the refused value is shown with its id");
+    assert!(!html.contains(KEY), "the key is never shown again");
+    assert!(html.contains(&format!("value=\"{bar_r}\"")), "the mapping is shown");
+
+    // Resync: two more requests, every night again.
+    let (status, _, _) = desk.post(&format!("{path}/resync"), &[]).await;
+    assert_eq!(status, 303);
+    let started = Instant::now();
+    while channex.calls().len() < 4 || s.count("channel_changes").await > 0 {
+        assert!(started.elapsed() < WAIT, "the resync did not go");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(channex.calls()[2].body, calls[0].body, "the same full availability again");
+    dispatcher.stop().await;
+}
+
+/// Waits until `check` holds.
+async fn until<F: std::future::Future<Output = bool>>(what: &str, mut check: impl FnMut() -> F) {
+    let started = Instant::now();
+    while !check().await {
+        assert!(started.elapsed() < WAIT, "{what} did not happen");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn channel_reservations(s: &TestServer, c: &Connected) -> Vec<Value> {
+    let list = s.get(&format!("/api/reservations?hotelId={}", c.hotel), &c.org.auth()).await.expect(200).body;
+    let items = list.as_array().cloned().or_else(|| list["data"].as_array().cloned()).unwrap_or_default();
+    items.into_iter().filter(|r| r["source"] == json!("CHANNEL")).collect()
+}
+
+async fn bookings_arrive_once_each_and_are_acknowledged_once(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    settled(&s, &c, 2).await;
+    let webhook = |body: Value, secret: Option<&'static str>| {
+        let url = format!("{}/channels/channex/{}", s.base, c.hotel);
+        let client = s.client.clone();
+        async move {
+            let mut request = client.post(url).json(&body);
+            if let Some(secret) = secret {
+                request = request.header("X-Channex-Webhook-Secret", secret);
+            }
+            request.send().await.expect("webhook").status().as_u16()
+        }
+    };
+
+    // A new booking, from the feed: a confirmed reservation, acknowledged once, and the twin's availability sent.
+    let booking = uuid();
+    let new = c.channex.revision("new", &booking, Some(&c.twin_r), &c.bar_twin_r, 10, 12);
+    until("the new booking's acknowledgement", || async { c.channex.acks().len() == 1 }).await;
+    assert_eq!(c.channex.acks(), std::slice::from_ref(&new));
+    let taken = channel_reservations(&s, &c).await;
+    assert_eq!(taken.len(), 1, "{taken:#?}");
+    let r = &taken[0];
+    assert_eq!(
+        (&r["status"], &r["checkInDate"], &r["checkOutDate"], &r["totalPrice"], &r["currency"], &r["channelReference"]),
+        (&json!("CONFIRMED"), &json!(day(10)), &json!(day(12)), &json!(30000), &json!("EUR"), &json!("9996013801"))
+    );
+    assert!(r["notes"].as_str().unwrap().contains("Ana Silva"), "{}", r["notes"]);
+    let id = r["id"].as_str().unwrap().to_string();
+    let full = s.get(&format!("/api/reservations/{id}"), &c.org.auth()).await.expect(200).body;
+    assert_eq!(full["rooms"][0]["roomTypeId"], json!(c.twin));
+    assert_eq!(full["rooms"][0]["ratePlanId"], json!(c.bar));
+    let calls = settled(&s, &c, 3).await;
+    assert_eq!(
+        calls[2].body["values"],
+        json!([{"property_id": calls[0].body["values"][0]["property_id"], "room_type_id": c.twin_r,
+                "date_from": day(10), "date_to": day(11), "availability": 7}])
+    );
+
+    // The same revision by webhook: nothing applied again, no second acknowledgement.
+    let trigger = json!({"event": "booking", "payload": {"booking_id": booking, "property_id": "p", "revision_id": new},
+                         "property_id": "p", "user_id": null, "timestamp": "2026-11-23T10:03:29.335485Z"});
+    assert_eq!(webhook(trigger.clone(), None).await, 401, "no secret header");
+    assert_eq!(webhook(trigger.clone(), Some("not the secret at all")).await, 401, "a wrong secret");
+    assert_eq!(webhook(trigger.clone(), Some(WEBHOOK_SECRET)).await, 200);
+    assert_eq!(channel_reservations(&s, &c).await.len(), 1);
+    let elsewhere = s
+        .client
+        .post(format!("{}/channels/channex/not-a-hotel", s.base))
+        .header("X-Channex-Webhook-Secret", WEBHOOK_SECRET)
+        .json(&trigger)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(elsewhere.status().as_u16(), 401, "not a hotel id: refused like a wrong secret");
+    assert_eq!(c.channex.acks(), std::slice::from_ref(&new));
+
+    // Modified, by webhook: the revision is read back from Channex, applied, acknowledged once.
+    let modified = c.channex.revision("modified", &booking, Some(&c.twin_r), &c.bar_twin_r, 10, 13);
+    let mut trigger = trigger.clone();
+    trigger["payload"]["revision_id"] = json!(modified);
+    assert_eq!(webhook(trigger.clone(), Some(WEBHOOK_SECRET)).await, 200);
+    let r = s.get(&format!("/api/reservations/{id}"), &c.org.auth()).await.expect(200).body;
+    assert_eq!((&r["checkOutDate"], &r["totalPrice"]), (&json!(day(13)), &json!(45000)));
+    until("the modification's acknowledgement", || async { c.channex.acks().len() == 2 }).await;
+
+    // A webhook naming a revision Channex does not know: nothing applied, Channex asked to retry.
+    trigger["payload"]["revision_id"] = json!(uuid());
+    assert_eq!(webhook(trigger.clone(), Some(WEBHOOK_SECRET)).await, 502);
+
+    // A booking of a room type that is not mapped: recorded as needing attention, not taken, not acknowledged.
+    let unmapped = c.channex.revision("new", &uuid(), None, &c.bar_twin_r, 20, 21);
+    until("the unmapped booking recorded", || async {
+        let mut conn = s.db.read().await.unwrap();
+        let connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
+        store::channels::revision(&mut conn, &connection.id, &unmapped).await.unwrap().is_some()
+    })
+    .await;
+
+    // Cancelled, from the feed: the nights are freed.
+    let cancelled = c.channex.revision("cancelled", &booking, Some(&c.twin_r), &c.bar_twin_r, 10, 13);
+    until("the cancellation's acknowledgement", || async { c.channex.acks().len() == 3 }).await;
+    let r = s.get(&format!("/api/reservations/{id}"), &c.org.auth()).await.expect(200).body;
+    assert_eq!(r["status"], json!("CANCELLED"));
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(c.channex.acks(), [new, modified, cancelled], "one acknowledgement each, never the unmapped one");
+    assert_eq!(channel_reservations(&s, &c).await.len(), 1, "the unmapped booking was not taken");
+    let mut conn = s.db.read().await.unwrap();
+    let connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
+    let attention = store::channels::revision(&mut conn, &connection.id, &unmapped).await.unwrap().unwrap();
+    assert_eq!(attention.outcome, "needs_attention");
+    assert!(attention.detail.contains("not mapped"), "{}", attention.detail);
+    assert!(attention.acked_at.is_none());
+    drop(conn);
+    // The connection page shows the bookings taken and the one that needs attention, with why.
+    let (status, html) =
+        Dashboard::new(&s, &c.org.token).get(&format!("/hotels/{}/integrations/channels", c.hotel)).await;
+    assert_eq!(status, 200);
+    assert!(html.contains("1 booking revision(s) need attention") && html.contains("is not mapped"), "{html}");
+    assert!(html.contains(&format!("/hotels/{}/reservations/{id}", c.hotel)), "a link to the reservation");
+    c.stop().await;
+}
+
+async fn fifty_edits_stay_within_the_limit_and_lose_nothing(s: TestServer) {
+    // Channex's 10 a minute, scaled down: 3 requests of a kind within 2 s (the stand-in answers 429 beyond).
+    let options = Options { per_minute: 3, limit_window: Duration::from_secs(2), ..test_options() };
+    let c = connected_with(&s, KEY, Some(options)).await;
+    settled(&s, &c, 2).await;
+    let auth = c.org.auth();
+    let mut last: BTreeMap<u64, i64> = BTreeMap::new();
+    for i in 0..50i64 {
+        let night = 1 + (i as u64 * 7) % 20;
+        let price = 20000 + i * 100;
+        s.post(
+            "/api/dailyRates",
+            &auth,
+            json!({"values": [{"ratePlanId": c.bar, "date": day(night), "price": price}]}),
+        )
+        .await
+        .expect(200);
+        last.insert(night, price);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    until("every edit sent", || async { s.count("channel_changes").await == 0 }).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let calls = c.channex.calls();
+    assert!(
+        calls.iter().all(|call| call.status == 200),
+        "never over the limit: {:?}",
+        calls.iter().map(|c| c.status).collect::<Vec<_>>()
+    );
+    let sent: Vec<&Call> = calls.iter().filter(|call| call.endpoint == "restrictions").collect();
+    assert!(sent.len() > 2 && sent.len() < 20, "the edits were coalesced: {} requests", sent.len());
+    for pair in sent.windows(4) {
+        assert!(pair[3].at - pair[0].at >= Duration::from_secs(2), "at most 3 requests within 2 s");
+    }
+    // What Channex holds at the end (each request applied in order, last wins) is every night's last edit.
+    let nights = per_night(&sent, "rate_plan_id");
+    for (night, price) in &last {
+        let rate = format!("{}.00", price / 100);
+        assert_eq!(nights[&(c.bar_twin_r.clone(), date(*night))]["rate"], json!(rate), "night {night}");
+        assert_eq!(nights[&(c.bar_double_r.clone(), date(*night))]["rate"], json!(rate), "night {night}");
+    }
+    c.stop().await;
+}
+
+async fn what_was_written_while_nothing_sent_goes_later_and_a_dead_claim_is_taken_over(s: TestServer) {
+    use frontdesk::domain::change::{Change, Job, Writer};
+    // Connected while no dispatcher runs (a process killed after the write, before the send): the rows wait.
+    let c = connected_with(&s, KEY, None).await;
+    s.post(
+        "/api/dailyRates",
+        &c.org.auth(),
+        json!({"values": [{"ratePlanId": c.bar, "date": day(4), "price": 12345}]}),
+    )
+    .await
+    .expect(200);
+    assert_eq!(s.count("channel_changes").await, 3);
+    // A dispatcher that died holding the connection's claim, for 2 more seconds.
+    let mut conn = s.db.read().await.unwrap();
+    let connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
+    drop(conn);
+    let mut tx = Change::begin_as(&s.db, Writer::Job(Job::ChannelDispatcher)).await.unwrap();
+    let now = Utc::now();
+    assert!(store::channels::claim(tx.conn(), &connection.id, now, now + chrono::TimeDelta::seconds(2)).await.unwrap());
+    tx.commit().await.unwrap();
+
+    let sealing = KeyRing::open(&s.db, &KeySource::default()).await.unwrap().sealing;
+    let dispatcher = Dispatcher::spawn(s.db.clone(), sealing, test_options()).unwrap();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    assert!(c.channex.calls().is_empty(), "nothing is sent while another process holds the claim");
+    let c = Connected { dispatcher: Some(dispatcher), ..c };
+    let calls = settled(&s, &c, 2).await;
+    let restrictions: Vec<&Call> = calls.iter().filter(|call| call.endpoint == "restrictions").collect();
+    let nights = per_night(&restrictions, "rate_plan_id");
+    assert_eq!(nights[&(c.bar_twin_r.clone(), date(4))]["rate"], json!("123.45"), "the edit written before");
+    c.stop().await;
+}
+
+async fn a_room_out_of_order_lowers_availability_and_a_plan_turned_off_stops_selling(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    settled(&s, &c, 2).await;
+    let auth = c.org.auth();
+    let rooms = s.get(&format!("/api/rooms?hotelId={}", c.hotel), &auth).await.expect(200).body;
+    let rooms = rooms.as_array().cloned().or_else(|| rooms["data"].as_array().cloned()).unwrap();
+    let room = rooms.iter().find(|r| r["roomTypeId"] == json!(c.twin)).unwrap()["id"].as_str().unwrap().to_string();
+    s.put(&format!("/api/rooms/{room}"), &auth, json!({"housekeepingStatus": "OUT_OF_ORDER"})).await.expect(200);
+    let calls = settled(&s, &c, 3).await;
+    let property = c.channex.books.lock().unwrap().property_id.clone();
+    assert_eq!(
+        calls[2].body,
+        json!({"values": [{"property_id": property, "room_type_id": c.twin_r, "date_from": day(0), "date_to": day(499),
+                           "availability": 7}]}),
+        "the twin only, every night"
+    );
+    // Back in order: sent; then dirty after a stay, still sellable: nothing is sent.
+    s.put(&format!("/api/rooms/{room}"), &auth, json!({"housekeepingStatus": "CLEAN"})).await.expect(200);
+    let calls = settled(&s, &c, 4).await;
+    assert_eq!(calls[3].body["values"][0]["availability"], json!(8), "back in order");
+    s.put(&format!("/api/rooms/{room}"), &auth, json!({"housekeepingStatus": "DIRTY"})).await.expect(200);
+    settled(&s, &c, 4).await;
+
+    // B&B turned off: every night of its one Channex plan is stop-sell, in one request.
+    s.put(&format!("/api/ratePlans/{}", c.bnb), &auth, json!({"active": false})).await.expect(200);
+    let calls = settled(&s, &c, 5).await;
+    let values = calls[4].body["values"].as_array().unwrap();
+    assert!(values.iter().all(|v| v["rate_plan_id"] == json!(c.bnb_double_r) && v["stop_sell"] == json!(true)));
+    let nights = per_night(&[&calls[4]], "rate_plan_id");
+    assert_eq!(nights.len(), 500);
+    c.stop().await;
+}
