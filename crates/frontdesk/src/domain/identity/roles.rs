@@ -17,11 +17,11 @@ use crate::store::{self, identity as rows, Conn, Db};
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RoleIn {
-    /// `OWNER`, `MANAGER`, `FRONT_DESK`, `HOUSEKEEPING`, `REVENUE` or `ACCOUNTANT`.
-    #[schema(max_length = 40)]
+    /// `OWNER`, `MANAGER`, `FRONT_DESK`, `HOUSEKEEPING`, `REVENUE` or `ACCOUNTANT` (another name answers 422).
+    #[schema(value_type = Role)]
     pub role: String,
-    /// The hotels the operator works in; absent or `null`: every hotel of the organization.
-    #[schema(max_items = 500)]
+    /// The hotels the operator works in, at least one; absent or `null`: every hotel of the organization.
+    #[schema(min_items = 1, max_items = 500)]
     pub hotel_ids: Option<Vec<String>>,
 }
 
