@@ -34,23 +34,28 @@ impl RoleIn {
                 "is not a role: OWNER, MANAGER, FRONT_DESK, HOUSEKEEPING, REVENUE or ACCOUNTANT",
             )])
         })?;
-        Ok(Staffing { role, hotel_ids: self.hotel_ids.clone() })
+        let mut hotel_ids = self.hotel_ids.clone();
+        if let Some(ids) = hotel_ids.as_mut() {
+            let mut seen = std::collections::HashSet::new();
+            ids.retain(|id| seen.insert(id.clone()));
+        }
+        Ok(Staffing { role, hotel_ids })
     }
 }
 
-/// 422 unless every hotel of `staffing` is one of the organization's, named once, and there is at least one.
+/// 422 for an empty list of hotels; 404 for a hotel that is not the organization's (another organization's hotels
+/// do not exist for it). A hotel named twice counts once.
 pub(super) async fn check_hotels(conn: &mut Conn, organization_id: &str, staffing: &Staffing) -> Result<()> {
     let Some(hotels) = &staffing.hotel_ids else { return Ok(()) };
-    let refuse = |message: &str| Err(Error::Unprocessable(vec![FieldError::field("hotelIds", message)]));
     if hotels.is_empty() {
-        return refuse("name at least one hotel, or leave it out for every hotel");
+        return Err(Error::Unprocessable(vec![FieldError::field(
+            "hotelIds",
+            "name at least one hotel, or leave it out for every hotel",
+        )]));
     }
-    for (i, hotel) in hotels.iter().enumerate() {
-        if hotels[..i].contains(hotel) {
-            return refuse("names a hotel twice");
-        }
+    for hotel in hotels {
         if store::hotels::get(conn, organization_id, hotel).await?.is_none() {
-            return refuse("names a hotel that is not one of the organization's");
+            return Err(Error::NotFound("hotel"));
         }
     }
     Ok(())

@@ -42,9 +42,9 @@ async fn list_operators(State(state): State<AppState>, Principal(actor): Princip
         (status = 200, body = Operator),
         (status = 400, description = "A malformed body"),
         (status = 403, description = "Not an owner's operator token"),
-        (status = 404, description = "No such operator in this organization"),
+        (status = 404, description = "No such operator, or a hotel that is not the organization's"),
         (status = 409, description = "The operator is the organization's last owner"),
-        (status = 422, description = "No such role, or hotels that are not the organization's"),
+        (status = 422, description = "No such role, or an empty list of hotels"),
     )
 )]
 async fn set_operator_role(
