@@ -18,10 +18,11 @@ impl Scope {
 /// How the caller authenticated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Credential {
-    /// An operator's dashboard session token, with the operator's role and hotels (`None`: every hotel).
-    Operator { operator_id: String, token_id: String, role: Role, hotels: Option<Vec<String>> },
-    /// An API key with its scopes.
-    ApiKey { key_id: String, scopes: Vec<Scope>, rate_limit_per_minute: Option<u32> },
+    /// An operator's dashboard session token, with the operator's name (as the audit log names who wrote), role
+    /// and hotels (`None`: every hotel).
+    Operator { operator_id: String, name: String, token_id: String, role: Role, hotels: Option<Vec<String>> },
+    /// An API key with its name and scopes.
+    ApiKey { key_id: String, name: String, scopes: Vec<Scope>, rate_limit_per_minute: Option<u32> },
     /// An AI assistant at the assistant endpoint, signed in by an operator (OAuth client `client_id`): it reads
     /// what that operator may read, and writes nothing.
     Assistant { operator_id: String, client_id: String },

@@ -19,8 +19,9 @@ use serde::Serialize;
 
 use super::access::{Actor, Credential};
 use super::audit::entry::{self, Written};
-use super::audit::Draft;
+use super::audit::{self, Draft};
 use super::Result;
+use crate::model::audit::AuditActor;
 pub use crate::model::changes::{Action, Job, RecordKind, Writer};
 pub use crate::model::channels::{ChannelChangeKind, CHANNEL_HORIZON_DAYS};
 use crate::model::events::EventKind;
@@ -100,18 +101,22 @@ impl Writer {
 pub struct Change {
     tx: WriteTx,
     writer: Writer,
+    /// Who writes, as the audit log names them, when the credential already says (saves reading it again).
+    named: Option<AuditActor>,
     audit: Draft,
 }
 
 impl Change {
     /// Begins a change made by `actor`.
     pub async fn begin(db: &Db, actor: &Actor) -> Result<Change> {
-        Change::begin_as(db, Writer::for_actor(actor)).await
+        let mut change = Change::begin_as(db, Writer::for_actor(actor)).await?;
+        change.named = audit::actor_named(actor);
+        Ok(change)
     }
 
     /// Begins a change made by `writer` (a job, the booking page, someone signing in).
     pub async fn begin_as(db: &Db, writer: Writer) -> Result<Change> {
-        Ok(Change { tx: db.begin_write().await?, writer, audit: Draft::default() })
+        Ok(Change { tx: db.begin_write().await?, writer, named: None, audit: Draft::default() })
     }
 
     pub fn writer(&self) -> &Writer {
@@ -179,7 +184,7 @@ impl Change {
     pub async fn commit(mut self) -> Result<()> {
         let draft = std::mem::take(&mut self.audit);
         let retention_days = self.tx.audit_retention_days();
-        draft.write(self.tx.conn(), &self.writer, retention_days).await?;
+        draft.write(self.tx.conn(), &self.writer, self.named.take(), retention_days).await?;
         Ok(self.tx.commit().await?)
     }
 

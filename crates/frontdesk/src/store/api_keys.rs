@@ -96,6 +96,7 @@ pub async fn delete(conn: &mut Conn, organization_id: &str, id: &str) -> StoreRe
 #[derive(Debug, Clone)]
 pub struct StoredApiKey {
     pub id: String,
+    pub name: String,
     pub organization_id: String,
     pub hotel_id: Option<String>,
     pub scopes: String,
@@ -118,6 +119,7 @@ pub async fn find_by_digest(conn: &mut Conn, secret_hash: &str) -> StoreResult<O
     let select = Sql::select()
         .columns([
             ApiKeys::Id,
+            ApiKeys::Name,
             ApiKeys::OrganizationId,
             ApiKeys::HotelId,
             ApiKeys::Scopes,
@@ -132,6 +134,7 @@ pub async fn find_by_digest(conn: &mut Conn, secret_hash: &str) -> StoreResult<O
     row.map(|row| {
         Ok(StoredApiKey {
             id: row.try_get("id")?,
+            name: row.try_get("name")?,
             organization_id: row.try_get("organization_id")?,
             hotel_id: row.try_get("hotel_id")?,
             scopes: row.try_get("scopes")?,

@@ -33,7 +33,7 @@ const COLUMNS: [A; 15] = [
 ];
 
 /// Writes `entries` of `organization_id`s, each kept until `keep_until`.
-pub async fn insert(conn: &mut Conn, entries: &[(&str, AuditEntry)], keep_until: DateTime<Utc>) -> StoreResult<()> {
+pub async fn insert(conn: &mut Conn, entries: &[(String, AuditEntry)], keep_until: DateTime<Utc>) -> StoreResult<()> {
     let keep_until = format_ts(keep_until);
     for chunk in entries.chunks(ROWS_PER_INSERT) {
         let mut insert = Sql::insert();
@@ -60,7 +60,7 @@ pub async fn insert(conn: &mut Conn, entries: &[(&str, AuditEntry)], keep_until:
                 Expr::val(entry.action.as_str()),
                 Expr::val(fields),
                 Expr::val(summary),
-                Expr::val(*organization_id),
+                Expr::val(organization_id.as_str()),
                 Expr::val(keep_until.as_str()),
             ]);
         }

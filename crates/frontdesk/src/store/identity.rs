@@ -6,7 +6,7 @@ use super::{format_ts, RowExt, StoreResult};
 use crate::model::identity::{Operator, Organization, Role};
 use crate::store::schema::{AccessTokens, OperatorInvitations, Operators, Organizations};
 use crate::store::statement::{
-    insert_row, one_of_organization, statement, Asterisk, Expr, ExprTrait, Order, RowLocks, Sql,
+    insert_row, one_of_organization, statement, Alias, Asterisk, Expr, ExprTrait, Order, RowLocks, Sql,
 };
 use crate::store::{Conn, Row};
 
@@ -275,7 +275,9 @@ pub struct StoredAccessToken {
     /// The last use, recorded to the minute; `None` before the first.
     pub last_used_at: Option<DateTime<Utc>>,
     pub idle_timeout_secs: Option<i64>,
-    /// The operator's role and hotels, read with the token: every request needs them.
+    /// The operator's name, role and hotels, read with the token: every request needs the role and hotels, and
+    /// every write names its operator in the audit log.
+    pub operator_name: String,
     pub role: Role,
     pub hotel_ids: Option<Vec<String>>,
 }
@@ -296,6 +298,7 @@ pub async fn find_access_token(conn: &mut Conn, token_hash: &str) -> StoreResult
             ]
             .map(|column| (AccessTokens::Table, column)),
         )
+        .expr_as(Expr::col((Operators::Table, Operators::Name)), Alias::new("operator_name"))
         .column((Operators::Table, Operators::Role))
         .column((Operators::Table, Operators::HotelIds))
         .from(AccessTokens::Table)
@@ -309,6 +312,7 @@ pub async fn find_access_token(conn: &mut Conn, token_hash: &str) -> StoreResult
     row.map(|row| {
         let (role, hotel_ids) = role_of(&row)?;
         Ok(StoredAccessToken {
+            operator_name: row.try_get("operator_name")?,
             role,
             hotel_ids,
             id: row.try_get("id")?,

@@ -235,7 +235,7 @@ async fn the_log_refuses_update_and_early_delete(s: TestServer) {
     entry.id = frontdesk::store::new_id();
     let mut tx = s.db.begin_write().await.unwrap();
     let past = chrono::Utc::now() - chrono::TimeDelta::days(1);
-    frontdesk::store::audit_log::insert(tx.conn(), &[(org.id.as_str(), entry)], past).await.unwrap();
+    frontdesk::store::audit_log::insert(tx.conn(), &[(org.id.clone(), entry)], past).await.unwrap();
     tx.commit().await.unwrap();
     assert_eq!(s.count("audit_log").await, before + 1);
     let pruned = frontdesk::domain::audit::prune(&s.db, chrono::Utc::now()).await.unwrap();

@@ -13,7 +13,7 @@ use futures::{StreamExt, TryStreamExt};
 use serde::Deserialize;
 
 use self::entry::{Bulk, Written};
-use super::access::{Actor, Scope};
+use super::access::{Actor, Credential, Scope};
 use super::listing::{ListItems, ListParams, Listing, Shape, Vocabulary};
 use super::validate::{parse_date, Checks};
 use super::{hotels, Error, Result};
@@ -55,12 +55,22 @@ impl Draft {
         bulk.add(parent, date, written.action, &written.fields);
     }
 
-    /// Writes the entries, made by `writer`, in the change's transaction: one per record, one per bulk.
-    pub async fn write(self, conn: &mut Conn, writer: &Writer, retention_days: u32) -> Result<()> {
+    /// Writes the entries, made by `writer` (`actor` when its credential already names it), in the change's
+    /// transaction: one per record, one per bulk.
+    pub async fn write(
+        self,
+        conn: &mut Conn,
+        writer: &Writer,
+        actor: Option<AuditActor>,
+        retention_days: u32,
+    ) -> Result<()> {
         if self.is_empty() {
             return Ok(());
         }
-        let actor = actor_of(conn, writer).await?;
+        let actor = match actor {
+            Some(actor) => actor,
+            None => actor_of(conn, writer).await?,
+        };
         let at = Utc::now();
         let change_id = store::new_id();
         let entry = |written: Written| AuditEntry {
@@ -92,9 +102,30 @@ impl Draft {
             entries.push((bulk.organization_id, summarised));
         }
         let keep_until = at + chrono::TimeDelta::days(i64::from(retention_days));
-        let rows: Vec<(&str, AuditEntry)> = entries.iter().map(|(org, e)| (org.as_str(), e.clone())).collect();
-        store::audit_log::insert(conn, &rows, keep_until).await?;
+        store::audit_log::insert(conn, &entries, keep_until).await?;
         Ok(())
+    }
+}
+
+/// Who `actor` is, as the log keeps it, when its credential already says (an operator's and a key's name come with
+/// the credential, read anyway to authenticate); `None` when it must be read ([`actor_of`]).
+pub fn actor_named(actor: &Actor) -> Option<AuditActor> {
+    match &actor.credential {
+        Credential::Operator { operator_id, name, role, .. } => Some(AuditActor {
+            kind: "operator".into(),
+            id: Some(operator_id.clone()),
+            name: Some(name.clone()),
+            role: Some(role.as_str().to_string()),
+            address: None,
+        }),
+        Credential::ApiKey { key_id, name, .. } => Some(AuditActor {
+            kind: "api_key".into(),
+            id: Some(key_id.clone()),
+            name: Some(name.clone()),
+            role: None,
+            address: None,
+        }),
+        Credential::Assistant { .. } | Credential::System(_) => None,
     }
 }
 

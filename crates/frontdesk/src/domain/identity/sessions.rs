@@ -256,6 +256,7 @@ pub async fn authenticate_token(db: &Db, token: &str) -> Result<Actor> {
         hotel_pin: None,
         credential: Credential::Operator {
             operator_id: stored.operator_id,
+            name: stored.operator_name,
             token_id: stored.id,
             role: stored.role,
             hotels: stored.hotel_ids,
@@ -293,6 +294,7 @@ pub async fn authenticate_api_key(db: &Db, secret: &str) -> Result<Actor> {
         hotel_pin: key.hotel_id,
         credential: Credential::ApiKey {
             key_id: key.id,
+            name: key.name,
             scopes: scopes_from_text(&key.scopes),
             rate_limit_per_minute: key.rate_limit_per_minute.and_then(|l| u32::try_from(l).ok()),
         },
