@@ -96,6 +96,16 @@ pub struct SessionSettings {
     /// matters. Tokens of `admin create-token` have no idle limit.
     #[arg(long, env = "FRONTDESK_SESSION_IDLE_TIMEOUT_HOURS", value_name = "HOURS", default_value_t = 12)]
     pub session_idle_timeout_hours: i64,
+    /// Creating an API key or an access token, changing an operator's role, removing an operator and changing
+    /// billing settings in the dashboard ask for the password again unless it was given (signing in included)
+    /// within this many minutes; 0 asks every time (docs/roles.md).
+    #[arg(long, env = "FRONTDESK_STEP_UP_MINUTES", value_name = "MINUTES", default_value_t = 10)]
+    #[serde(default = "default_step_up_minutes")]
+    pub step_up_minutes: u32,
+}
+
+fn default_step_up_minutes() -> u32 {
+    10
 }
 
 /// Guest e-mails (docs/guest-messages.md).

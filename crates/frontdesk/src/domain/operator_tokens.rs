@@ -14,6 +14,7 @@ use super::identity::{self, NewToken, Operator};
 use super::validate::{clean, Checks};
 use super::{now, secrets, Error, Result};
 use crate::domain::change::{Change, Record, RecordKind};
+use crate::model::identity::Role;
 use crate::store::{identity as rows, Db};
 
 /// A token issued by signing in.
@@ -24,8 +25,20 @@ pub const KIND_TOKEN: &str = "token";
 /// The expiry stored for a named token without one: `expires_at` is required, and no token outlives this.
 const NEVER_YEAR: i32 = 9999;
 
-/// How far ahead an expiry may be chosen.
+/// How far ahead an owner may choose an expiry (or none).
 pub const MAX_EXPIRY_DAYS: u64 = 3 * 366;
+
+/// How far ahead anyone but an owner may choose an expiry, which they must: a token outlives the shift it was made
+/// for, and only an owner decides that a tool may act for someone for longer (docs/roles.md).
+pub const MAX_STAFF_EXPIRY_DAYS: u64 = 90;
+
+/// How far ahead `actor` may choose a token's expiry, and whether they may choose none.
+pub fn expiry_limit(actor: &Actor) -> (u64, bool) {
+    match &actor.credential {
+        Credential::Operator { role, .. } if *role != Role::Owner => (MAX_STAFF_EXPIRY_DAYS, false),
+        _ => (MAX_EXPIRY_DAYS, true),
+    }
+}
 
 /// A token or session of the signed-in operator (never the token itself, which is shown once).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -120,16 +133,29 @@ pub async fn create(db: &Db, actor: &Actor, name: &str, expires_on: Option<Naive
     checks.line("name", name, 200);
     let created_at = now();
     let today = created_at.date_naive();
+    let (longest, may_be_open) = expiry_limit(actor);
     let expires_at = match expires_on {
         Some(day) if day < today => {
             checks.fail("expiresOn", "must be today or later");
             None
         }
-        Some(day) if day > today + chrono::Days::new(MAX_EXPIRY_DAYS) => {
-            checks.fail("expiresOn", "must be at most three years ahead");
+        Some(day) if day > today + chrono::Days::new(longest) => {
+            let most = if may_be_open {
+                "three years".to_string()
+            } else {
+                format!("{longest} days (an owner may choose longer)")
+            };
+            checks.fail("expiresOn", format!("must be at most {most} ahead"));
             None
         }
         Some(day) => day.succ_opt().and_then(|next| next.and_hms_opt(0, 0, 0)).map(|t| t.and_utc()),
+        None if !may_be_open => {
+            checks.fail(
+                "expiresOn",
+                format!("is required: a token lasts at most {longest} days unless an owner makes it"),
+            );
+            None
+        }
         None => None,
     };
     checks.finish()?;

@@ -560,3 +560,29 @@ pub async fn revoke_other_sessions(
     let done = statement(conn.engine(), &update).execute(conn).await?;
     Ok(done.rows_affected())
 }
+
+/// When the operator of access token `id` last gave their password: a step-up's time, else signing in (the token's
+/// creation). `None`: no such token.
+pub async fn password_given_at(conn: &mut Conn, id: &str) -> StoreResult<Option<DateTime<Utc>>> {
+    let select = Sql::select()
+        .columns([AccessTokens::CreatedAt, AccessTokens::PasswordGivenAt])
+        .from(AccessTokens::Table)
+        .and_where(Expr::col(AccessTokens::Id).eq(id))
+        .take();
+    let Some(row) = statement(conn.engine(), &select).fetch_optional(conn).await? else { return Ok(None) };
+    Ok(Some(match row.get_opt_ts("password_given_at")? {
+        Some(at) => at,
+        None => row.get_ts("created_at")?,
+    }))
+}
+
+/// Records that the operator of access token `id` gave their password again at `at` (a step-up).
+pub async fn set_password_given_at(conn: &mut Conn, id: &str, at: DateTime<Utc>) -> StoreResult<()> {
+    let update = Sql::update()
+        .table(AccessTokens::Table)
+        .value(AccessTokens::PasswordGivenAt, format_ts(at))
+        .and_where(Expr::col(AccessTokens::Id).eq(id))
+        .take();
+    statement(conn.engine(), &update).execute(conn).await?;
+    Ok(())
+}

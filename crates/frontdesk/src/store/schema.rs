@@ -33,6 +33,8 @@ pub enum AccessTokens {
     Name,
     #[iden = "user_agent"]
     UserAgent,
+    #[iden = "password_given_at"]
+    PasswordGivenAt,
 }
 
 /// `api_keys`
@@ -1141,6 +1143,7 @@ pub const TABLES: &[(&str, &[&str])] = &[
             "kind",
             "name",
             "user_agent",
+            "password_given_at",
         ],
     ),
     (

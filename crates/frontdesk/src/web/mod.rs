@@ -8,6 +8,7 @@
 //! API calls (so every rule and every webhook event is the same whoever writes), and render the answer.
 //!
 //! * [`session`]: sign-in state (an operator access token in an `HttpOnly` cookie), CSRF tokens, flash messages.
+//! * [`step_up`]: the password asked again before a dangerous action.
 //! * [`page`]: the page frame every dashboard page shares ([`page::Chrome`]), rendering, error pages.
 //! * [`form`]: reading posted forms and turning domain validation errors into messages beside their fields.
 //! * [`assets`]: embedded static files with cache headers.
@@ -25,6 +26,7 @@ pub mod oauth;
 pub mod page;
 pub mod pages;
 pub mod session;
+pub mod step_up;
 pub mod view;
 
 use axum::extract::{Request, State};

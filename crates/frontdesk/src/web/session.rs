@@ -111,7 +111,7 @@ fn sign_in_url(parts: &Parts) -> String {
     }
 }
 
-fn referer_path(headers: &HeaderMap) -> Option<String> {
+pub(crate) fn referer_path(headers: &HeaderMap) -> Option<String> {
     let referer = headers.get(header::REFERER)?.to_str().ok()?;
     let url = url::Url::parse(referer).ok()?;
     Some(match url.query() {

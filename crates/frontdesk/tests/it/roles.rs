@@ -17,6 +17,8 @@ on_both_engines!(
     an_operator_limited_to_a_hotel_sees_no_other,
     the_last_owner_keeps_the_role,
     roles_are_given_by_owners_and_must_exist,
+    a_token_of_anyone_but_an_owner_lasts_at_most_ninety_days,
+    the_password_given_counts_for_some_minutes,
 );
 on_both_engines_configured!(housekeeping_works_its_board_and_sees_no_guest);
 
@@ -359,5 +361,65 @@ async fn housekeeping_works_its_board_and_sees_no_guest(engine: Engine) {
         assert!(!text.contains("Zelda"), "{path}: {text}");
     }
     b.close().await;
+    s.stop().await;
+}
+
+async fn a_token_of_anyone_but_an_owner_lasts_at_most_ninety_days(s: TestServer) {
+    use frontdesk::domain::{operator_tokens, Error};
+    let org = s.org("Acme").await;
+    let today = chrono::Utc::now().date_naive();
+    let days = |n: u64| Some(today + chrono::Days::new(n));
+    let refused = |result: Result<operator_tokens::CreatedToken, Error>, what: &str| match result {
+        Err(Error::Validation(fields)) => {
+            assert_eq!(fields.len(), 1, "{what}: {fields:?}");
+            let said = format!("{fields:?}");
+            assert!(said.contains("expiresOn") && said.contains("90 days"), "{what}: {said}");
+        }
+        other => panic!("{what}: refused, not {other:?}"),
+    };
+    for role in [Role::Manager, Role::FrontDesk, Role::Accountant] {
+        let Auth::Token(token) = operator(&s, &org, role, None).await else { unreachable!() };
+        let actor = identity::authenticate_token(&s.db, &token).await.expect("actor");
+        let before = s.count("access_tokens").await;
+        refused(operator_tokens::create(&s.db, &actor, "Script", None).await, "no expiry");
+        refused(operator_tokens::create(&s.db, &actor, "Script", days(91)).await, "91 days");
+        assert_eq!(s.count("access_tokens").await, before, "a refused token is not made");
+        let made = operator_tokens::create(&s.db, &actor, "Script", days(90)).await.expect("90 days");
+        assert!(made.token.expires_at.is_some());
+    }
+    // An owner chooses: three years, or until revoked.
+    let actor = identity::authenticate_token(&s.db, &org.token).await.expect("owner");
+    let forever = operator_tokens::create(&s.db, &actor, "Nightly export", None).await.expect("until revoked");
+    assert_eq!(forever.token.expires_at, None);
+    operator_tokens::create(&s.db, &actor, "Yearly", days(365)).await.expect("a year");
+    s.stop().await;
+}
+
+async fn the_password_given_counts_for_some_minutes(s: TestServer) {
+    use frontdesk::domain::identity::step_up;
+    use frontdesk::domain::{access::Credential, Error};
+    let org = s.org("Acme").await;
+    let window = TimeDelta::minutes(10);
+    let actor = identity::authenticate_token(&s.db, &org.token).await.expect("owner");
+    let Credential::Operator { token_id, .. } = &actor.credential else { unreachable!() };
+    // Signing in gave it: fresh for the window, never for a window of 0.
+    assert!(step_up::password_fresh(&s.db, &actor, window).await.unwrap());
+    assert!(!step_up::password_fresh(&s.db, &actor, TimeDelta::zero()).await.unwrap());
+    // Eleven minutes on, it is asked again.
+    let mut tx = s.db.begin_write().await.unwrap();
+    let then = chrono::Utc::now() - TimeDelta::minutes(11);
+    frontdesk::store::identity::set_password_given_at(tx.conn(), token_id, then).await.unwrap();
+    tx.commit().await.unwrap();
+    assert!(!step_up::password_fresh(&s.db, &actor, window).await.unwrap());
+    // A wrong password is refused and changes nothing; the right one counts from now.
+    let wrong = step_up::give_password(&s.db, &actor, "not the password".into(), "203.0.113.9").await;
+    assert!(matches!(wrong, Err(Error::Unauthorized(_))), "{wrong:?}");
+    assert!(!step_up::password_fresh(&s.db, &actor, window).await.unwrap());
+    step_up::give_password(&s.db, &actor, PASSWORD.into(), "203.0.113.9").await.expect("the right password");
+    assert!(step_up::password_fresh(&s.db, &actor, window).await.unwrap());
+    // An API key has no password to give.
+    let key = s.key(&org, &[Scope::ReservationsRead], None).await;
+    let keyed = identity::authenticate_api_key(&s.db, &key).await.expect("key");
+    assert!(matches!(step_up::password_fresh(&s.db, &keyed, window).await, Err(Error::Forbidden(_))));
     s.stop().await;
 }

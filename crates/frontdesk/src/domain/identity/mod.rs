@@ -5,12 +5,14 @@
 //! [`sign_in`], [`authenticate_token`], [`authenticate_api_key`]); `operators.rs` is an organization's management of
 //! its operators ([`add_operator`], [`reset_password`], [`change_own_password`], [`remove_operator`]); and
 //! `invitations.rs` the links by which an invited operator chooses a password ([`invite_operator`],
-//! [`accept_invitation`]); `roles.rs` operators' roles and hotels ([`set_role`], the last owner's rule).
+//! [`accept_invitation`]); `roles.rs` operators' roles and hotels ([`set_role`], the last owner's rule); `step_up.rs` the password asked
+//! again before dangerous dashboard actions.
 
 mod invitations;
 mod operators;
 mod roles;
 mod sessions;
+pub mod step_up;
 
 use super::access::{Actor, Credential};
 use super::validate::{clean, Checks};

@@ -2,7 +2,7 @@
 //! other sessions) end when revoked.
 
 use crate::common::browser::Browser;
-use crate::common::{Auth, PASSWORD};
+use crate::common::{Auth, TestServer, PASSWORD};
 use frontdesk::store::Engine;
 use serde_json::{json, Value};
 
@@ -11,6 +11,7 @@ use super::{html, screenshots, server, shown_secret, Dashboard};
 on_both_engines_configured!(
     an_api_key_made_in_the_dashboard_works_and_its_secret_is_shown_once,
     an_operator_token_works_until_revoked_and_other_sessions_can_be_ended,
+    making_a_key_or_a_token_asks_for_the_password_again,
 );
 
 /// The value of the read-only secret field in a page's HTML.
@@ -198,4 +199,52 @@ async fn an_operator_token_works_until_revoked_and_other_sessions_can_be_ended(e
     assert_eq!(status, 422);
     assert!(body.contains("must be today or later"), "{body}");
     b.close().await;
+}
+
+/// With `--step-up-minutes 0` every key and token asks for the password: a wrong one makes nothing, the right one
+/// makes what the form asked for.
+async fn making_a_key_or_a_token_asks_for_the_password_again(engine: Engine) {
+    let Some(s) = TestServer::configured(engine, |c| c.sessions.step_up_minutes = 0).await else { return };
+    let org = s.org("Acme").await;
+    let hotel = s.hotel(&org, "Seaside Inn").await;
+    let Some(b) = Browser::start(&s.base).await else { return };
+    b.sign_in(&org.operator_email, PASSWORD).await;
+    b.goto(&format!("/hotels/{hotel}/integrations/api-keys")).await;
+    b.fill("#name", "Channel manager").await;
+    b.click("input[name='scope-guests:write']").await;
+    b.click_text("button", "Create API key").await;
+    b.wait_for_text("Confirm your password").await;
+    let text = b.page_text().await;
+    assert!(text.contains("Creating an API key needs your password") && text.contains("Nothing has been changed yet"));
+    b.assert_page_ok("the step-up page").await;
+    if screenshots(&s) {
+        b.screenshot("integrations-step-up").await;
+    }
+    let keys = s.count("api_keys").await;
+    b.fill("#stepUpPassword", "not the password").await;
+    b.click_text("button", "Confirm and continue").await;
+    b.wait_for_text("The password is not right").await;
+    assert_eq!(s.count("api_keys").await, keys, "a wrong password makes no key");
+    b.assert_page_ok("the step-up page after a wrong password").await;
+    b.fill("#stepUpPassword", PASSWORD).await;
+    b.click_text("button", "Confirm and continue").await;
+    let secret = shown_secret(&b).await;
+    assert_eq!(s.count("api_keys").await, keys + 1);
+    assert!(b.page_text().await.contains("Channel manager"), "the key has the name typed before the password");
+    // The scope ticked before the password came through too.
+    let key = Auth::Key(secret);
+    s.post("/api/guests", &key, json!({"hotelId": hotel, "firstName": "Ana", "lastName": "Silva"})).await.expect(200);
+
+    // An access token asks again (0 minutes: every time).
+    b.goto(&format!("/hotels/{hotel}/integrations/tokens")).await;
+    b.fill("#name", "Nightly export").await;
+    b.click_text("button", "Create access token").await;
+    b.wait_for_text("Confirm your password").await;
+    assert!(b.page_text().await.contains("Creating an access token needs your password"));
+    b.fill("#stepUpPassword", PASSWORD).await;
+    b.click_text("button", "Confirm and continue").await;
+    let token = shown_secret(&b).await;
+    s.get("/api/hotels", &Auth::Token(token)).await.expect(200);
+    b.close().await;
+    s.stop().await;
 }

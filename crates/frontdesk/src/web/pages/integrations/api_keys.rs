@@ -19,6 +19,7 @@ use crate::web::form::{self, FormErrors};
 use crate::web::page::{render_page, Chrome, ConfirmPage, Section, WebResult};
 use crate::web::pages::HotelPage;
 use crate::web::session::{self, Flash, Posted};
+use crate::web::step_up::StepUpForm;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -122,7 +123,15 @@ fn rate_limit(errors: &mut FormErrors, value: &str) -> Option<i64> {
     Some(errors.count("rateLimitPerMinute", value, 0, 1, MAX_RATE_LIMIT))
 }
 
-async fn create(State(state): State<AppState>, page: HotelPage, posted: Posted<HashMap<String, String>>) -> WebResult {
+async fn create(
+    State(state): State<AppState>,
+    page: HotelPage,
+    form: StepUpForm<HashMap<String, String>>,
+) -> WebResult {
+    let posted = match form.confirmed(&state, "Creating an API key").await {
+        Ok(posted) => posted,
+        Err(asked) => return Ok(asked),
+    };
     let f = posted.form;
     let mut errors = FormErrors::default();
     let limit = rate_limit(&mut errors, field(&f, "rateLimitPerMinute"));

@@ -12,11 +12,12 @@ use axum::Router;
 
 use super::{field, secret_response, when, when_or, Frame, Nav, SecretPage, Tab};
 use crate::app::AppState;
-use crate::domain::operator_tokens::{self, OperatorToken, MAX_EXPIRY_DAYS};
+use crate::domain::operator_tokens::{self, OperatorToken};
 use crate::web::form::{self, FormErrors};
 use crate::web::page::{render_page, Chrome, ConfirmPage, Section, WebResult};
 use crate::web::pages::HotelPage;
 use crate::web::session::{self, Flash, Posted};
+use crate::web::step_up::StepUpForm;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -66,6 +67,9 @@ struct ListPage {
     expires_on: String,
     min_date: String,
     max_date: String,
+    /// Whether the operator must choose an expiry (anyone but an owner), at most `longest_days` ahead.
+    expiry_required: bool,
+    longest_days: u64,
     idle_hours: i64,
 }
 
@@ -78,6 +82,7 @@ async fn list_page(
     let frame = Frame::load(state, page, Tab::Tokens, "Access tokens").await?;
     let listed = operator_tokens::list(&state.db, &page.session.actor).await?;
     let today = chrono::Utc::now().date_naive();
+    let (longest, may_be_open) = operator_tokens::expiry_limit(&page.session.actor);
     let t = ListPage {
         tokens: listed.tokens.iter().map(|t| token_row(&frame, t)).collect(),
         sessions: listed.sessions.iter().map(|t| token_row(&frame, t)).collect(),
@@ -85,7 +90,9 @@ async fn list_page(
         typed_name: form.map(|f| field(f, "name").to_string()).unwrap_or_default(),
         expires_on: form.map(|f| field(f, "expiresOn").to_string()).unwrap_or_default(),
         min_date: today.to_string(),
-        max_date: (today + chrono::Days::new(MAX_EXPIRY_DAYS)).to_string(),
+        max_date: (today + chrono::Days::new(longest)).to_string(),
+        expiry_required: !may_be_open,
+        longest_days: longest,
         idle_hours: state.config.session_limits().idle.map_or(0, |idle| idle.num_hours()),
         chrome: frame.chrome,
         nav: frame.nav,
@@ -97,7 +104,15 @@ async fn list(State(state): State<AppState>, page: HotelPage) -> WebResult {
     list_page(&state, &page, None, FormErrors::default()).await
 }
 
-async fn create(State(state): State<AppState>, page: HotelPage, posted: Posted<HashMap<String, String>>) -> WebResult {
+async fn create(
+    State(state): State<AppState>,
+    page: HotelPage,
+    form: StepUpForm<HashMap<String, String>>,
+) -> WebResult {
+    let posted = match form.confirmed(&state, "Creating an access token").await {
+        Ok(posted) => posted,
+        Err(asked) => return Ok(asked),
+    };
     let f = posted.form;
     let mut errors = FormErrors::default();
     let expires_on = errors.date("expiresOn", field(&f, "expiresOn"), false);

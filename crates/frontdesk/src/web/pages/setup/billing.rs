@@ -20,7 +20,8 @@ use crate::domain::money;
 use crate::web::form::{optional, FormErrors};
 use crate::web::page::WebResult;
 use crate::web::pages::HotelPage;
-use crate::web::session::{self, Flash, Posted};
+use crate::web::session::{self, Flash};
+use crate::web::step_up::StepUpForm;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/setup/hotels/{hotel_id}/billing", get(show).post(save))
@@ -133,7 +134,11 @@ async fn show(State(state): State<AppState>, hotel: HotelPage) -> WebResult {
     page(&state, &hotel, s, Vec::new()).await
 }
 
-async fn save(State(state): State<AppState>, hotel: HotelPage, posted: Posted<HashMap<String, String>>) -> WebResult {
+async fn save(State(state): State<AppState>, hotel: HotelPage, form: StepUpForm<HashMap<String, String>>) -> WebResult {
+    let posted = match form.confirmed(&state, "Changing billing settings").await {
+        Ok(posted) => posted,
+        Err(asked) => return Ok(asked),
+    };
     let f = posted.form;
     let field = |name: &str| f.get(name).map(String::as_str).unwrap_or_default();
     let ticked = |name: &str| f.contains_key(name);

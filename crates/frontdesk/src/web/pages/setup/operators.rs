@@ -25,6 +25,7 @@ use crate::web::assets;
 use crate::web::form::{self, FormErrors};
 use crate::web::page::{self, render_page, ConfirmPage, WebResult};
 use crate::web::session::{self, Cookie, Flash, Posted};
+use crate::web::step_up::StepUpForm;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -226,8 +227,12 @@ async fn change_role(
     State(state): State<AppState>,
     page: SetupPage,
     Path(id): Path<String>,
-    posted: Posted<RoleForm>,
+    form: StepUpForm<RoleForm>,
 ) -> WebResult {
+    let posted = match form.confirmed(&state, "Changing an operator's role").await {
+        Ok(posted) => posted,
+        Err(asked) => return Ok(asked),
+    };
     let actor = &page.session.actor;
     let operator = identity::operator_of_organization(&state.db, actor, &id).await?;
     let asked = identity::RoleIn { role: posted.form.role.clone(), hotel_ids: operator.hotel_ids.clone() };
@@ -313,10 +318,10 @@ async fn remove(
     State(state): State<AppState>,
     page: SetupPage,
     Path(id): Path<String>,
-    posted: Posted<RemoveForm>,
+    step_up: StepUpForm<RemoveForm>,
 ) -> WebResult {
     let operator = identity::operator_of_organization(&state.db, &page.session.actor, &id).await?;
-    if !form::confirmed(posted.form.confirmed.as_deref()) {
+    if !form::confirmed(step_up.form().confirmed.as_deref()) {
         let template = ConfirmPage {
             frame: page.chrome(&state, Area::Operators, "Please confirm").await?.into(),
             question: format!("Remove {} ({})?", operator.name, operator.email),
@@ -329,6 +334,9 @@ async fn remove(
             cancel_href: "/setup/operators".into(),
         };
         return Ok(render_page(&template, &page.session, &state));
+    }
+    if let Err(asked) = step_up.confirmed(&state, &format!("Removing {}", operator.name)).await {
+        return Ok(asked);
     }
     let flash = match identity::remove_operator(&state.db, &page.session.actor, &id).await {
         Ok(op) => Flash::success(format!("Removed {}. Their sessions have ended.", op.name)),
