@@ -51,6 +51,14 @@ pub trait Record: Serialize {
     fn audited(&self) -> serde_json::Result<serde_json::Value> {
         serde_json::to_value(self)
     }
+
+    /// For a record written many at a time, created (`before` is `None`) or updated: the names of its top-level
+    /// fields that a summary lists as changed (a created record's non-empty ones), compared as typed values. A
+    /// summary keeps only these names, so a record that can answer spares the write its JSON twice over (hundreds
+    /// of nights in one batch). `None`: compare the JSON ([`Record::audited`]).
+    fn changed_fields(&self, _before: Option<&Self>) -> Option<Vec<&'static str>> {
+        None
+    }
 }
 
 /// The webhook event of an action on a record of `kind`, where the contract has one (`reservation.*`, `guest.*`)
@@ -159,6 +167,13 @@ impl Change {
             let payload = serde_json::to_string(record).map_err(anyhow::Error::from)?;
             let event = NewEvent { organization_id, hotel_id: record.hotel_id(), kind: kind.as_str(), payload };
             self.tx.record_event(&event).await?;
+        }
+        if let (Some((parent, date)), false) = (record.bulk_key(), action == Action::Deleted) {
+            if let Some(names) = record.changed_fields(before) {
+                let bulk = self.audit.bulk(organization_id, record.hotel_id(), R::KIND);
+                bulk.add_names(parent, date, action, names);
+                return Ok(());
+            }
         }
         let json = |r: &R| r.audited().map_err(anyhow::Error::from);
         let (was, is) = match action {

@@ -213,6 +213,30 @@ impl Record for NightOfPlan<'_> {
     fn bulk_key(&self) -> Option<(&str, NaiveDate)> {
         Some((&self.rate.rate_plan_id, self.rate.date))
     }
+
+    /// The fields as their JSON names them (`updatedAt` is never listed); a created night lists what it has.
+    fn changed_fields(&self, before: Option<&Self>) -> Option<Vec<&'static str>> {
+        let is = self.rate;
+        let was = before.map(|b| b.rate);
+        let mut names = Vec::new();
+        let mut differs = |name: &'static str, changed: bool, present: bool| {
+            if (was.is_some() && changed) || (was.is_none() && present) {
+                names.push(name);
+            }
+        };
+        let changed = |f: &dyn Fn(&DailyRate) -> bool| was.is_some_and(|w| !f(w));
+        differs("currency", changed(&|w| w.currency == is.currency), true);
+        differs("date", changed(&|w| w.date == is.date), true);
+        differs("price", changed(&|w| w.price == is.price), true);
+        differs("ratePlanId", changed(&|w| w.rate_plan_id == is.rate_plan_id), true);
+        differs("availability", changed(&|w| w.availability == is.availability), is.availability.is_some());
+        differs("stopSell", changed(&|w| w.stop_sell == is.stop_sell), true);
+        differs("closedToArrival", changed(&|w| w.closed_to_arrival == is.closed_to_arrival), true);
+        differs("closedToDeparture", changed(&|w| w.closed_to_departure == is.closed_to_departure), true);
+        differs("minStay", changed(&|w| w.min_stay == is.min_stay), is.min_stay.is_some());
+        differs("maxStay", changed(&|w| w.max_stay == is.max_stay), is.max_stay.is_some());
+        Some(names)
+    }
 }
 
 /// What a batch is checked and merged against: the rate plans it may write (the caller's, keyed by id) and
@@ -366,4 +390,80 @@ pub fn check_and_merge(
 fn sorted(mut errors: Vec<FieldError>) -> Vec<FieldError> {
     errors.sort_by_key(|e| e.index);
     errors
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+    use crate::domain::audit::entry;
+    use crate::domain::change::Action;
+
+    fn night() -> DailyRate {
+        DailyRate {
+            rate_plan_id: "plan".into(),
+            date: NaiveDate::from_ymd_opt(2026, 12, 24).unwrap_or_default(),
+            price: 12_000,
+            currency: "EUR".into(),
+            availability: None,
+            stop_sell: false,
+            closed_to_arrival: false,
+            closed_to_departure: false,
+            min_stay: Some(2),
+            max_stay: None,
+            updated_at: Utc.timestamp_opt(0, 0).single().unwrap_or_default(),
+        }
+    }
+
+    /// The names the JSON comparison lists, at the top level (what a summary keeps).
+    fn by_json(before: Option<&NightOfPlan>, after: &NightOfPlan) -> Vec<String> {
+        let json = |n: &NightOfPlan| serde_json::to_value(n).unwrap_or_default();
+        let action = if before.is_some() { Action::Updated } else { Action::Created };
+        let mut names: Vec<String> = entry::fields(action, before.map(json).as_ref(), Some(&json(after)), &[])
+            .into_iter()
+            .map(|f| f.field)
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn typed(before: Option<&NightOfPlan>, after: &NightOfPlan) -> Vec<String> {
+        let mut names: Vec<String> =
+            after.changed_fields(before).unwrap_or_default().into_iter().map(str::to_owned).collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_nights_changed_fields_are_those_its_json_lists() {
+        let was = night();
+        let changes: Vec<Box<dyn Fn(&mut DailyRate)>> = vec![
+            Box::new(|_| {}),
+            Box::new(|n| n.price += 1),
+            Box::new(|n| n.availability = Some(3)),
+            Box::new(|n| n.min_stay = None),
+            Box::new(|n| {
+                n.stop_sell = true;
+                n.closed_to_arrival = true;
+                n.closed_to_departure = true;
+                n.max_stay = Some(7);
+            }),
+            Box::new(|n| n.currency = "CHF".into()),
+            Box::new(|n| n.updated_at = Utc::now()),
+        ];
+        for change in changes {
+            let mut is = night();
+            change(&mut is);
+            let before = NightOfPlan { hotel_id: Some("h"), rate: &was };
+            let after = NightOfPlan { hotel_id: Some("h"), rate: &is };
+            assert_eq!(typed(Some(&before), &after), by_json(Some(&before), &after), "{is:?}");
+            assert_eq!(typed(None, &after), by_json(None, &after), "created {is:?}");
+        }
+        assert_eq!(
+            typed(None, &NightOfPlan { hotel_id: None, rate: &was }).len(),
+            8,
+            "a created night lists all it has"
+        );
+    }
 }

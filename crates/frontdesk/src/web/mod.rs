@@ -53,7 +53,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(pages::reservations::router())
         .merge(pages::guests::router())
         .merge(pages::settings::router())
-        .merge(pages::setup::router())
+        .merge(pages::setup::router(state))
         .merge(pages::integrations::router())
         .merge(pages::messages::router())
         .merge(booking::router())

@@ -3,7 +3,7 @@
 //! when two owners demote each other at once), a role that does not exist (422), and the role in the audit log.
 
 use crate::common::browser::{Browser, PHONE};
-use crate::common::{day, Auth, Org, TestServer, PASSWORD};
+use crate::common::{day, Auth, Dashboard, Org, TestServer, PASSWORD};
 use chrono::TimeDelta;
 use frontdesk::domain::identity::{self, Role, Staffing};
 use frontdesk::domain::Scope;
@@ -19,6 +19,7 @@ on_both_engines!(
     roles_are_given_by_owners_and_must_exist,
     a_token_of_anyone_but_an_owner_lasts_at_most_ninety_days,
     the_password_given_counts_for_some_minutes,
+    each_role_opens_the_pages_of_its_job,
 );
 on_both_engines_configured!(housekeeping_works_its_board_and_sees_no_guest);
 
@@ -421,5 +422,91 @@ async fn the_password_given_counts_for_some_minutes(s: TestServer) {
     let key = s.key(&org, &[Scope::ReservationsRead], None).await;
     let keyed = identity::authenticate_api_key(&s.db, &key).await.expect("key");
     assert!(matches!(step_up::password_fresh(&s.db, &keyed, window).await, Err(Error::Forbidden(_))));
+    s.stop().await;
+}
+
+async fn each_role_opens_the_pages_of_its_job(s: TestServer) {
+    use Role::*;
+    let org = s.org("Acme").await;
+    let c = scene(&s, &org).await;
+    let guest = json!({"hotelId": c.hotel, "firstName": "Zelda", "lastName": "Quirinus",
+                       "email": "zelda@example.com", "phone": "+49 30 1234567"});
+    let guest = s.create("/api/guests", &org.auth(), guest).await;
+    let stays = s.get(&format!("/api/reservations?hotelId={}", c.hotel), &org.auth()).await.expect(200).body;
+    let stay = stays[0]["id"].as_str().unwrap().to_string();
+    s.put(&format!("/api/reservations/{stay}"), &org.auth(), json!({"guestId": guest})).await.expect(200);
+    let h = &c.hotel;
+    let readers = vec![Owner, Manager, FrontDesk, Revenue, Accountant];
+    let pages: Vec<(String, Vec<Role>)> = vec![
+        (format!("/hotels/{h}/today"), readers.clone()),
+        (format!("/hotels/{h}/reservations"), readers.clone()),
+        (format!("/hotels/{h}/reservations/{stay}"), readers.clone()),
+        (format!("/hotels/{h}/rack"), readers.clone()),
+        (format!("/hotels/{h}/requests"), readers.clone()),
+        (format!("/hotels/{h}/rates"), readers.clone()),
+        (format!("/hotels/{h}/housekeeping"), vec![Owner, Manager, FrontDesk, Housekeeping, Revenue, Accountant]),
+        (format!("/hotels/{h}/guests"), vec![Owner, Manager, FrontDesk, Accountant]),
+        (format!("/hotels/{h}/guests/{guest}"), vec![Owner, Manager, FrontDesk, Accountant]),
+        (format!("/hotels/{h}/reports"), vec![Owner, Manager, FrontDesk, Accountant]),
+        (format!("/hotels/{h}/invoices"), vec![Owner, Manager, FrontDesk, Accountant]),
+        (format!("/hotels/{h}/audit-log"), vec![Owner, Manager, Accountant]),
+        (format!("/setup/hotels/{h}"), vec![Owner, Manager]),
+        (format!("/setup/hotels/{h}/billing"), vec![Owner, Manager]),
+        (format!("/setup/hotels/{h}/rooms/new"), vec![Owner, Manager]),
+        (format!("/setup/hotels/{h}/rooms/{}", c.room), vec![Owner, Manager]),
+        ("/setup/hotels".into(), vec![Owner, Manager]),
+        ("/setup/password".into(), vec![Owner, Manager, FrontDesk, Housekeeping, Revenue, Accountant]),
+        ("/setup/operators".into(), vec![Owner]),
+        (format!("/hotels/{h}/integrations/api-keys"), vec![Owner]),
+        (format!("/hotels/{h}/integrations/webhooks"), vec![Owner]),
+    ];
+    let mut wrong = Vec::new();
+    for role in [Owner, Manager, FrontDesk, Housekeeping, Revenue, Accountant] {
+        let Auth::Token(token) = operator(&s, &org, role, None).await else { unreachable!() };
+        let desk = Dashboard::new(&s, &token);
+        for (path, allowed) in &pages {
+            let (status, html) = desk.get(path).await;
+            let expected = if allowed.contains(&role) { 200 } else { 403 };
+            if status != expected {
+                wrong.push(format!("{} {path}: {status}, not {expected}", role.label()));
+                continue;
+            }
+            if status == 403 {
+                assert!(html.contains("it takes the role"), "{} {path} says which role it takes", role.label());
+            }
+            // Nobody without guests:read sees a guest's contact details; housekeeping not even the name.
+            if !role.holds(Scope::GuestsRead) {
+                assert!(!html.contains("zelda@example.com") && !html.contains("1234567"), "{} {path}", role.label());
+            }
+            if role == Housekeeping {
+                assert!(!html.contains("Quirinus"), "housekeeping sees no guest name on {path}");
+            }
+        }
+        // A stay's page offers each role the actions it may take, and no other: the front desk charges and takes
+        // payments but neither corrects nor refunds; the accountant corrects but neither charges nor checks in;
+        // revenue reads the stay with the guest's name, without contact details, folio or history.
+        if role != Housekeeping {
+            let (_, html) = desk.get(&format!("/hotels/{h}/reservations/{stay}")).await;
+            let offers = |action: &str| html.contains(action);
+            let label = role.label();
+            assert_eq!(offers("/folio/charges\""), matches!(role, Owner | Manager | FrontDesk), "{label}: charges");
+            assert_eq!(offers("/folio/payments\""), matches!(role, Owner | Manager | FrontDesk), "{label}: payments");
+            assert_eq!(offers("/folio/refunds\""), matches!(role, Owner | Manager), "{label}: refunds");
+            assert_eq!(
+                offers("/folio/allowances\""),
+                matches!(role, Owner | Manager | Accountant),
+                "{label}: corrections"
+            );
+            assert_eq!(offers("id=\"folio-title\""), role != Revenue, "{label}: the folio");
+            assert_eq!(
+                offers("id=\"history-title\""),
+                matches!(role, Owner | Manager | Accountant),
+                "{label}: history"
+            );
+            assert_eq!(offers("Check in</button>"), matches!(role, Owner | Manager | FrontDesk), "{label}: check-in");
+            assert!(html.contains("Quirinus"), "{label} sees the guest's name on the stay");
+        }
+    }
+    assert!(wrong.is_empty(), "pages answered otherwise than each role's job:\n{}", wrong.join("\n"));
     s.stop().await;
 }

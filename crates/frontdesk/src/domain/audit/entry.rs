@@ -126,6 +126,18 @@ impl Bulk {
 
     /// Counts one record of `parent` on `date`, written by `action` with `fields` changed.
     pub fn add(&mut self, parent: &str, date: NaiveDate, action: Action, fields: &[FieldChange]) {
+        let names = fields.iter().map(|field| field.field.split('.').next().unwrap_or(&field.field));
+        self.add_names(parent, date, action, names);
+    }
+
+    /// Counts one record of `parent` on `date`, written by `action` with the top-level fields `names` changed.
+    pub fn add_names<'a>(
+        &mut self,
+        parent: &str,
+        date: NaiveDate,
+        action: Action,
+        names: impl IntoIterator<Item = &'a str>,
+    ) {
         self.count += 1;
         if action == Action::Created {
             self.created += 1;
@@ -135,9 +147,8 @@ impl Bulk {
         }
         self.from = Some(self.from.map_or(date, |d| d.min(date)));
         self.to = Some(self.to.map_or(date, |d| d.max(date)));
-        for field in fields {
-            // A nested field of a summarised record counts as its top-level field.
-            let top = field.field.split('.').next().unwrap_or(&field.field);
+        // A nested field of a summarised record counts as its top-level field.
+        for top in names {
             if !self.fields.contains(top) {
                 self.fields.insert(top.to_string());
             }

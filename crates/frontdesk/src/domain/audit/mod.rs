@@ -39,19 +39,23 @@ impl Draft {
         self.written.push(written);
     }
 
-    /// Counts a record written many at a time into the change's summary of its kind and hotel.
-    pub fn add_to_bulk(&mut self, written: Written, parent: &str, date: NaiveDate) {
-        let same = |b: &&mut Bulk| {
-            b.kind == written.kind && b.hotel_id == written.hotel_id && b.organization_id == written.organization_id
-        };
-        let bulk = match self.bulks.iter_mut().position(|b| same(&b)) {
+    /// The change's summary of the records of `kind` and `hotel_id` written many at a time.
+    pub fn bulk(&mut self, organization_id: &str, hotel_id: Option<&str>, kind: RecordKind) -> &mut Bulk {
+        let same =
+            |b: &Bulk| b.kind == kind && b.hotel_id.as_deref() == hotel_id && b.organization_id == organization_id;
+        match self.bulks.iter().position(same) {
             Some(at) => &mut self.bulks[at],
             None => {
-                self.bulks.push(Bulk::new(&written.organization_id, written.hotel_id.as_deref(), written.kind));
+                self.bulks.push(Bulk::new(organization_id, hotel_id, kind));
                 let last = self.bulks.len() - 1;
                 &mut self.bulks[last]
             }
-        };
+        }
+    }
+
+    /// Counts a record written many at a time into the change's summary of its kind and hotel.
+    pub fn add_to_bulk(&mut self, written: Written, parent: &str, date: NaiveDate) {
+        let bulk = self.bulk(&written.organization_id, written.hotel_id.as_deref(), written.kind);
         bulk.add(parent, date, written.action, &written.fields);
     }
 
@@ -254,9 +258,14 @@ pub async fn history(db: &Db, actor: &Actor, record_ids: &[String]) -> Result<Ve
     Ok(entries.into_iter().filter(|e| actor.sees_hotel(e.hotel_id.as_deref())).collect())
 }
 
-/// 403 unless the caller may read the log: operators, and API keys with `audit:read`.
+/// 403 unless the caller may read the log: owners, managers and accountants, and API keys with `audit:read`.
 fn require_reader(actor: &Actor) -> Result<()> {
     actor.require_scope(Scope::AuditRead)
+}
+
+/// Whether `actor` may read the log (a page shows a record's history only then).
+pub fn may_read(actor: &Actor) -> bool {
+    require_reader(actor).is_ok()
 }
 
 /// Entries deleted per statement by [`prune`], so that a long backlog never holds the write lock for long.

@@ -114,22 +114,58 @@ pub enum Entry {
     Fee(FeeIn),
 }
 
-impl Entry {
-    fn scope(&self) -> Scope {
+/// The kinds of [`Entry`], for what a caller may record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    Charge,
+    Allowance,
+    Payment,
+    Refund,
+    Fee,
+}
+
+impl EntryKind {
+    fn scope(self) -> Scope {
         match self {
-            Entry::Payment(_) | Entry::Refund { .. } => Scope::PaymentsWrite,
-            Entry::Charge(_) | Entry::Allowance { .. } | Entry::Fee(_) => Scope::FoliosWrite,
+            EntryKind::Payment | EntryKind::Refund => Scope::PaymentsWrite,
+            EntryKind::Charge | EntryKind::Allowance | EntryKind::Fee => Scope::FoliosWrite,
         }
     }
 
     /// What an operator's role must allow beyond the scope: the front desk charges but neither corrects nor
     /// refunds; the accountant corrects but does not charge.
-    fn task(&self) -> Option<Task> {
+    fn task(self) -> Option<Task> {
         match self {
-            Entry::Payment(_) => None,
-            Entry::Charge(_) | Entry::Fee(_) => Some(Task::Charge),
-            Entry::Allowance { .. } => Some(Task::Correct),
-            Entry::Refund { .. } => Some(Task::Refund),
+            EntryKind::Payment => None,
+            EntryKind::Charge | EntryKind::Fee => Some(Task::Charge),
+            EntryKind::Allowance => Some(Task::Correct),
+            EntryKind::Refund => Some(Task::Refund),
+        }
+    }
+
+    /// Refused (403, naming the role it takes) unless `actor` may record an entry of this kind.
+    pub fn require(self, actor: &Actor) -> Result<()> {
+        actor.require_scope(self.scope())?;
+        match self.task() {
+            Some(task) => actor.require(task),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether `actor` may record an entry of this kind (the dashboard offers only these forms).
+    pub fn allowed(self, actor: &Actor) -> bool {
+        self.require(actor).is_ok()
+    }
+}
+
+impl Entry {
+    fn kind(&self) -> EntryKind {
+        match self {
+            Entry::Charge(_) => EntryKind::Charge,
+            Entry::Allowance { .. } => EntryKind::Allowance,
+            Entry::Payment(_) => EntryKind::Payment,
+            Entry::Refund { .. } => EntryKind::Refund,
+            Entry::Fee(_) => EntryKind::Fee,
         }
     }
 }
@@ -229,10 +265,7 @@ pub fn ledger(owner: store::folios::FolioOwner, lines: Vec<FolioLine>) -> FolioL
 /// Records `entry` on a folio, once per idempotency `key` of the caller when one is given. Answers the folio's
 /// sums and the lines this write added (a request sent again: the lines the first one added).
 pub async fn record(db: &Db, actor: &Actor, folio_id: &str, entry: Entry, key: Option<&str>) -> Result<Recorded> {
-    actor.require_scope(entry.scope())?;
-    if let Some(task) = entry.task() {
-        actor.require(task)?;
-    }
+    entry.kind().require(actor)?;
     if let Some(key) = key {
         idempotency::check_key(key)
             .map_err(|message| Error::Validation(vec![FieldError::field("Idempotency-Key", message)]))?;
@@ -386,8 +419,8 @@ pub async fn exempt_from_city_tax(
     folio_id: &str,
     exemption: Option<CityTaxExemptionIn>,
 ) -> Result<FolioLedger> {
-    actor.require_scope(Scope::FoliosWrite)?;
-    actor.require(Task::Charge)?;
+    // Exempting a stay changes what it is charged: whoever may charge may.
+    EntryKind::Charge.require(actor)?;
     let reason = exemption.map(|e| clean(&e.reason));
     if let Some(reason) = &reason {
         let mut checks = Checks::new();

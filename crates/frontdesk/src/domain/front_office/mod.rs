@@ -43,6 +43,25 @@ pub struct StayLine {
     pub rooms: Vec<ReservationRoom>,
 }
 
+/// The guest of a stay as `actor` may see them: whole with `guests:read`; otherwise (the revenue role, a key that
+/// reads reservations only) the name alone, without contact details, address or notes.
+pub(crate) fn guest_as_seen(actor: &Actor, guest: Guest) -> Guest {
+    if actor.require_scope(Scope::GuestsRead).is_ok() {
+        return guest;
+    }
+    Guest {
+        email: None,
+        phone: None,
+        street: None,
+        postal_code: None,
+        city: None,
+        country: None,
+        language: None,
+        notes: None,
+        ..guest
+    }
+}
+
 /// Booking requests waiting at a hotel.
 pub async fn requests_waiting(db: &Db, actor: &Actor, hotel_id: &str) -> Result<i64> {
     actor.require_scope(Scope::ReservationsRead)?;
@@ -82,7 +101,7 @@ async fn decorate(db: &Db, actor: &Actor, found: Vec<Reservation>) -> Result<Vec
     Ok(found
         .into_iter()
         .map(|r| StayLine {
-            guest: r.guest_id.as_ref().and_then(|id| guests.get(id).cloned()),
+            guest: r.guest_id.as_ref().and_then(|id| guests.get(id).cloned()).map(|g| guest_as_seen(actor, g)),
             rooms: rooms.remove(&r.id).unwrap_or_default(),
             reservation: r,
         })

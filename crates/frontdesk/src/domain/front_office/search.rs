@@ -185,7 +185,8 @@ pub async fn stay(db: &Db, actor: &Actor, reservation_id: &str) -> Result<StayLi
     let guest = match &reservation.guest_id {
         Some(id) => store::guests::get(&mut *db.read().await?, &actor.organization_id, id).await?,
         None => None,
-    };
+    }
+    .map(|g| super::guest_as_seen(actor, g));
     let rooms = reservation.rooms.clone().unwrap_or_default();
     Ok(StayLine { reservation, guest, rooms })
 }

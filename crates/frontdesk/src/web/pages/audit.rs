@@ -30,9 +30,16 @@ pub struct HistoryLine {
 }
 
 /// The history of records shown on one page (a reservation and its folio), oldest first.
-pub async fn history(state: &AppState, page: &HotelPage, record_ids: &[String]) -> Result<Vec<HistoryLine>, WebError> {
+pub async fn history(
+    state: &AppState,
+    page: &HotelPage,
+    record_ids: &[String],
+) -> Result<Option<Vec<HistoryLine>>, WebError> {
+    if !audit::may_read(&page.session.actor) {
+        return Ok(None);
+    }
     let entries = audit::history(&state.db, &page.session.actor, record_ids).await?;
-    Ok(entries.iter().map(HistoryLine::of).collect())
+    Ok(Some(entries.iter().map(HistoryLine::of).collect()))
 }
 
 impl HistoryLine {

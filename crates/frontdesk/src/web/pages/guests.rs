@@ -101,7 +101,7 @@ struct DetailTemplate {
     href: String,
     new_reservation: String,
     /// The guest's changes, from the audit log.
-    history: Vec<crate::web::pages::audit::HistoryLine>,
+    history: Option<Vec<crate::web::pages::audit::HistoryLine>>,
 }
 
 /// A line of the guest's message log.

@@ -237,6 +237,22 @@ pub async fn preview(db: &Db, actor: &Actor, folio_id: &str, input: InvoiceIn) -
     })
 }
 
+/// Whether `actor` may issue (and send) invoices: the dashboard offers it only then.
+pub fn may_issue(actor: &Actor) -> bool {
+    actor.require_scope(Scope::InvoicesWrite).is_ok()
+}
+
+/// Refused unless `actor` may cancel invoices.
+fn require_canceller(actor: &Actor) -> Result<()> {
+    actor.require_scope(Scope::InvoicesWrite)?;
+    actor.require(crate::domain::access::Task::CancelInvoice)
+}
+
+/// Whether `actor` may cancel invoices: the dashboard offers it only then.
+pub fn may_cancel(actor: &Actor) -> bool {
+    require_canceller(actor).is_ok()
+}
+
 /// Issues the folio's open lines as an invoice numbered from the hotel's series, once per idempotency `key` of the
 /// caller when one is given. 422 with every reason when it cannot be issued.
 pub async fn issue(db: &Db, actor: &Actor, folio_id: &str, input: InvoiceIn, key: Option<&str>) -> Result<Invoice> {
@@ -318,8 +334,7 @@ async fn save(tx: &mut Change, actor: &Actor, invoice: &Invoice) -> Result<()> {
 /// Cancels an invoice by issuing its cancellation invoice (the next number, every line negated); the folio's lines
 /// may then be invoiced again. 409 for a cancellation invoice, or an invoice already cancelled.
 pub async fn cancel(db: &Db, actor: &Actor, invoice_id: &str, input: CancellationIn) -> Result<Invoice> {
-    actor.require_scope(Scope::InvoicesWrite)?;
-    actor.require(crate::domain::access::Task::CancelInvoice)?;
+    require_canceller(actor)?;
     let reason = clean(&input.reason);
     let mut checks = Checks::new();
     checks.line("reason", &reason, 500);

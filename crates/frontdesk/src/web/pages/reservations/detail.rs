@@ -11,12 +11,14 @@ use super::guest_title;
 use crate::app::AppState;
 use crate::domain::finance::billing::{self, BillingSettings};
 use crate::domain::finance::folios::{FolioLedger, LineKind, PaymentMethod};
+use crate::domain::finance::invoices;
 use crate::domain::finance::ledger;
+use crate::domain::finance::ledger::EntryKind;
 use crate::domain::front_office::{self};
 use crate::domain::guests::Guest;
 use crate::domain::housekeeping::{self, RoomNow};
 use crate::domain::reservations::{stay, ReservationStatus, RoomStatus};
-use crate::domain::{money, Error};
+use crate::domain::{money, Actor, Error, Scope};
 use crate::web::form::FormErrors;
 use crate::web::page::{render_page, Chrome, Section, WebError, WebResult};
 use crate::web::view::{self, Catalog, StayRow};
@@ -58,8 +60,12 @@ pub(super) struct FolioView {
     pub(super) city_tax: Option<CityTaxView>,
     /// The folio's invoices and cancellation invoices, oldest first.
     pub(super) invoices: Vec<crate::web::pages::invoices::InvoiceLink>,
-    /// Whether it has lines not yet on an invoice (charges or allowances).
+    /// Whether it has lines not yet on an invoice (charges or allowances), and the operator may issue one.
     pub(super) to_invoice: bool,
+    /// Whether the operator's role may add charges (and exempt the stay from city tax), and take payments: the
+    /// forms are shown only then.
+    pub(super) may_charge: bool,
+    pub(super) may_pay: bool,
 }
 
 /// Whether the stay pays the hotel's city tax, and whether the desk can still change that.
@@ -92,7 +98,15 @@ pub(super) struct VatRow {
     pub(super) gross: String,
 }
 
-pub(super) fn folio_view(ledger: FolioLedger, billing: &BillingSettings, status: ReservationStatus) -> FolioView {
+pub(super) fn folio_view(
+    ledger: FolioLedger,
+    billing: &BillingSettings,
+    status: ReservationStatus,
+    actor: &Actor,
+) -> FolioView {
+    let may_correct = EntryKind::Allowance.allowed(actor);
+    let may_refund = EntryKind::Refund.allowed(actor);
+    let may_charge = EntryKind::Charge.allowed(actor);
     let currency = ledger.currency.clone();
     let m = |minor: i64| money::format(minor, &currency);
     // By day, in the order they were made within a day: the folio as a guest reads it.
@@ -114,8 +128,8 @@ pub(super) fn folio_view(ledger: FolioLedger, billing: &BillingSettings, status:
                 amount: m(l.kind.sign() * l.gross),
                 note,
                 posted: l.posted_at.is_some(),
-                correctable: l.kind == LineKind::Charge,
-                refundable: l.kind == LineKind::Payment,
+                correctable: l.kind == LineKind::Charge && may_correct,
+                refundable: l.kind == LineKind::Payment && may_refund,
             }
         })
         .collect();
@@ -144,13 +158,16 @@ pub(super) fn folio_view(ledger: FolioLedger, billing: &BillingSettings, status:
         city_tax: billing.city_tax.as_ref().map(|rule| CityTaxView {
             name: rule.name.clone(),
             exempt_reason: ledger.city_tax_exempt_reason.clone(),
-            changeable: matches!(status, ReservationStatus::Confirmed | ReservationStatus::CheckedIn),
+            changeable: may_charge && matches!(status, ReservationStatus::Confirmed | ReservationStatus::CheckedIn),
         }),
         invoices: Vec::new(),
-        to_invoice: ledger
-            .lines
-            .iter()
-            .any(|l| matches!(l.kind, LineKind::Charge | LineKind::Allowance) && l.invoice_id.is_none()),
+        to_invoice: invoices::may_issue(actor)
+            && ledger
+                .lines
+                .iter()
+                .any(|l| matches!(l.kind, LineKind::Charge | LineKind::Allowance) && l.invoice_id.is_none()),
+        may_charge,
+        may_pay: EntryKind::Payment.allowed(actor),
     }
 }
 
@@ -167,13 +184,15 @@ pub(super) struct DetailTemplate {
     check_out_value: String,
     rooms: Vec<RoomLine>,
     folio: Option<FolioView>,
+    /// Whether the operator's role reads folios: the folio's section is left out otherwise.
+    show_folio: bool,
     notes: String,
     created: String,
     can: Moves,
     back: String,
     errors: FormErrors,
     /// The reservation's and its folio's changes, from the audit log.
-    history: Vec<crate::web::pages::audit::HistoryLine>,
+    history: Option<Vec<crate::web::pages::audit::HistoryLine>>,
 }
 
 /// Which actions a reservation offers in its state.
@@ -190,9 +209,23 @@ pub(super) struct Moves {
 }
 
 impl Moves {
-    /// `checked_out_today`: a check-out made today, which can still be undone.
-    fn of(status: ReservationStatus, checked_out_today: bool) -> Moves {
+    /// `checked_out_today`: a check-out made today, which can still be undone. None without the right to change
+    /// reservations (`writes`).
+    fn of(status: ReservationStatus, checked_out_today: bool, writes: bool) -> Moves {
         use ReservationStatus::*;
+        if !writes {
+            return Moves {
+                approve: false,
+                decline: false,
+                cancel: false,
+                check_in: false,
+                check_out: false,
+                undo_check_out: false,
+                no_show: false,
+                change_dates: false,
+                assign: false,
+            };
+        }
         Moves {
             approve: status.can_move_to(Confirmed) && status == Requested,
             decline: status == Requested,
@@ -259,9 +292,12 @@ pub(super) async fn render_detail(
         })
         .collect();
     let folio = r.folio.as_ref();
+    let reads = |scope: Scope| actor.require_scope(scope).is_ok();
     let same_email = match &line.guest {
-        Some(guest) => crate::domain::guests::same_email_in_hotel(&state.db, actor, guest).await?,
-        None => Vec::new(),
+        Some(guest) if reads(Scope::GuestsRead) => {
+            crate::domain::guests::same_email_in_hotel(&state.db, actor, guest).await?
+        }
+        _ => Vec::new(),
     };
     let mut recorded = vec![r.id.clone()];
     recorded.extend(folio.map(|f| f.id.clone()));
@@ -275,20 +311,25 @@ pub(super) async fn render_detail(
         row: StayRow::new(&line, &catalog),
         check_in_value: r.check_in_date.to_string(),
         check_out_value: r.check_out_date.to_string(),
+        show_folio: reads(Scope::FoliosRead),
         folio: match folio {
-            Some(f) => {
+            Some(f) if reads(Scope::FoliosRead) => {
                 let ledger = ledger::get(&state.db, actor, &f.id).await?;
                 let billing = billing::get(&state.db, actor, &page.hotel.id).await?;
-                let mut view = folio_view(ledger, &billing, r.status);
+                let mut view = folio_view(ledger, &billing, r.status, actor);
                 let invoices = crate::domain::finance::invoices::of_folio(&state.db, actor, &f.id).await?;
                 view.invoices = crate::web::pages::invoices::InvoiceLink::all(&invoices);
                 Some(view)
             }
-            None => None,
+            _ => None,
         },
         notes: r.notes.clone().unwrap_or_default(),
         created: r.created_at.format("%-d %b %Y %H:%M UTC").to_string(),
-        can: Moves::of(r.status, stay::checked_out_today(&state.db, &page.hotel, r).await?),
+        can: Moves::of(
+            r.status,
+            stay::checked_out_today(&state.db, &page.hotel, r).await?,
+            actor.require_scope(Scope::ReservationsWrite).is_ok(),
+        ),
         back: format!("/hotels/{}/reservations/{}", page.hotel.id, r.id),
         guest: line.guest.clone(),
         rooms,

@@ -276,7 +276,7 @@ pub(super) async fn print(
             crate::web::view::nights(r.nights())
         ),
         printed: crate::web::view::date_long(page.hotel.local_date(crate::domain::now())),
-        folio: super::detail::folio_view(ledger, &billing, r.status),
+        folio: super::detail::folio_view(ledger, &billing, r.status, actor),
         back: page.path(&format!("reservations/{id}#folio-title")),
     };
     Ok(crate::web::page::render_page(&template, &page.session, &state))

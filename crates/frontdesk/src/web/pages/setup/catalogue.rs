@@ -324,7 +324,7 @@ struct RoomTemplate {
     room_types: Vec<(String, String)>,
     statuses: Vec<(String, String)>,
     /// The room's changes, from the audit log (none for a new room).
-    history: Vec<crate::web::pages::audit::HistoryLine>,
+    history: Option<Vec<crate::web::pages::audit::HistoryLine>>,
 }
 
 async fn room_page(
@@ -343,7 +343,7 @@ async fn room_page(
     let refused = !errors.is_empty();
     let history = match editing {
         Some(id) => crate::web::pages::audit::history(state, page, &[id.to_string()]).await?,
-        None => Vec::new(),
+        None => None,
     };
     let template = RoomTemplate {
         history,

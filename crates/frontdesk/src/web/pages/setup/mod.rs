@@ -5,8 +5,8 @@
 //!
 //! Every write goes through the same domain functions as the REST routes (`hotels::update` is
 //! `PUT /api/hotels/{id}`, `room_types::delete` is the room type's `DELETE`), so every rule, every 409 and every
-//! validation message is the API's. Any operator of the organization may do all of it: see docs/dashboard.md,
-//! "Hotel setup".
+//! validation message is the API's. Hotels and their catalogue are set up by owners and managers (the roles that
+//! configure hotels, docs/roles.md); operators by owners; everyone changes their own password.
 
 pub mod billing;
 pub mod catalogue;
@@ -14,25 +14,43 @@ pub mod hotels;
 pub mod operators;
 
 use askama::Template;
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
+use axum::middleware::Next;
 use axum::response::Response;
 use axum::Router;
 
 use crate::app::AppState;
+use crate::domain::access::Task;
 use crate::domain::hotels as hotel_records;
-use crate::web::assets;
 use crate::web::page::{render_page, HotelChoice, WebError};
 use crate::web::session::Session;
+use crate::web::{assets, errors};
 
-pub fn router() -> Router<AppState> {
-    Router::new()
+pub fn router(state: &AppState) -> Router<AppState> {
+    let hotel_setup = Router::new()
         .route("/setup", axum::routing::get(|| async { axum::response::Redirect::to("/setup/hotels") }))
         .merge(hotels::router())
         .merge(billing::router())
         .merge(catalogue::router())
-        .merge(operators::router())
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), configurers_only));
+    // Operators check their own: the list is the owner's, an operator's own password page everyone's.
+    hotel_setup.merge(operators::router())
+}
+
+/// Hotels, their billing, room types, rooms and rate plans are set up by the roles that configure hotels: for the
+/// others every page of it answers 403, saying which role it takes (the domain refuses their writes too).
+async fn configurers_only(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let (mut parts, body) = request.into_parts();
+    let session = match Session::from_request_parts(&mut parts, &state).await {
+        Ok(session) => session,
+        Err(refused) => return refused,
+    };
+    if let Err(refused) = session.actor.require(Task::ConfigureHotel) {
+        return errors::error_response(refused);
+    }
+    next.run(Request::from_parts(parts, body)).await
 }
 
 /// The areas of setup, for its navigation.
