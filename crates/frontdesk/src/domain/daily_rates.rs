@@ -400,6 +400,9 @@ mod tests {
     use crate::domain::audit::entry;
     use crate::domain::change::Action;
 
+    /// A change made to a night.
+    type Change = Box<dyn Fn(&mut DailyRate)>;
+
     fn night() -> DailyRate {
         DailyRate {
             rate_plan_id: "plan".into(),
@@ -438,7 +441,7 @@ mod tests {
     #[test]
     fn a_nights_changed_fields_are_those_its_json_lists() {
         let was = night();
-        let changes: Vec<Box<dyn Fn(&mut DailyRate)>> = vec![
+        let changes: Vec<Change> = vec![
             Box::new(|_| {}),
             Box::new(|n| n.price += 1),
             Box::new(|n| n.availability = Some(3)),
