@@ -24,8 +24,8 @@ pub enum Credential {
     /// An API key with its name and scopes.
     ApiKey { key_id: String, name: String, scopes: Vec<Scope>, rate_limit_per_minute: Option<u32> },
     /// An AI assistant at the assistant endpoint, signed in by an operator (OAuth client `client_id`): it reads
-    /// what that operator may read, and writes nothing.
-    Assistant { operator_id: String, client_id: String },
+    /// what that operator's hotels hold (`None`: every hotel), and writes nothing.
+    Assistant { operator_id: String, client_id: String, hotels: Option<Vec<String>> },
     /// The service itself, acting for an organization as `writer`: the command line, the demo's seeding, a job,
     /// the booking page's requests.
     System(Writer),
@@ -113,10 +113,13 @@ impl Actor {
         }
     }
 
-    /// The hotels an operator caller is limited to (`None`: every hotel, or not an operator).
+    /// The hotels an operator caller (or an assistant an operator signed in) is limited to (`None`: every hotel, or
+    /// not an operator).
     fn operator_hotels(&self) -> Option<&[String]> {
         match &self.credential {
-            Credential::Operator { hotels: Some(hotels), .. } => Some(hotels),
+            Credential::Operator { hotels: Some(hotels), .. } | Credential::Assistant { hotels: Some(hotels), .. } => {
+                Some(hotels)
+            }
             _ => None,
         }
     }
@@ -280,7 +283,7 @@ mod tests {
         Actor {
             organization_id: "org".into(),
             hotel_pin: None,
-            credential: Credential::Assistant { operator_id: "op".into(), client_id: "client".into() },
+            credential: Credential::Assistant { operator_id: "op".into(), client_id: "client".into(), hotels: None },
         }
     }
 

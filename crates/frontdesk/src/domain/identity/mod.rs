@@ -194,10 +194,7 @@ pub async fn organization(db: &Db, id: &str) -> Result<Organization> {
 /// `Frontdesk` for the service itself (the command line, the demo).
 pub async fn who(conn: &mut store::Conn, actor: &Actor) -> Result<String> {
     Ok(match &actor.credential {
-        Credential::Operator { operator_id, .. } => match store::identity::get_operator(conn, operator_id).await? {
-            Some(operator) => operator.name,
-            None => "an operator".to_string(),
-        },
+        Credential::Operator { name, .. } => name.clone(),
         Credential::Assistant { operator_id, .. } => match store::identity::get_operator(conn, operator_id).await? {
             Some(operator) => format!("an assistant of {}", operator.name),
             None => "an assistant".to_string(),

@@ -6,7 +6,7 @@ use super::super::access::{Actor, Credential};
 use super::super::secrets;
 use super::{same_resource, Settings, ACCESS_TOKEN_PREFIX, SCOPE};
 use crate::domain::change::{Change, Job, Writer};
-use crate::store::{oauth as rows, Db};
+use crate::store::{self, oauth as rows, Db};
 
 /// Why a bearer token was refused at the assistant endpoint.
 #[derive(Debug, PartialEq, Eq)]
@@ -38,6 +38,13 @@ pub async fn authenticate(db: &Db, settings: &Settings, token: &str) -> Result<A
     if !row.scope.split_whitespace().any(|s| s == SCOPE) {
         return Err(BearerError::InvalidToken("the access token lacks the scope service:read"));
     }
+    // It reads what its operator's hotels hold: their limit is read with every request, so a changed one holds at
+    // once (docs/roles.md).
+    let operator = store::identity::get_operator(&mut conn, &row.operator_id)
+        .await
+        .map_err(|_| BearerError::Internal)?
+        .ok_or(BearerError::InvalidToken("the access token is invalid"))?;
+    drop(conn);
     // The dashboard lists when each connected assistant was last used: recorded to the minute, off the request's path.
     let at = Utc::now();
     if row.last_used_at.is_none_or(|t| at - t >= TimeDelta::seconds(60)) {
@@ -58,6 +65,10 @@ pub async fn authenticate(db: &Db, settings: &Settings, token: &str) -> Result<A
     Ok(Actor {
         organization_id: row.organization_id,
         hotel_pin: None,
-        credential: Credential::Assistant { operator_id: row.operator_id, client_id: row.client_id },
+        credential: Credential::Assistant {
+            operator_id: row.operator_id,
+            client_id: row.client_id,
+            hotels: operator.hotel_ids,
+        },
     })
 }

@@ -1,7 +1,7 @@
 //! The tools: an operator sees only their organization, nothing about guests leaks, input is validated, large counts
 //! are lower bounds, and calls are counted in the metrics.
 
-use crate::common::{day, TestServer};
+use crate::common::{day, Org, TestServer, PASSWORD};
 use frontdesk::store::Engine;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use serde_json::json;
@@ -10,6 +10,7 @@ use super::{call, catalogue, connect, every_tool, ok, tokens_for};
 
 on_both_engines!(
     operators_see_only_their_organization,
+    an_assistant_sees_only_its_operators_hotels,
     nothing_about_guests_leaks,
     tool_input_is_validated,
     large_counts_are_lower_bounds,
@@ -46,6 +47,43 @@ async fn operators_see_only_their_organization(s: TestServer) {
         let message = tool_error(call(&client, tool, args).await);
         assert!(message.contains("not found"), "{tool}: {message}");
     }
+    client.cancel().await.expect("close");
+}
+
+/// An assistant signed in by an operator limited to one hotel reads that hotel only: the others are not found,
+/// as another organization's are.
+async fn an_assistant_sees_only_its_operators_hotels(s: TestServer) {
+    use frontdesk::domain::identity::{self, Role, Staffing};
+    use frontdesk::model::changes::Writer;
+    let acme = s.org("Acme").await;
+    let (mine, _, _) = catalogue(&s, &acme, "Acme Sea").await;
+    let (theirs, _, their_plan) = catalogue(&s, &acme, "Acme Hills").await;
+    let email = format!("{}@example.com", uuid::Uuid::now_v7().simple());
+    let input = identity::OperatorIn { organization_id: &acme.id, email: &email, name: "Desk", password: PASSWORD };
+    let staffing = Staffing { role: Role::FrontDesk, hotel_ids: Some(vec![mine.clone()]) };
+    identity::create_operator_as(&s.db, Writer::CommandLine, input, &staffing).await.expect("operator");
+    let desk = Org { id: acme.id.clone(), token: acme.token.clone(), operator_email: email };
+    let (_, access, _) = tokens_for(&s, &desk).await;
+    let client = connect(&s, &access).await;
+    let hotels = ok(call(&client, "list_hotels", json!({})).await);
+    let ids: Vec<&str> = hotels["hotels"].as_array().expect("hotels").iter().filter_map(|h| h["id"].as_str()).collect();
+    assert_eq!(ids, [mine.as_str()]);
+    ok(call(&client, "housekeeping_summary", json!({"hotelId": mine})).await);
+    for (tool, args) in [
+        ("list_room_types", json!({"hotelId": theirs})),
+        ("housekeeping_summary", json!({"hotelId": theirs})),
+        ("schedule_counts", json!({"hotelId": theirs, "dateFrom": day(0), "dateTo": day(3)})),
+        ("get_daily_prices", json!({"ratePlanId": their_plan, "dateFrom": day(0), "dateTo": day(3)})),
+    ] {
+        let message = tool_error(call(&client, tool, args).await);
+        assert!(message.contains("not found"), "{tool}: {message}");
+    }
+    // The owner's assistant reads both.
+    let (_, access, _) = tokens_for(&s, &acme).await;
+    let owners = connect(&s, &access).await;
+    let hotels = ok(call(&owners, "list_hotels", json!({})).await);
+    assert_eq!(hotels["hotels"].as_array().expect("hotels").len(), 2);
+    owners.cancel().await.expect("close");
     client.cancel().await.expect("close");
 }
 
