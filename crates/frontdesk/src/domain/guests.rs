@@ -330,16 +330,8 @@ pub async fn anonymise(db: &Db, actor: &Actor, id: &str) -> Result<Guest> {
     let g = Guest {
         first_name: ANONYMISED_FIRST_NAME.to_string(),
         last_name: ANONYMISED_LAST_NAME.to_string(),
-        email: None,
-        phone: None,
-        street: None,
-        postal_code: None,
-        city: None,
-        country: None,
-        language: None,
-        notes: None,
         updated_at: now(),
-        ..before.clone()
+        ..before.clone().name_only()
     };
     store::guests::update(tx.conn(), &actor.organization_id, &g).await?;
     tx.updated(&actor.organization_id, &before, &g).await?;

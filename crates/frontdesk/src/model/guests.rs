@@ -26,3 +26,20 @@ pub struct Guest {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
+
+impl Guest {
+    /// The guest with their name and nothing else of them: no contact details, address, language or notes.
+    pub fn name_only(self) -> Guest {
+        Guest {
+            email: None,
+            phone: None,
+            street: None,
+            postal_code: None,
+            city: None,
+            country: None,
+            language: None,
+            notes: None,
+            ..self
+        }
+    }
+}

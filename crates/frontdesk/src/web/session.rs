@@ -172,21 +172,27 @@ where
     type Rejection = Response;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let (mut parts, body) = req.into_parts();
-        let session = Session::from_request_parts(&mut parts, state).await?;
-        let bytes = axum::body::to_bytes(body, state.config.body_limit_bytes)
-            .await
-            .map_err(|_| errors::bad_request("The form could not be read."))?;
-        let token = url::form_urlencoded::parse(&bytes).find(|(k, _)| k == CSRF_FIELD).map(|(_, v)| v.into_owned());
-        if !csrf_matches(&session.csrf, token.as_deref()) {
-            return Err(errors::forbidden(
-                "This form has expired or did not come from the dashboard. Go back, reload the page and try again.",
-            ));
-        }
+        let (_, session, bytes) = read_form(req, state).await?;
         let form = serde_urlencoded::from_bytes(&bytes)
             .map_err(|err| errors::bad_request(&format!("The form could not be read: {err}.")))?;
         Ok(Posted { session, form })
     }
+}
+
+/// A form posted by a signed-in operator, its CSRF token checked: the request's parts, the session and the body.
+pub async fn read_form(req: Request, state: &AppState) -> Result<(Parts, Session, axum::body::Bytes), Response> {
+    let (mut parts, body) = req.into_parts();
+    let session = Session::from_request_parts(&mut parts, state).await?;
+    let bytes = axum::body::to_bytes(body, state.config.body_limit_bytes)
+        .await
+        .map_err(|_| errors::bad_request("The form could not be read."))?;
+    let token = url::form_urlencoded::parse(&bytes).find(|(k, _)| k == CSRF_FIELD).map(|(_, v)| v.into_owned());
+    if !csrf_matches(&session.csrf, token.as_deref()) {
+        return Err(errors::forbidden(
+            "This form has expired or did not come from the dashboard. Go back, reload the page and try again.",
+        ));
+    }
+    Ok((parts, session, bytes))
 }
 
 /// A form with nothing to read but its CSRF token (sign-out).

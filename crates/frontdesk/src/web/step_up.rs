@@ -6,14 +6,14 @@
 //! password goes through, a wrong one asks again (401), and too many wrong ones wait like failed sign-ins (429).
 
 use askama::Template;
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
 use axum::response::Response;
 use chrono::TimeDelta;
 use serde::de::DeserializeOwned;
 
 use super::page::{self, ConfirmFrame};
-use super::session::{self, Posted, Session, CSRF_FIELD};
+use super::session::{self, Posted, CSRF_FIELD};
 use super::{assets, errors};
 use crate::app::limits::client_address;
 use crate::app::AppState;
@@ -41,25 +41,15 @@ where
     type Rejection = Response;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let (mut parts, body) = req.into_parts();
-        let session = Session::from_request_parts(&mut parts, state).await?;
-        let bytes = axum::body::to_bytes(body, state.config.body_limit_bytes)
-            .await
-            .map_err(|_| errors::bad_request("The form could not be read."))?;
-        let mut token = None;
+        let (parts, session, bytes) = session::read_form(req, state).await?;
         let mut password = None;
         let mut fields = Vec::new();
         for (name, value) in url::form_urlencoded::parse(&bytes) {
             match name.as_ref() {
-                CSRF_FIELD => token = Some(value.into_owned()),
+                CSRF_FIELD => {}
                 PASSWORD_FIELD => password = Some(value.into_owned()),
                 _ => fields.push((name.into_owned(), value.into_owned())),
             }
-        }
-        if !session::csrf_matches(&session.csrf, token.as_deref()) {
-            return Err(errors::forbidden(
-                "This form has expired or did not come from the dashboard. Go back, reload the page and try again.",
-            ));
         }
         let encoded = url::form_urlencoded::Serializer::new(String::new()).extend_pairs(&fields).finish();
         let form = serde_urlencoded::from_str(&encoded)

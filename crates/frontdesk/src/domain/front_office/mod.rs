@@ -49,17 +49,7 @@ pub(crate) fn guest_as_seen(actor: &Actor, guest: Guest) -> Guest {
     if actor.require_scope(Scope::GuestsRead).is_ok() {
         return guest;
     }
-    Guest {
-        email: None,
-        phone: None,
-        street: None,
-        postal_code: None,
-        city: None,
-        country: None,
-        language: None,
-        notes: None,
-        ..guest
-    }
+    guest.name_only()
 }
 
 /// Booking requests waiting at a hotel.
