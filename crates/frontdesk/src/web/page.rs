@@ -49,6 +49,11 @@ pub struct ShownSections {
     pub reports: bool,
     pub setup: bool,
     pub integrations: bool,
+    /// Actions within sections: booking a stay, adding a guest, changing prices and restrictions.
+    pub book: bool,
+    pub add_guests: bool,
+    pub change_rates: bool,
+    pub audit: bool,
 }
 
 impl ShownSections {
@@ -64,6 +69,10 @@ impl ShownSections {
             reports: scope(Scope::FoliosRead),
             setup: actor.require(Task::ConfigureHotel).is_ok(),
             integrations: actor.require(Task::Administer).is_ok(),
+            book: scope(Scope::ReservationsWrite),
+            add_guests: scope(Scope::GuestsWrite),
+            change_rates: scope(Scope::RatesWrite),
+            audit: scope(Scope::AuditRead),
         }
     }
 }

@@ -258,6 +258,7 @@ async fn form_page(
 }
 
 async fn new_form(State(state): State<AppState>, page: HotelPage) -> WebResult {
+    page.session.actor.require_scope(crate::domain::access::Scope::GuestsWrite)?;
     form_page(&state, &page, None, GuestForm::default(), FormErrors::default()).await
 }
 
@@ -266,6 +267,7 @@ async fn edit_form(
     page: HotelPage,
     axum::extract::Path((_, id)): axum::extract::Path<(String, String)>,
 ) -> WebResult {
+    page.session.actor.require_scope(crate::domain::access::Scope::GuestsWrite)?;
     let guest = guests::get(&state.db, &page.session.actor, &id).await?;
     form_page(&state, &page, Some(&guest.id), GuestForm::of(&guest), FormErrors::default()).await
 }

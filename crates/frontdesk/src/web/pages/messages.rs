@@ -86,6 +86,7 @@ async fn settings_page(
 }
 
 async fn show(State(state): State<AppState>, page: HotelPage) -> WebResult {
+    page.session.actor.require(crate::domain::access::Task::ConfigureHotel)?;
     let settings = guest_messages::settings(&state.db, &page.session.actor, &page.hotel.id).await?;
     let t = settings_page(&state, &page, SettingsForm::of(&settings), FormErrors::default()).await?;
     Ok(render_page(&t, &page.session, &state))
@@ -160,6 +161,7 @@ async fn edit(
     page: HotelPage,
     Path((_, kind, language)): Path<(String, String, String)>,
 ) -> WebResult {
+    page.session.actor.require(crate::domain::access::Task::ConfigureHotel)?;
     let (kind, language) = parse(&kind, &language)?;
     let wording = guest_messages::template(&state.db, &page.session.actor, &page.hotel.id, kind, language).await?;
     let preview = guest_messages::preview(&page.hotel.name, language, &wording.subject, &wording.body).await.ok();

@@ -71,6 +71,7 @@ fn template(
 }
 
 async fn show(State(state): State<AppState>, page: HotelPage) -> WebResult {
+    page.session.actor.require(crate::domain::access::Task::ConfigureHotel)?;
     let chrome = page.chrome(&state, Section::Settings, "Booking page settings").await?;
     let origins = page.hotel.booking_embed_origins.join("\n");
     let t = template(chrome, &state, page.hotel.public_booking, origins, FormErrors::default());

@@ -542,6 +542,12 @@ impl<'a> Dashboard<'a> {
     }
 
     pub async fn get(&self, path: &str) -> (u16, String) {
+        let (status, _, html) = self.open(path).await;
+        (status, html)
+    }
+
+    /// Like [`Dashboard::get`], with the headers (a redirect's `location`).
+    pub async fn open(&self, path: &str) -> (u16, reqwest::header::HeaderMap, String) {
         let answer = self
             .client
             .get(format!("{}{path}", self.s.base))
@@ -549,7 +555,8 @@ impl<'a> Dashboard<'a> {
             .send()
             .await
             .expect("page");
-        (answer.status().as_u16(), answer.text().await.expect("html"))
+        let (status, headers) = (answer.status().as_u16(), answer.headers().clone());
+        (status, headers, answer.text().await.expect("html"))
     }
 
     /// Posts a form with this session's CSRF token: (status, headers, body).

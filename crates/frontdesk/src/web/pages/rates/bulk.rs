@@ -320,6 +320,7 @@ fn query_pairs(query: Option<String>) -> Vec<(String, String)> {
 
 /// `GET …/rates/bulk?from=&to=&ratePlanIds=…`: the form, every weekday ticked, the plans named preselected.
 pub(super) async fn form(State(state): State<AppState>, page: HotelPage, RawQuery(query): RawQuery) -> WebResult {
+    page.session.actor.require_scope(crate::domain::access::Scope::RatesWrite)?;
     let mut form = BulkForm::from_pairs(&query_pairs(query));
     let today = page.hotel.today();
     if crate::domain::validate::calendar_date(&form.from).is_none() {

@@ -85,6 +85,8 @@ struct GroupView {
 
 struct RowView {
     plan: String,
+    /// The plan's own page (name, code, room type, active), for the roles that change rates.
+    plan_href: Option<String>,
     /// Code, currency and what else a row needs said: "BAR · EUR · all room types · inactive".
     note: String,
     cells: Vec<CellView>,
@@ -112,6 +114,8 @@ async fn calendar(State(state): State<AppState>, page: HotelPage, Query(q): Quer
     let cal = rate_calendar::calendar(&state.db, &page.session.actor, &page.hotel.id, from, span).await?;
     let last = cal.dates.last().copied().unwrap_or(from);
     let back = format!("from={from}&days={span}");
+    // Nights and plans link to their forms for the roles that change rates; the others read the grid.
+    let editable = page.session.actor.require_scope(crate::domain::access::Scope::RatesWrite).is_ok();
     let groups = cal
         .groups
         .iter()
@@ -124,8 +128,9 @@ async fn calendar(State(state): State<AppState>, page: HotelPage, Query(q): Quer
                     let plan = &row.plan;
                     RowView {
                         plan: plan.name.clone(),
+                        plan_href: editable.then(|| format!("/setup/hotels/{}/rate-plans/{}", page.hotel.id, plan.id)),
                         note: plan_note(plan, None),
-                        cells: row.nights.iter().map(|night| cell(night, plan, cal.today, &back)).collect(),
+                        cells: row.nights.iter().map(|night| cell(night, plan, cal.today, &back, editable)).collect(),
                     }
                 })
                 .collect(),
@@ -187,14 +192,20 @@ fn plan_note(plan: &RatePlan, room_type: Option<&str>) -> String {
     parts.join(" · ")
 }
 
-fn cell(night: &rate_calendar::CalendarNight, plan: &RatePlan, today: NaiveDate, back: &str) -> CellView {
+fn cell(
+    night: &rate_calendar::CalendarNight,
+    plan: &RatePlan,
+    today: NaiveDate,
+    back: &str,
+    editable: bool,
+) -> CellView {
     let mut class = String::new();
     if night.date == today {
         class.push_str("today ");
     } else if view::is_weekend(night.date) {
         class.push_str("weekend ");
     }
-    let href = (night.date >= today).then(|| format!("rates/{}/{}?{back}", plan.id, night.date));
+    let href = (editable && night.date >= today).then(|| format!("rates/{}/{}?{back}", plan.id, night.date));
     if night.date < today {
         class.push_str("past ");
     }

@@ -89,6 +89,7 @@ pub(super) async fn form(
     Path((_, plan_id, date)): Path<(String, String, String)>,
     RawQuery(query): RawQuery,
 ) -> WebResult {
+    page.session.actor.require_scope(crate::domain::access::Scope::RatesWrite)?;
     let (plan, date) = plan_and_night(&state, &page, &plan_id, &date).await?;
     let night = rate_calendar::night(&state.db, &page.session.actor, &plan, date).await?;
     let flag = |on: bool| on.then(|| "on".to_string());

@@ -137,6 +137,7 @@ pub(super) fn form_token() -> String {
 }
 
 pub(super) async fn new_form(State(state): State<AppState>, page: HotelPage, Query(q): Query<NewQuery>) -> WebResult {
+    page.session.actor.require_scope(crate::domain::access::Scope::ReservationsWrite)?;
     let today = page.hotel.today();
     let mut form = NewForm {
         form_token: form_token(),

@@ -275,6 +275,7 @@ pub(super) async fn check_out_page(
     axum::extract::Path((_, id)): axum::extract::Path<(String, String)>,
     Query(query): Query<BackQuery>,
 ) -> WebResult {
+    page.session.actor.require_scope(crate::domain::access::Scope::ReservationsWrite)?;
     let line = of_hotel(&state, &page, &id).await?;
     let back = back_to(query.back.as_deref(), &page, &id);
     let r = &line.reservation;

@@ -32,6 +32,11 @@ pub fn router() -> Router<AppState> {
         .route("/setup/hotels/{hotel_id}/rooms/new", get(new_room))
         .route("/setup/hotels/{hotel_id}/rooms/{id}", get(edit_room).post(update_room))
         .route("/setup/hotels/{hotel_id}/rooms/{id}/delete", post(delete_room))
+}
+
+/// Rate plans: set up by the roles that change rates (revenue too), beside the rest of a hotel's catalogue.
+pub fn rate_plan_router() -> Router<AppState> {
+    Router::new()
         .route("/setup/hotels/{hotel_id}/rate-plans", post(create_rate_plan))
         .route("/setup/hotels/{hotel_id}/rate-plans/new", get(new_rate_plan))
         .route("/setup/hotels/{hotel_id}/rate-plans/{id}", get(edit_rate_plan).post(update_rate_plan))
@@ -96,11 +101,23 @@ fn refused(err: Error) -> Result<FormErrors, Error> {
 
 /// The answer to a delete: back to the hotel's page, saying what happened; the domain's 409 as the message.
 fn deleted(state: &AppState, hotel: &Hotel, what: &str, result: Result<(), Error>) -> WebResult {
-    let to = hotel_path(&hotel.id);
+    deleted_to(state, &hotel_path(&hotel.id), what, result)
+}
+
+/// Where a rate plan's pages lead back to: the hotel's setup for those who configure it, else the rates calendar
+/// (revenue changes plans, not the hotel).
+fn plans_home(page: &HotelPage) -> String {
+    match page.session.actor.require(crate::domain::access::Task::ConfigureHotel) {
+        Ok(()) => hotel_path(&page.hotel.id),
+        Err(_) => format!("/hotels/{}/rates", page.hotel.id),
+    }
+}
+
+fn deleted_to(state: &AppState, to: &str, what: &str, result: Result<(), Error>) -> WebResult {
     match result {
-        Ok(()) => Ok(session::redirect_with(&to, Flash::success(format!("Deleted {what}.")), state)),
+        Ok(()) => Ok(session::redirect_with(to, Flash::success(format!("Deleted {what}.")), state)),
         Err(Error::Conflict(message)) => Ok(session::redirect_with(
-            &to,
+            to,
             Flash::error(format!("{} was not deleted: {message}.", capital(what))),
             state,
         )),
@@ -120,6 +137,17 @@ struct DeleteForm {
 
 /// The confirmation a delete shows when the browser did not ask (JavaScript off).
 async fn confirm_delete(state: &AppState, page: &HotelPage, what: &str, detail: &str, action: String) -> WebResult {
+    confirm_delete_back(state, page, what, detail, action, hotel_path(&page.hotel.id)).await
+}
+
+async fn confirm_delete_back(
+    state: &AppState,
+    page: &HotelPage,
+    what: &str,
+    detail: &str,
+    action: String,
+    cancel_href: String,
+) -> WebResult {
     let session = page.session.clone();
     let template = ConfirmPage {
         frame: SetupChrome::load(state, &session, Area::Hotels, "Please confirm").await?.into(),
@@ -128,7 +156,7 @@ async fn confirm_delete(state: &AppState, page: &HotelPage, what: &str, detail: 
         action,
         fields: vec![("confirmed".into(), "yes".into())],
         button: format!("Yes, delete {what}"),
-        cancel_href: hotel_path(&page.hotel.id),
+        cancel_href,
     };
     Ok(render_page(&template, &session, state))
 }
@@ -493,7 +521,8 @@ const RATE_PLAN_FIELDS: [&str; 5] = ["name", "code", "roomTypeId", "currency", "
 #[template(path = "setup/rate_plan.html")]
 struct RatePlanTemplate {
     chrome: SetupChrome,
-    hotel: Hotel,
+    /// The page it was reached from and leads back to ([`plans_home`]), and what it is called.
+    back: (String, String),
     editing: bool,
     action: String,
     form: RatePlanForm,
@@ -520,7 +549,10 @@ async fn rate_plan_page(
     let refused = !errors.is_empty();
     let template = RatePlanTemplate {
         chrome: SetupChrome::load(state, &page.session, Area::Hotels, title).await?,
-        hotel: page.hotel.clone(),
+        back: match page.session.actor.require(crate::domain::access::Task::ConfigureHotel) {
+            Ok(()) => (plans_home(page), page.hotel.name.clone()),
+            Err(_) => (plans_home(page), format!("Rates of {}", page.hotel.name)),
+        },
         editing: editing.is_some(),
         action,
         unplaced: errors.unplaced(&RATE_PLAN_FIELDS),
@@ -560,7 +592,7 @@ async fn create_rate_plan(State(state): State<AppState>, page: HotelPage, posted
     match rate_plans::upsert(&state.db, &page.session.actor, input).await {
         Ok(p) => {
             let flash = Flash::success(format!("Added the rate plan {}.", p.name));
-            Ok(session::redirect_with(&hotel_path(&page.hotel.id), flash, &state))
+            Ok(session::redirect_with(&plans_home(&page), flash, &state))
         }
         Err(err) => rate_plan_page(&state, &page, None, f, refused(err)?).await,
     }
@@ -585,7 +617,7 @@ async fn update_rate_plan(
     match rate_plans::update(&state.db, &page.session.actor, &id, patch).await {
         Ok(p) => {
             let flash = Flash::success(format!("Saved the rate plan {}.", p.name));
-            Ok(session::redirect_with(&hotel_path(&page.hotel.id), flash, &state))
+            Ok(session::redirect_with(&plans_home(&page), flash, &state))
         }
         Err(err) => rate_plan_page(&state, &page, Some(&id), f, refused(err)?).await,
     }
@@ -604,8 +636,8 @@ async fn delete_rate_plan(
         let detail = "Its prices go with it. A rate plan that reservations were booked under is kept (it can be made \
                       inactive instead).";
         let action = format!("{}/rate-plans/{id}/delete", hotel_path(&page.hotel.id));
-        return confirm_delete(&state, &page, &what, detail, action).await;
+        return confirm_delete_back(&state, &page, &what, detail, action, plans_home(&page)).await;
     }
     let result = rate_plans::delete(&state.db, &page.session.actor, &id).await.map(|_| ());
-    deleted(&state, &page.hotel, &what, result)
+    deleted_to(&state, &plans_home(&page), &what, result)
 }

@@ -41,6 +41,8 @@ struct HotelRow {
 struct ListTemplate {
     chrome: SetupChrome,
     rows: Vec<HotelRow>,
+    /// Opening a hotel is the owner's (`POST /api/hotels`).
+    may_open: bool,
 }
 
 async fn list(State(state): State<AppState>, page: SetupPage) -> WebResult {
@@ -48,7 +50,8 @@ async fn list(State(state): State<AppState>, page: SetupPage) -> WebResult {
     let base = state.config.public_base();
     let rows =
         found.into_iter().map(|hotel| HotelRow { booking_url: format!("{base}/book/{}", hotel.id), hotel }).collect();
-    let template = ListTemplate { chrome: page.chrome(&state, Area::Hotels, "Hotels").await?, rows };
+    let may_open = page.session.actor.require(crate::domain::access::Task::Administer).is_ok();
+    let template = ListTemplate { chrome: page.chrome(&state, Area::Hotels, "Hotels").await?, rows, may_open };
     Ok(crate::web::page::render_page(&template, &page.session, &state))
 }
 
@@ -213,6 +216,7 @@ async fn hotel_page(
 }
 
 async fn new_form(State(state): State<AppState>, page: SetupPage) -> WebResult {
+    page.session.actor.require(crate::domain::access::Task::Administer)?;
     hotel_page(&state, &page, None, HotelForm::blank(), FormErrors::default()).await
 }
 

@@ -22,7 +22,7 @@ use axum::response::Response;
 use axum::Router;
 
 use crate::app::AppState;
-use crate::domain::access::Task;
+use crate::domain::access::{Scope, Task};
 use crate::domain::hotels as hotel_records;
 use crate::web::page::{render_page, HotelChoice, WebError};
 use crate::web::session::Session;
@@ -34,20 +34,34 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(hotels::router())
         .merge(billing::router())
         .merge(catalogue::router())
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), configurers_only));
+        .route_layer(axum::middleware::from_fn_with_state((state.clone(), Needs::Task(Task::ConfigureHotel)), only));
+    let rate_plans = catalogue::rate_plan_router()
+        .route_layer(axum::middleware::from_fn_with_state((state.clone(), Needs::Scope(Scope::RatesWrite)), only));
     // Operators check their own: the list is the owner's, an operator's own password page everyone's.
-    hotel_setup.merge(operators::router())
+    hotel_setup.merge(rate_plans).merge(operators::router())
 }
 
-/// Hotels, their billing, room types, rooms and rate plans are set up by the roles that configure hotels: for the
-/// others every page of it answers 403, saying which role it takes (the domain refuses their writes too).
-async fn configurers_only(State(state): State<AppState>, request: Request, next: Next) -> Response {
+/// What a group of setup pages takes.
+#[derive(Debug, Clone, Copy)]
+enum Needs {
+    Task(Task),
+    Scope(Scope),
+}
+
+/// Hotels, their billing, room types and rooms are set up by the roles that configure hotels; rate plans by the
+/// roles that change rates. For the others every page of a group answers 403, saying which role it takes (the
+/// domain refuses their writes too).
+async fn only(State((state, needs)): State<(AppState, Needs)>, request: Request, next: Next) -> Response {
     let (mut parts, body) = request.into_parts();
     let session = match Session::from_request_parts(&mut parts, &state).await {
         Ok(session) => session,
         Err(refused) => return refused,
     };
-    if let Err(refused) = session.actor.require(Task::ConfigureHotel) {
+    let allowed = match needs {
+        Needs::Task(task) => session.actor.require(task),
+        Needs::Scope(scope) => session.actor.require_scope(scope),
+    };
+    if let Err(refused) = allowed {
         return errors::error_response(refused);
     }
     next.run(Request::from_parts(parts, body)).await
@@ -71,6 +85,9 @@ pub struct SetupChrome {
     pub organization_name: String,
     pub hotels: Vec<HotelChoice>,
     pub area: Area,
+    /// The areas the operator may open: hotels (the roles that configure them) and operators (owners).
+    pub shown_hotels: bool,
+    pub shown_operators: bool,
     pub csrf: String,
     pub flash: Option<crate::web::session::Flash>,
     pub css: String,
@@ -92,6 +109,8 @@ impl SetupChrome {
             organization_name: session.organization.name.clone(),
             hotels: hotels.into_iter().map(|h| HotelChoice { id: h.id, name: h.name }).collect(),
             area,
+            shown_hotels: session.actor.require(Task::ConfigureHotel).is_ok(),
+            shown_operators: session.actor.require(Task::Administer).is_ok(),
             csrf: session.csrf.clone(),
             flash: session.flash.clone(),
             css: assets::url("app.css"),
@@ -108,12 +127,10 @@ impl SetupChrome {
         }
     }
 
-    /// Where "Front desk" leads: the first hotel's Today page, or the dashboard's home without one.
-    pub fn front_desk(&self) -> String {
-        match self.hotels.first() {
-            Some(h) => format!("/hotels/{}/today", h.id),
-            None => "/".to_string(),
-        }
+    /// Where "Front desk" leads: the dashboard's home, which opens the first hotel's page the operator starts on
+    /// (Today, or housekeeping's board), or the setup of a first hotel.
+    pub fn front_desk(&self) -> &'static str {
+        "/"
     }
 }
 

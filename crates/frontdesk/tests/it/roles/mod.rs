@@ -1,30 +1,33 @@
-//! Operators' roles (docs/roles.md): each role against a table of REST operations (allowed, or 403 naming the role it
-//! takes, with nothing changed), hotels outside an operator's answering 404, the last owner keeping the role (also
+//! Operators' roles (docs/roles.md): each role against every REST operation of the router (`operations.rs`) and
+//! every dashboard page (below), hotels outside an operator's answering 404, the last owner keeping the role (also
 //! when two owners demote each other at once), a role that does not exist (422), and the role in the audit log.
 
 use crate::common::browser::{Browser, PHONE};
 use crate::common::{day, Auth, Dashboard, Org, TestServer, PASSWORD};
+use std::collections::BTreeSet;
+
 use chrono::TimeDelta;
 use frontdesk::domain::identity::{self, Role, Staffing};
 use frontdesk::domain::Scope;
 use frontdesk::model::changes::Writer;
 use frontdesk::store::Engine;
-use reqwest::Method;
 use serde_json::{json, Value};
 
+mod operations;
+
 on_both_engines!(
-    each_role_may_do_its_job_and_nothing_else,
     an_operator_limited_to_a_hotel_sees_no_other,
     the_last_owner_keeps_the_role,
     roles_are_given_by_owners_and_must_exist,
     a_token_of_anyone_but_an_owner_lasts_at_most_ninety_days,
     the_password_given_counts_for_some_minutes,
     each_role_opens_the_pages_of_its_job,
+    revenue_changes_rate_plans_from_the_rates_calendar,
 );
 on_both_engines_configured!(housekeeping_works_its_board_and_sees_no_guest);
 
 /// An operator of `org` in `role` (for `hotels`, or every hotel), signed in: their access token.
-async fn operator(s: &TestServer, org: &Org, role: Role, hotels: Option<Vec<String>>) -> Auth {
+pub(super) async fn operator(s: &TestServer, org: &Org, role: Role, hotels: Option<Vec<String>>) -> Auth {
     operator_with_email(s, org, role, hotels).await.1
 }
 
@@ -41,17 +44,17 @@ async fn operator_with_email(s: &TestServer, org: &Org, role: Role, hotels: Opti
 
 /// A hotel with a room, a plan, and a checked-in stay whose folio has a posted charge and a payment:
 /// (hotel, room type, room, plan, folio, charge line, payment line).
-struct Scene {
-    hotel: String,
-    room_type: String,
-    room: String,
-    plan: String,
-    folio: String,
-    charge: String,
-    payment: String,
+pub(super) struct Scene {
+    pub(super) hotel: String,
+    pub(super) room_type: String,
+    pub(super) room: String,
+    pub(super) plan: String,
+    pub(super) folio: String,
+    pub(super) charge: String,
+    pub(super) payment: String,
 }
 
-async fn scene(s: &TestServer, org: &Org) -> Scene {
+pub(super) async fn scene(s: &TestServer, org: &Org) -> Scene {
     let hotel = s.hotel(org, "Harbour").await;
     let room_type =
         s.create("/api/roomTypes", &org.auth(), json!({"hotelId": hotel, "name": "Double", "maxOccupancy": 2})).await;
@@ -77,148 +80,6 @@ async fn scene(s: &TestServer, org: &Org) -> Scene {
         .body;
     let payment = line("PAYMENT", &paid);
     Scene { hotel, room_type, room, plan, folio, charge, payment }
-}
-
-/// An operation of the API: what it is, method, path, body, and the roles allowed it.
-type Operation = (&'static str, Method, String, Option<Value>, Vec<Role>);
-
-async fn each_role_may_do_its_job_and_nothing_else(s: TestServer) {
-    use Role::*;
-    let org = s.org("Acme").await;
-    let c = scene(&s, &org).await;
-    let everyone = [Owner, Manager, FrontDesk, Housekeeping, Revenue, Accountant];
-    let table: Vec<Operation> = vec![
-        (
-            "list reservations",
-            Method::GET,
-            format!("/api/reservations?hotelId={}", c.hotel),
-            None,
-            vec![Owner, Manager, FrontDesk, Revenue, Accountant],
-        ),
-        (
-            "book",
-            Method::POST,
-            "/api/reservations".into(),
-            Some(json!({"hotelId": c.hotel, "checkInDate": day(40),
-            "checkOutDate": day(41), "rooms": [{"roomTypeId": c.room_type, "ratePlanId": c.plan, "price": 1, "adults": 1}]})),
-            vec![Owner, Manager, FrontDesk],
-        ),
-        (
-            "list guests",
-            Method::GET,
-            format!("/api/guests?hotelId={}", c.hotel),
-            None,
-            vec![Owner, Manager, FrontDesk, Accountant],
-        ),
-        (
-            "price a night",
-            Method::POST,
-            "/api/dailyRates".into(),
-            Some(json!({"values": [{"ratePlanId": c.plan, "date": day(5), "price": 9000}]})),
-            vec![Owner, Manager, Revenue],
-        ),
-        (
-            "add a room type",
-            Method::POST,
-            "/api/roomTypes".into(),
-            Some(json!({"hotelId": c.hotel, "name": "Suite", "maxOccupancy": 2})),
-            vec![Owner, Manager],
-        ),
-        (
-            "mark a room dirty",
-            Method::PUT,
-            format!("/api/rooms/{}", c.room),
-            Some(json!({"housekeepingStatus": "DIRTY"})),
-            vec![Owner, Manager, FrontDesk, Housekeeping],
-        ),
-        (
-            "rename a room",
-            Method::PUT,
-            format!("/api/rooms/{}", c.room),
-            Some(json!({"name": "101A"})),
-            vec![Owner, Manager],
-        ),
-        (
-            "charge",
-            Method::POST,
-            format!("/api/folios/{}/charges", c.folio),
-            Some(json!({"description": "Water", "unitPrice": 300, "quantity": 1, "category": "OTHER"})),
-            vec![Owner, Manager, FrontDesk],
-        ),
-        (
-            "correct a line",
-            Method::POST,
-            format!("/api/folios/{}/charges/{}/allowances", c.folio, c.charge),
-            Some(json!({"amount": 1, "reason": "Goodwill"})),
-            vec![Owner, Manager, Accountant],
-        ),
-        (
-            "take a payment",
-            Method::POST,
-            format!("/api/folios/{}/payments", c.folio),
-            Some(json!({"method": "CARD", "amount": 1})),
-            vec![Owner, Manager, FrontDesk],
-        ),
-        (
-            "refund",
-            Method::POST,
-            format!("/api/folios/{}/payments/{}/refunds", c.folio, c.payment),
-            Some(json!({"amount": 1, "reason": "Overpaid"})),
-            vec![Owner, Manager],
-        ),
-        (
-            "read the folio",
-            Method::GET,
-            format!("/api/folios/{}", c.folio),
-            None,
-            vec![Owner, Manager, FrontDesk, Accountant],
-        ),
-        ("read the audit log", Method::GET, "/api/auditLog".into(), None, vec![Owner, Manager, Accountant]),
-        (
-            "change billing",
-            Method::PUT,
-            format!("/api/hotels/{}/billing", c.hotel),
-            Some(json!({"pricesIncludeVat": true})),
-            vec![Owner, Manager],
-        ),
-        (
-            "open a hotel",
-            Method::POST,
-            "/api/hotels".into(),
-            Some(json!({"name": "New", "timezone": "Europe/Lisbon", "currency": "EUR"})),
-            vec![Owner],
-        ),
-        (
-            "mint an API key",
-            Method::POST,
-            "/api/apiKeys".into(),
-            Some(json!({"name": "k", "scopes": ["rooms:read"]})),
-            vec![Owner],
-        ),
-        ("list operators", Method::GET, "/api/operators".into(), None, vec![Owner]),
-    ];
-    for role in everyone {
-        let auth = operator(&s, &org, role, None).await;
-        for (what, method, path, body, allowed) in &table {
-            let entries = s.count("audit_log").await;
-            let answer = s.request(method.clone(), path, &auth, body.clone()).await;
-            let status = answer.status.as_u16();
-            if allowed.contains(&role) {
-                assert_ne!(status, 403, "{} may {what}: {}", role.label(), answer.body);
-                assert!(status < 500, "{what} as {}: {status} {}", role.label(), answer.body);
-            } else {
-                let answer = answer.expect(403);
-                let detail = answer.body["detail"].as_str().unwrap_or_default();
-                assert!(
-                    detail.contains("it takes the role"),
-                    "{} may not {what}, and is told why: {detail}",
-                    role.label()
-                );
-                assert_eq!(s.count("audit_log").await, entries, "{} refused to {what}: nothing changed", role.label());
-            }
-        }
-    }
-    s.stop().await;
 }
 
 async fn an_operator_limited_to_a_hotel_sees_no_other(s: TestServer) {
@@ -437,6 +298,7 @@ async fn each_role_opens_the_pages_of_its_job(s: TestServer) {
     s.put(&format!("/api/reservations/{stay}"), &org.auth(), json!({"guestId": guest})).await.expect(200);
     let h = &c.hotel;
     let readers = vec![Owner, Manager, FrontDesk, Revenue, Accountant];
+    let everyone = vec![Owner, Manager, FrontDesk, Housekeeping, Revenue, Accountant];
     let pages: Vec<(String, Vec<Role>)> = vec![
         (format!("/hotels/{h}/today"), readers.clone()),
         (format!("/hotels/{h}/reservations"), readers.clone()),
@@ -444,7 +306,7 @@ async fn each_role_opens_the_pages_of_its_job(s: TestServer) {
         (format!("/hotels/{h}/rack"), readers.clone()),
         (format!("/hotels/{h}/requests"), readers.clone()),
         (format!("/hotels/{h}/rates"), readers.clone()),
-        (format!("/hotels/{h}/housekeeping"), vec![Owner, Manager, FrontDesk, Housekeeping, Revenue, Accountant]),
+        (format!("/hotels/{h}/housekeeping"), everyone.clone()),
         (format!("/hotels/{h}/guests"), vec![Owner, Manager, FrontDesk, Accountant]),
         (format!("/hotels/{h}/guests/{guest}"), vec![Owner, Manager, FrontDesk, Accountant]),
         (format!("/hotels/{h}/reports"), vec![Owner, Manager, FrontDesk, Accountant]),
@@ -455,15 +317,62 @@ async fn each_role_opens_the_pages_of_its_job(s: TestServer) {
         (format!("/setup/hotels/{h}/rooms/new"), vec![Owner, Manager]),
         (format!("/setup/hotels/{h}/rooms/{}", c.room), vec![Owner, Manager]),
         ("/setup/hotels".into(), vec![Owner, Manager]),
-        ("/setup/password".into(), vec![Owner, Manager, FrontDesk, Housekeeping, Revenue, Accountant]),
+        ("/setup/password".into(), everyone.clone()),
         ("/setup/operators".into(), vec![Owner]),
         (format!("/hotels/{h}/integrations/api-keys"), vec![Owner]),
         (format!("/hotels/{h}/integrations/webhooks"), vec![Owner]),
+        (format!("/hotels/{h}/integrations/assistants"), vec![Owner]),
+        (format!("/hotels/{h}/integrations/channels"), vec![Owner, Manager]),
+        (format!("/hotels/{h}/integrations/tokens"), everyone.clone()),
+        (format!("/hotels/{h}/guests/new"), vec![Owner, Manager, FrontDesk]),
+        (format!("/hotels/{h}/guests/{guest}/edit"), vec![Owner, Manager, FrontDesk]),
+        (format!("/hotels/{h}/reservations/new"), vec![Owner, Manager, FrontDesk]),
+        (format!("/hotels/{h}/reservations/{stay}/folio/print"), vec![Owner, Manager, FrontDesk, Accountant]),
+        (format!("/hotels/{h}/reservations/{stay}/invoice"), vec![Owner, Manager, FrontDesk, Accountant]),
+        (format!("/hotels/{h}/reports/revenue.csv"), vec![Owner, Manager, FrontDesk, Accountant]),
+        (format!("/hotels/{h}/reports/invoices.csv"), vec![Owner, Manager, FrontDesk, Accountant]),
+        (format!("/hotels/{h}/rates/bulk"), vec![Owner, Manager, Revenue]),
+        (format!("/hotels/{h}/rates/{}/{}", c.plan, day(3)), vec![Owner, Manager, Revenue]),
+        (format!("/hotels/{h}/settings"), vec![Owner, Manager]),
+        (format!("/hotels/{h}/messages"), vec![Owner, Manager]),
+        ("/setup/hotels/new".into(), vec![Owner]),
+        (format!("/setup/hotels/{h}/room-types/new"), vec![Owner, Manager]),
+        (format!("/setup/hotels/{h}/room-types/{}", c.room_type), vec![Owner, Manager]),
+        (format!("/setup/hotels/{h}/rate-plans/new"), vec![Owner, Manager, Revenue]),
+        (format!("/setup/hotels/{h}/rate-plans/{}", c.plan), vec![Owner, Manager, Revenue]),
     ];
+    // The wording of each guest e-mail, in each language.
+    let mut pages = pages;
+    for message in [
+        "request_received",
+        "request_declined",
+        "stay_confirmed",
+        "stay_cancelled",
+        "pre_arrival_reminder",
+        "invoice_issued",
+    ] {
+        for language in ["en", "de"] {
+            pages.push((format!("/hotels/{h}/messages/{message}/{language}"), vec![Owner, Manager]));
+        }
+    }
+    // Every page an owner reaches by following links has a row: a new page cannot go unlisted.
+    let owner = Dashboard::new(&s, &org.token);
+    let (linked, refused) = pages_linked(&owner, &[format!("/hotels/{h}/today"), "/setup/hotels".into()]).await;
+    assert!(refused.is_empty(), "the owner is shown links that answer 403: {refused:?}");
+    let listed: BTreeSet<String> = pages.iter().map(|(path, _)| page_template(path)).collect();
+    let unlisted: Vec<&String> = linked.difference(&listed).collect();
+    assert!(unlisted.is_empty(), "pages linked from the dashboard without a row in the role table: {unlisted:?}");
     let mut wrong = Vec::new();
     for role in [Owner, Manager, FrontDesk, Housekeeping, Revenue, Accountant] {
         let Auth::Token(token) = operator(&s, &org, role, None).await else { unreachable!() };
         let desk = Dashboard::new(&s, &token);
+        // What a role is shown, it may open: no link on any page it reaches answers 403.
+        let landing = if role == Housekeeping { "housekeeping" } else { "today" };
+        let (_, refused) = pages_linked(&desk, &[format!("/hotels/{h}/{landing}"), "/setup/password".into()]).await;
+        let refused: BTreeSet<String> = refused.iter().map(|link| page_template(link)).collect();
+        for link in refused {
+            wrong.push(format!("{} is shown a link to {link}, which answers 403", role.label()));
+        }
         for (path, allowed) in &pages {
             let (status, html) = desk.get(path).await;
             let expected = if allowed.contains(&role) { 200 } else { 403 };
@@ -509,4 +418,94 @@ async fn each_role_opens_the_pages_of_its_job(s: TestServer) {
     }
     assert!(wrong.is_empty(), "pages answered otherwise than each role's job:\n{}", wrong.join("\n"));
     s.stop().await;
+}
+
+/// Revenue changes rate plans (as `PUT /api/ratePlans/{id}` lets it) from the rates calendar, where each plan's name
+/// leads to its page, and is led back there: the hotel's setup, which it does not configure, stays closed.
+async fn revenue_changes_rate_plans_from_the_rates_calendar(s: TestServer) {
+    let org = s.org("Acme").await;
+    let c = scene(&s, &org).await;
+    let h = &c.hotel;
+    let Auth::Token(token) = operator(&s, &org, Role::Revenue, None).await else { unreachable!() };
+    let desk = Dashboard::new(&s, &token);
+    let (_, calendar) = desk.get(&format!("/hotels/{h}/rates")).await;
+    let plan_page = format!("/setup/hotels/{h}/rate-plans/{}", c.plan);
+    assert!(calendar.contains(&format!("href=\"{plan_page}\"")), "the plan's name links to its page");
+    assert!(calendar.contains("class=\"night\" href"), "each night links to its form");
+    let (status, form) = desk.get(&plan_page).await;
+    assert_eq!(status, 200);
+    assert!(form.contains(&format!("href=\"/hotels/{h}/rates\"")), "the page leads back to the calendar");
+    let fields = [("name", "Best available"), ("code", ""), ("roomTypeId", ""), ("currency", "EUR"), ("active", "on")];
+    let (status, headers, _) = desk.post(&plan_page, &fields).await;
+    assert_eq!(
+        (status, headers.get("location").and_then(|v| v.to_str().ok())),
+        (303, Some(&*format!("/hotels/{h}/rates")))
+    );
+    let plan = s.get(&format!("/api/ratePlans/{}", c.plan), &org.auth()).await.expect(200).body;
+    assert_eq!(plan["name"], json!("Best available"));
+    assert_eq!(desk.get(&format!("/setup/hotels/{h}")).await.0, 403, "the hotel's setup is not revenue's");
+    // The front desk reads the calendar, and neither a night nor a plan is a link for it.
+    let Auth::Token(token) = operator(&s, &org, Role::FrontDesk, None).await else { unreachable!() };
+    let (_, calendar) = Dashboard::new(&s, &token).get(&format!("/hotels/{h}/rates")).await;
+    assert!(
+        !calendar.contains("/rate-plans/") && !calendar.contains("class=\"night\" href"),
+        "no links to change rates"
+    );
+    s.stop().await;
+}
+
+/// A dashboard path as a template: each id `{id}`, each date `{date}`, without the query or the fragment.
+fn page_template(path: &str) -> String {
+    let path = path.split(['?', '#']).next().unwrap_or_default();
+    let segment = |part: &str| match () {
+        _ if uuid::Uuid::parse_str(part).is_ok() => "{id}".to_string(),
+        _ if part.parse::<chrono::NaiveDate>().is_ok() => "{date}".to_string(),
+        _ => part.to_string(),
+    };
+    path.split('/').map(segment).collect::<Vec<_>>().join("/")
+}
+
+/// The dashboard's pages (as [`page_template`]s) reachable from `starts` by following links, one instance of each:
+/// what a person can open from the navigation and the pages it leads to; and the links that answered 403. Links out
+/// of the dashboard (the API, the booking page, assets, mail) are not followed.
+async fn pages_linked(desk: &Dashboard<'_>, starts: &[String]) -> (BTreeSet<String>, Vec<String>) {
+    const ELSEWHERE: [&str; 8] =
+        ["/api/", "/static/", "/assets/", "/book", "/oauth", "/mcp", "/.well-known", "/healthz"];
+    let mut queue: std::collections::VecDeque<String> = starts.iter().cloned().collect();
+    let (mut found, mut refused) = (BTreeSet::new(), Vec::new());
+    while let Some(path) = queue.pop_front() {
+        if !found.insert(page_template(&path)) {
+            continue;
+        }
+        assert!(found.len() < 500, "the crawl of the dashboard does not end");
+        let (status, headers, html) = desk.open(&path).await;
+        if status == 303 {
+            // A link that leads on (a hotel's integrations to their first page): where it leads is the page.
+            found.remove(&page_template(&path));
+            let to = headers.get("location").and_then(|v| v.to_str().ok()).expect("where a redirect leads");
+            queue.push_back(to.to_string());
+            continue;
+        }
+        if status == 403 {
+            found.remove(&page_template(&path));
+            refused.push(path);
+            continue;
+        }
+        assert_eq!(status, 200, "a link to {path}: {status}");
+        for link in html.split("href=\"").skip(1).filter_map(|rest| rest.split('"').next()) {
+            let mut link = link.replace("&amp;", "&");
+            let relative = !link.starts_with('/') && !link.starts_with('#') && !link.contains(':');
+            if relative {
+                // Relative to the page's folder, as a browser reads it (the rates calendar's nights).
+                let folder = path.split('?').next().unwrap_or_default().rsplit_once('/').map_or("", |(f, _)| f);
+                link = format!("{folder}/{link}");
+            }
+            let inside = link.starts_with('/') && !link.starts_with("//");
+            let dashboard = inside && !ELSEWHERE.iter().any(|prefix| link.starts_with(prefix)) && link != "/";
+            if dashboard && !found.contains(&page_template(&link)) {
+                queue.push_back(link);
+            }
+        }
+    }
+    (found, refused)
 }
