@@ -25,7 +25,7 @@ use crate::model::audit::AuditActor;
 pub use crate::model::changes::{Action, Job, RecordKind, Writer};
 pub use crate::model::channels::{ChannelChangeKind, CHANNEL_HORIZON_DAYS};
 use crate::model::events::EventKind;
-use crate::store::outbox::NewEvent;
+use crate::store::outbox::{NewEvent, RecordedEvent};
 use crate::store::{self, Conn, Db, Engine, WriteTx};
 
 /// A record a change writes: its kind, its id, and the hotel it belongs to (the event's and the audit entry's).
@@ -112,6 +112,8 @@ pub struct Change {
     /// Who writes, as the audit log names them, when the credential already says (saves reading it again).
     named: Option<AuditActor>,
     audit: Draft,
+    /// The webhook events of the records written, inserted with the audit entries when the change commits.
+    events: Vec<RecordedEvent>,
 }
 
 impl Change {
@@ -124,7 +126,7 @@ impl Change {
 
     /// Begins a change made by `writer` (a job, the booking page, someone signing in).
     pub async fn begin_as(db: &Db, writer: Writer) -> Result<Change> {
-        Ok(Change { tx: db.begin_write().await?, writer, named: None, audit: Draft::default() })
+        Ok(Change { tx: db.begin_write().await?, writer, named: None, audit: Draft::default(), events: Vec::new() })
     }
 
     pub fn writer(&self) -> &Writer {
@@ -166,7 +168,7 @@ impl Change {
         if let Some(kind) = event_of(R::KIND, action) {
             let payload = serde_json::to_string(record).map_err(anyhow::Error::from)?;
             let event = NewEvent { organization_id, hotel_id: record.hotel_id(), kind: kind.as_str(), payload };
-            self.tx.record_event(&event).await?;
+            self.events.push(RecordedEvent::new(event));
         }
         if let (Some((parent, date)), false) = (record.bulk_key(), action == Action::Deleted) {
             if let Some(names) = record.changed_fields(before) {
@@ -195,11 +197,13 @@ impl Change {
         Ok(())
     }
 
-    /// Writes the audit entries of what was reported, then commits.
+    /// Writes the webhook events and the audit entries of what was reported (one round trip), then commits.
     pub async fn commit(mut self) -> Result<()> {
         let draft = std::mem::take(&mut self.audit);
         let retention_days = self.tx.audit_retention_days();
-        draft.write(self.tx.conn(), &self.writer, self.named.take(), retention_days).await?;
+        let (entries, keep_until) =
+            draft.entries(self.tx.conn(), &self.writer, self.named.take(), retention_days).await?;
+        self.tx.write_trail(&self.events, &entries, keep_until).await?;
         Ok(self.tx.commit().await?)
     }
 

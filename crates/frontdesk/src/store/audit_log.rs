@@ -34,7 +34,19 @@ const COLUMNS: [A; 15] = [
 
 /// Writes `entries` of `organization_id`s, each kept until `keep_until`.
 pub async fn insert(conn: &mut Conn, entries: &[(String, AuditEntry)], keep_until: DateTime<Utc>) -> StoreResult<()> {
+    for insert in insert_statements(entries, keep_until)? {
+        statement(conn.engine(), &insert).execute(conn).await?;
+    }
+    Ok(())
+}
+
+/// The INSERTs of `entries` of `organization_id`s, each kept until `keep_until`: one per [`ROWS_PER_INSERT`].
+pub(super) fn insert_statements(
+    entries: &[(String, AuditEntry)],
+    keep_until: DateTime<Utc>,
+) -> StoreResult<Vec<sea_query::InsertStatement>> {
     let keep_until = format_ts(keep_until);
+    let mut statements = Vec::new();
     for chunk in entries.chunks(ROWS_PER_INSERT) {
         let mut insert = Sql::insert();
         insert.into_table(A::Table).columns(COLUMNS.into_iter().chain([A::KeepUntil]));
@@ -64,9 +76,9 @@ pub async fn insert(conn: &mut Conn, entries: &[(String, AuditEntry)], keep_unti
                 Expr::val(keep_until.as_str()),
             ]);
         }
-        statement(conn.engine(), &insert).execute(conn).await?;
+        statements.push(insert);
     }
-    Ok(())
+    Ok(statements)
 }
 
 /// An operator's name and role, as the log keeps them beside the operator's id.

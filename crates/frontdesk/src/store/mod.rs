@@ -36,7 +36,7 @@
 //! All writes go through [`WriteTx`]. On SQLite it takes the write lock up front (`BEGIN IMMEDIATE`) on a
 //! dedicated single-connection pool, so writers queue in order instead of failing with `SQLITE_BUSY`; on PostgreSQL
 //! it is an ordinary transaction and code that checks then takes inventory locks the rows it depends on.
-//! [`WriteTx::record_event`] writes webhook events into the outbox inside the same transaction.
+//! [`WriteTx::write_trail`] writes webhook events into the outbox, with the audit entries, inside the same transaction.
 //!
 //! A write that fails leaves its connection as clean as it found it: a connection that comes back to its pool still
 //! counted inside a transaction is closed rather than reused (`writer_pool_options`, in `pool.rs`). A write that
@@ -308,11 +308,24 @@ impl WriteTx {
         self.engine
     }
 
-    /// Records a webhook event in the outbox, atomically with the change that caused it.
-    pub async fn record_event(&mut self, event: &outbox::NewEvent<'_>) -> StoreResult<()> {
-        outbox::insert(self.conn(), event).await?;
-        self.outbox_signal = Some(self.db_signal.clone());
-        Ok(())
+    /// Writes what a change leaves behind, atomically with it: its webhook events into the outbox and its audit
+    /// entries (of their organizations, kept until `keep_until`), in one round trip ([`statement::inserts`]).
+    pub async fn write_trail(
+        &mut self,
+        events: &[outbox::RecordedEvent],
+        entries: &[(String, crate::model::audit::AuditEntry)],
+        keep_until: chrono::DateTime<chrono::Utc>,
+    ) -> StoreResult<()> {
+        let mut inserts = Vec::new();
+        if !events.is_empty() {
+            inserts.push(outbox::insert_statement(events));
+            self.outbox_signal = Some(self.db_signal.clone());
+        }
+        inserts.extend(audit_log::insert_statements(entries, keep_until)?);
+        match statement::inserts(self.engine(), inserts) {
+            Some(query) => query.execute(self.conn()).await.map(|_| ()),
+            None => Ok(()),
+        }
     }
 
     pub async fn commit(mut self) -> StoreResult<()> {

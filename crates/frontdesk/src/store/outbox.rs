@@ -14,6 +14,49 @@ pub struct NewEvent<'a> {
     pub payload: String,
 }
 
+/// An event as a change records it: its id and time are taken when the record is written (the outbox's order is
+/// the order of the writes), the row is inserted when the change commits ([`super::WriteTx::write_trail`]).
+#[derive(Debug, Clone)]
+pub struct RecordedEvent {
+    pub id: String,
+    pub organization_id: String,
+    pub hotel_id: Option<String>,
+    pub kind: String,
+    pub payload: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl RecordedEvent {
+    pub fn new(event: NewEvent<'_>) -> RecordedEvent {
+        RecordedEvent {
+            id: super::new_id(),
+            organization_id: event.organization_id.to_string(),
+            hotel_id: event.hotel_id.map(str::to_owned),
+            kind: event.kind.to_string(),
+            payload: event.payload,
+            created_at: chrono::Utc::now(),
+        }
+    }
+}
+
+/// The INSERT of `events` (at least one), one row each.
+pub(super) fn insert_statement(events: &[RecordedEvent]) -> sea_query::InsertStatement {
+    let mut insert = crate::store::statement::Sql::insert();
+    insert.into_table(E::Table).columns([E::Id, E::OrganizationId, E::HotelId, E::Kind, E::Payload, E::CreatedAt]);
+    for event in events {
+        // Cannot panic: one value for each of the six columns named above.
+        insert.values_panic([
+            Expr::val(event.id.as_str()),
+            Expr::val(event.organization_id.as_str()),
+            Expr::val(event.hotel_id.as_deref()),
+            Expr::val(event.kind.as_str()),
+            Expr::val(event.payload.as_str()),
+            Expr::val(format_ts(event.created_at)),
+        ]);
+    }
+    insert
+}
+
 pub async fn insert(conn: &mut Conn, event: &NewEvent<'_>) -> StoreResult<()> {
     let insert = insert_row(
         E::Table,

@@ -43,6 +43,37 @@ pub fn statement(engine: Engine, built: &impl QueryStatementWriter) -> Query<'st
     Query::rendered(sql, values.0.into_iter().map(sql_value).collect())
 }
 
+/// Several INSERTs sent to the database as one statement, in one round trip: on SQLite one after the other in the
+/// same text (the driver runs each in turn, binding the values in order), on PostgreSQL as data-modifying common
+/// table expressions of the last (which PostgreSQL runs exactly once each, referenced or not). A write's trail (its
+/// webhook events and audit entries) costs the write one exchange with the database instead of one per table.
+pub fn inserts(engine: Engine, mut built: Vec<sea_query::InsertStatement>) -> Option<Query<'static>> {
+    let last = built.pop()?;
+    match engine {
+        Engine::Sqlite => {
+            let (mut sql, mut values) = (String::new(), Vec::new());
+            for insert in built.iter().chain([&last]) {
+                let (text, bound) = insert.build(SqliteQueryBuilder);
+                sql.push_str(&text);
+                sql.push_str(";\n");
+                values.extend(bound.0);
+            }
+            Some(Query::rendered(sql, values.into_iter().map(sql_value).collect()))
+        }
+        Engine::Postgres => {
+            if built.is_empty() {
+                return Some(statement(engine, &last));
+            }
+            let mut with = sea_query::WithClause::new();
+            for (n, insert) in built.into_iter().enumerate() {
+                let name = sea_query::Alias::new(format!("written_{n}"));
+                with.cte(sea_query::CommonTableExpression::new().query(insert).table_name(name).to_owned());
+            }
+            Some(statement(engine, &last.with(with)))
+        }
+    }
+}
+
 /// `built` rendered for `engine` as text and the values it binds, for a reader that must own both (a streamed list,
 /// [`super::stream()`], reads its rows in a task of its own).
 pub fn rendered(engine: Engine, built: &impl QueryStatementWriter) -> Result<(String, Conditions), Error> {

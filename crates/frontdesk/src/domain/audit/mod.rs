@@ -59,23 +59,25 @@ impl Draft {
         bulk.add(parent, date, written.action, &written.fields);
     }
 
-    /// Writes the entries, made by `writer` (`actor` when its credential already names it), in the change's
-    /// transaction: one per record, one per bulk.
-    pub async fn write(
+    /// The entries to write, made by `writer` (`actor` when its credential already names it): one per record, one
+    /// per bulk, each of its organization; and until when they are kept. Read in the change's transaction (the
+    /// actor's name, when the credential did not carry it); written by the change with its events.
+    pub async fn entries(
         self,
         conn: &mut Conn,
         writer: &Writer,
         actor: Option<AuditActor>,
         retention_days: u32,
-    ) -> Result<()> {
+    ) -> Result<(Vec<(String, AuditEntry)>, DateTime<Utc>)> {
+        let at = Utc::now();
+        let keep_until = at + chrono::TimeDelta::days(i64::from(retention_days));
         if self.is_empty() {
-            return Ok(());
+            return Ok((Vec::new(), keep_until));
         }
         let actor = match actor {
             Some(actor) => actor,
             None => actor_of(conn, writer).await?,
         };
-        let at = Utc::now();
         let change_id = store::new_id();
         let entry = |written: Written| AuditEntry {
             id: store::new_id(),
@@ -105,9 +107,7 @@ impl Draft {
             summarised.summary = Some(summary);
             entries.push((bulk.organization_id, summarised));
         }
-        let keep_until = at + chrono::TimeDelta::days(i64::from(retention_days));
-        store::audit_log::insert(conn, &entries, keep_until).await?;
-        Ok(())
+        Ok((entries, keep_until))
     }
 }
 
