@@ -2,7 +2,7 @@
 
 use super::{format_ts, StoreResult};
 use crate::store::schema::{OutboxEvents as E, WebhookQueue as Q, WebhookSubscriptions};
-use crate::store::statement::{in_taken, insert_row, rows, statement, Expr, ExprTrait, Order, RowLocks, Sql};
+use crate::store::statement::{in_taken, rows, statement, Expr, ExprTrait, Order, RowLocks, Sql};
 use crate::store::{Conn, Row};
 
 /// An event about to be recorded. `payload` is the JSON body's `data`, already serialized.
@@ -41,7 +41,7 @@ impl RecordedEvent {
 
 /// The INSERT of `events` (at least one), one row each.
 pub(super) fn insert_statement(events: &[RecordedEvent]) -> sea_query::InsertStatement {
-    let mut insert = crate::store::statement::Sql::insert();
+    let mut insert = Sql::insert();
     insert.into_table(E::Table).columns([E::Id, E::OrganizationId, E::HotelId, E::Kind, E::Payload, E::CreatedAt]);
     for event in events {
         // Cannot panic: one value for each of the six columns named above.
@@ -57,19 +57,15 @@ pub(super) fn insert_statement(events: &[RecordedEvent]) -> sea_query::InsertSta
     insert
 }
 
+/// Inserts one event at once (tests and tools; a change records its events with its audit entries on commit).
 pub async fn insert(conn: &mut Conn, event: &NewEvent<'_>) -> StoreResult<()> {
-    let insert = insert_row(
-        E::Table,
-        [
-            (E::Id, Expr::val(super::new_id())),
-            (E::OrganizationId, Expr::val(event.organization_id)),
-            (E::HotelId, Expr::val(event.hotel_id)),
-            (E::Kind, Expr::val(event.kind)),
-            (E::Payload, Expr::val(&event.payload)),
-            (E::CreatedAt, Expr::val(format_ts(chrono::Utc::now()))),
-        ],
-    );
-    statement(conn.engine(), &insert).execute(conn).await?;
+    let event = NewEvent {
+        organization_id: event.organization_id,
+        hotel_id: event.hotel_id,
+        kind: event.kind,
+        payload: event.payload.clone(),
+    };
+    statement(conn.engine(), &insert_statement(&[RecordedEvent::new(event)])).execute(conn).await?;
     Ok(())
 }
 
