@@ -162,11 +162,21 @@ async fn a_scrape_shows_pools_outbox_copies_and_memory(engine: Engine) {
     s.create("/api/guests", &org.auth(), json!({"firstName": "Ana", "lastName": "Silva"})).await;
     let events = s.count("outbox_events").await;
     assert!(events >= 1);
-    let text = scrape(&s).await;
     let pools: &[&str] = match engine {
         Engine::Sqlite => &["read", "write"],
         Engine::Postgres => &["shared"],
     };
+    // A waiter is counted for the moment any task asks its pool for a connection (the server's own bookkeeping
+    // too), so one scrape may catch one; a count that never returns to 0 (a waiter not let go) is what must not be.
+    let mut text = scrape(&s).await;
+    for _ in 0..20 {
+        let waiting = |pool: &&str| sample(&text, "frontdesk_db_pool_waiting", &[("pool", pool)]);
+        if pools.iter().all(|pool| waiting(pool) == Some(0.0)) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        text = scrape(&s).await;
+    }
     for pool in pools {
         for name in ["frontdesk_db_pool_connections_in_use", "frontdesk_db_pool_connections_idle"] {
             assert!(sample(&text, name, &[("pool", pool)]).is_some_and(|v| v >= 0.0), "{name} {pool}: {text}");
