@@ -25,7 +25,7 @@ use crate::model::audit::AuditActor;
 pub use crate::model::changes::{Action, Job, RecordKind, Writer};
 pub use crate::model::channels::{ChannelChangeKind, CHANNEL_HORIZON_DAYS};
 use crate::model::events::EventKind;
-use crate::store::outbox::{NewEvent, RecordedEvent};
+use crate::store::outbox::{NewEvent, PendingEvent};
 use crate::store::{self, Conn, Db, Engine, WriteTx};
 
 /// A record a change writes: its kind, its id, and the hotel it belongs to (the event's and the audit entry's).
@@ -113,7 +113,7 @@ pub struct Change {
     named: Option<AuditActor>,
     audit: Draft,
     /// The webhook events of the records written, inserted with the audit entries when the change commits.
-    events: Vec<RecordedEvent>,
+    events: Vec<PendingEvent>,
 }
 
 impl Change {
@@ -168,7 +168,7 @@ impl Change {
         if let Some(kind) = event_of(R::KIND, action) {
             let payload = serde_json::to_string(record).map_err(anyhow::Error::from)?;
             let event = NewEvent { organization_id, hotel_id: record.hotel_id(), kind: kind.as_str(), payload };
-            self.events.push(RecordedEvent::new(event));
+            self.events.push(PendingEvent::new(event));
         }
         if let (Some((parent, date)), false) = (record.bulk_key(), action == Action::Deleted) {
             if let Some(names) = record.changed_fields(before) {

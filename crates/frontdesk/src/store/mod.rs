@@ -312,7 +312,7 @@ impl WriteTx {
     /// entries (of their organizations, kept until `keep_until`), in one round trip ([`statement::inserts`]).
     pub async fn write_trail(
         &mut self,
-        events: &[outbox::RecordedEvent],
+        events: &[outbox::PendingEvent],
         entries: &[(String, crate::model::audit::AuditEntry)],
         keep_until: chrono::DateTime<chrono::Utc>,
     ) -> StoreResult<()> {

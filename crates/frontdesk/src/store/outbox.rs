@@ -14,33 +14,8 @@ pub struct NewEvent<'a> {
     pub payload: String,
 }
 
-/// An event as a change records it: its id and time are taken when the record is written (the outbox's order is
-/// the order of the writes), the row is inserted when the change commits ([`super::WriteTx::write_trail`]).
-#[derive(Debug, Clone)]
-pub struct RecordedEvent {
-    pub id: String,
-    pub organization_id: String,
-    pub hotel_id: Option<String>,
-    pub kind: String,
-    pub payload: String,
-    pub created_at: chrono::DateTime<chrono::Utc>,
-}
-
-impl RecordedEvent {
-    pub fn new(event: NewEvent<'_>) -> RecordedEvent {
-        RecordedEvent {
-            id: super::new_id(),
-            organization_id: event.organization_id.to_string(),
-            hotel_id: event.hotel_id.map(str::to_owned),
-            kind: event.kind.to_string(),
-            payload: event.payload,
-            created_at: chrono::Utc::now(),
-        }
-    }
-}
-
 /// The INSERT of `events` (at least one), one row each.
-pub(super) fn insert_statement(events: &[RecordedEvent]) -> sea_query::InsertStatement {
+pub(super) fn insert_statement(events: &[PendingEvent]) -> sea_query::InsertStatement {
     let mut insert = Sql::insert();
     insert.into_table(E::Table).columns([E::Id, E::OrganizationId, E::HotelId, E::Kind, E::Payload, E::CreatedAt]);
     for event in events {
@@ -58,21 +33,17 @@ pub(super) fn insert_statement(events: &[RecordedEvent]) -> sea_query::InsertSta
 }
 
 /// Inserts one event at once (tests and tools; a change records its events with its audit entries on commit).
-pub async fn insert(conn: &mut Conn, event: &NewEvent<'_>) -> StoreResult<()> {
-    let event = NewEvent {
-        organization_id: event.organization_id,
-        hotel_id: event.hotel_id,
-        kind: event.kind,
-        payload: event.payload.clone(),
-    };
-    statement(conn.engine(), &insert_statement(&[RecordedEvent::new(event)])).execute(conn).await?;
+pub async fn insert(conn: &mut Conn, event: NewEvent<'_>) -> StoreResult<()> {
+    statement(conn.engine(), &insert_statement(&[PendingEvent::new(event)])).execute(conn).await?;
     Ok(())
 }
 
 /// The columns [`pending`] reads.
 const PENDING_COLUMNS: [E; 6] = [E::Id, E::OrganizationId, E::HotelId, E::Kind, E::Payload, E::CreatedAt];
 
-/// A recorded event, as the dispatcher reads it.
+/// An event of the outbox, pending until delivered: as a change records it (its id and time taken when the record
+/// is written, so the outbox's order is the order of the writes; the row inserted when the change commits,
+/// [`super::WriteTx::write_trail`]), and as the dispatcher reads it.
 #[derive(Debug, Clone)]
 pub struct PendingEvent {
     pub id: String,
@@ -81,6 +52,19 @@ pub struct PendingEvent {
     pub kind: String,
     pub payload: String,
     pub created_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl PendingEvent {
+    pub fn new(event: NewEvent<'_>) -> PendingEvent {
+        PendingEvent {
+            id: super::new_id(),
+            organization_id: event.organization_id.to_string(),
+            hotel_id: event.hotel_id.map(str::to_owned),
+            kind: event.kind.to_string(),
+            payload: event.payload,
+            created_at: chrono::Utc::now(),
+        }
+    }
 }
 
 fn pending(row: &Row) -> StoreResult<PendingEvent> {

@@ -158,7 +158,7 @@ async fn backlog(s: &TestServer, org: &Org, hotel: &str, n: usize) {
             kind: "guest.updated",
             payload: payload.to_string(),
         };
-        frontdesk::store::outbox::insert(tx.conn(), &event).await.unwrap();
+        frontdesk::store::outbox::insert(tx.conn(), event).await.unwrap();
     }
     tx.commit().await.unwrap();
 }
