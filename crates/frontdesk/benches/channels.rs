@@ -118,6 +118,7 @@ async fn run(engine: Engine, runs: usize) {
             webhook_secret: None,
             room_types: mapping_room_types.collect(),
             rate_plans: mapping_plans.collect(),
+            nightly_sync_hour: None,
         },
     )
     .await

@@ -27,7 +27,7 @@ use std::collections::{BTreeSet, HashMap};
 use chrono::{Days, NaiveDate};
 
 use crate::domain::access::Actor;
-use crate::domain::change::{Change, ChannelChangeKind, CHANNEL_HORIZON_DAYS};
+use crate::domain::change::{Change, ChannelChangeKind, Job, Writer, CHANNEL_HORIZON_DAYS};
 use crate::domain::daily_rates::DailyRate;
 use crate::domain::reservations::inventory;
 use crate::domain::secrets::{self, SecretBox};
@@ -56,6 +56,8 @@ pub struct ConnectionIn {
     pub webhook_secret: Option<String>,
     pub room_types: Vec<RoomTypeMapping>,
     pub rate_plans: Vec<RatePlanMapping>,
+    /// The hotel's local hour (0 to 23) of a nightly full sync, at an hour the hotel sells little; `None`: none.
+    pub nightly_sync_hour: Option<i64>,
 }
 
 /// The room types a rate plan sells: its own, or every room type of the hotel when it has none.
@@ -86,13 +88,19 @@ pub async fn connect(db: &Db, sealing: &SecretBox, actor: &Actor, input: Connect
             checks.fail("webhookSecret", "must be at least 16 characters");
         }
     }
+    if input.nightly_sync_hour.is_some_and(|h| !(0..=23).contains(&h)) {
+        checks.fail("nightlySyncHour", "must be an hour from 0 to 23");
+    }
     if input.channel != channex::CHANNEL {
         checks.fail("channel", "the channel managers known are: channex");
     }
     checks.finish()?;
     let mut tx = Change::begin(db, actor).await?;
     let organization_id = actor.organization_id.clone();
-    store::hotels::get(tx.conn(), &organization_id, &input.hotel_id).await?.ok_or(Error::NotFound("hotel"))?;
+    let hotel =
+        store::hotels::get(tx.conn(), &organization_id, &input.hotel_id).await?.ok_or(Error::NotFound("hotel"))?;
+    // The full sync connecting makes is the day's: the nightly one next runs tomorrow.
+    let synced_on = Some(hotel.today());
     let room_types = store::room_types::list(tx.conn(), &organization_id, Some(&input.hotel_id)).await?;
     let plans = store::rate_plans::list(tx.conn(), &organization_id, &input.hotel_id, None).await?;
     let mut checks = Checks::new();
@@ -128,6 +136,8 @@ pub async fn connect(db: &Db, sealing: &SecretBox, actor: &Actor, input: Connect
             c.state = ConnectionState::Active;
             c.state_reason = None;
             c.paused_until = None;
+            c.nightly_sync_hour = input.nightly_sync_hour;
+            c.nightly_synced_on = synced_on;
             c.updated_at = at;
             store::channels::update(tx.conn(), &c).await?;
             c
@@ -148,6 +158,8 @@ pub async fn connect(db: &Db, sealing: &SecretBox, actor: &Actor, input: Connect
                 state: ConnectionState::Active,
                 state_reason: None,
                 paused_until: None,
+                nightly_sync_hour: input.nightly_sync_hour,
+                nightly_synced_on: synced_on,
                 created_at: at,
                 updated_at: at,
             };
@@ -176,10 +188,64 @@ pub async fn resync(db: &Db, actor: &Actor, hotel_id: &str, channel: &str) -> Re
     c.paused_until = None;
     c.updated_at = now();
     store::channels::update(tx.conn(), &c).await?;
+    // The day's full sync: the nightly one next runs tomorrow.
+    if let Some(hotel) = store::hotels::get(tx.conn(), &actor.organization_id, hotel_id).await? {
+        store::channels::take_nightly_sync(tx.conn(), &c.id, hotel.today()).await?;
+    }
     for kind in ChannelChangeKind::ALL {
         tx.channel_dirty_ahead(hotel_id, None, kind).await?;
     }
     tx.commit().await
+}
+
+/// Disconnects a hotel from a channel manager: nothing more is sent or taken, and the connection is forgotten with
+/// its key, mappings, request log and the record of the booking revisions taken (the reservations stay). Its
+/// bookings no longer arrive, so the hotel closes its channels there first.
+pub async fn disconnect(db: &Db, actor: &Actor, hotel_id: &str, channel: &str) -> Result<()> {
+    actor.require(crate::domain::access::Task::Administer)?;
+    let mut tx = Change::begin(db, actor).await?;
+    let c = store::channels::for_hotel(tx.conn(), &actor.organization_id, hotel_id, channel)
+        .await?
+        .ok_or(Error::NotFound("channel connection"))?;
+    store::channels::delete(tx.conn(), &c.id).await?;
+    // Changes are recorded for a hotel while it has any connection: with none left, none waits.
+    if !store::channels::hotel_connected(tx.conn(), hotel_id).await? {
+        store::channels::delete_hotel_changes(tx.conn(), hotel_id).await?;
+    }
+    tx.commit().await
+}
+
+/// Whether a connection whose nightly full sync is at `hour` (hotel time) and last ran on `synced_on` runs it
+/// now, at the hotel's local `now`: in that hour, once a day. (Never on any other timer: a full sync is the two
+/// largest requests a property makes.)
+pub fn nightly_sync_due(hour: Option<i64>, synced_on: Option<NaiveDate>, now: chrono::NaiveDateTime) -> bool {
+    use chrono::Timelike;
+    hour.is_some_and(|h| i64::from(now.hour()) == h) && synced_on != Some(now.date())
+}
+
+/// Queues the nightly full sync of every active connection whose hour it is (hotel time) and that has not had it
+/// today; answers how many were queued. Processes racing for one take turns on its row: one queues it.
+pub async fn queue_nightly_syncs(db: &Db, channel: &str, at: chrono::DateTime<chrono::Utc>) -> Result<usize> {
+    let connections = store::channels::active(&mut *db.read().await?, channel).await?;
+    let mut queued = 0;
+    for c in connections {
+        let Some(hotel) = store::hotels::get(&mut *db.read().await?, &c.organization_id, &c.hotel_id).await? else {
+            continue;
+        };
+        let local = at.with_timezone(&hotel.time_zone()).naive_local();
+        if !nightly_sync_due(c.nightly_sync_hour, c.nightly_synced_on, local) {
+            continue;
+        }
+        let mut tx = Change::begin_as(db, Writer::Job(Job::ChannelDispatcher)).await?;
+        if store::channels::take_nightly_sync(tx.conn(), &c.id, local.date()).await? {
+            for kind in ChannelChangeKind::ALL {
+                tx.channel_dirty_ahead(&c.hotel_id, None, kind).await?;
+            }
+            queued += 1;
+        }
+        tx.commit().await?;
+    }
+    Ok(queued)
 }
 
 /// The nights a channel is told of at `today`: from today to the end of the horizon.
@@ -327,4 +393,22 @@ pub async fn overview(db: &Db, actor: &Actor, hotel_id: &str, channel: &str, lim
         requests,
         revisions,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nightly_sync_due;
+    use chrono::NaiveDate;
+
+    #[test]
+    fn the_nightly_sync_runs_in_its_hour_once_a_day() {
+        let day = NaiveDate::from_ymd_opt(2026, 11, 29).unwrap();
+        let at = |h, m| day.and_hms_opt(h, m, 0).unwrap();
+        assert!(nightly_sync_due(Some(3), None, at(3, 0)));
+        assert!(nightly_sync_due(Some(3), day.pred_opt(), at(3, 59)), "yesterday's does not count");
+        assert!(!nightly_sync_due(Some(3), Some(day), at(3, 10)), "once a day");
+        assert!(!nightly_sync_due(Some(3), None, at(2, 59)), "not before its hour");
+        assert!(!nightly_sync_due(Some(3), None, at(4, 0)), "nor after: a missed hour waits for the next night");
+        assert!(!nightly_sync_due(None, None, at(3, 0)), "none chosen: never");
+    }
 }

@@ -166,7 +166,8 @@ fn text(value: Option<String>) -> Option<String> {
     value.map(|v| clean(&v)).filter(|v| !v.is_empty())
 }
 
-fn is_language_tag(tag: &str) -> bool {
+/// A BCP 47 language tag as guests' records take it (`pt`, `pt-PT`).
+pub fn is_language_tag(tag: &str) -> bool {
     let mut parts = tag.split('-');
     let primary = parts.next().unwrap_or_default();
     tag.len() <= 35

@@ -65,6 +65,8 @@ pub enum RecordKind {
     Folio,
     /// A stay's exemption from the city tax, with its reason (named by its folio's id).
     CityTaxExemption,
+    /// A reservation's flag that it needs a person's attention (named by the reservation's id).
+    ReservationAttention,
     Payment,
     Invoice,
     GuestMessage,

@@ -68,6 +68,10 @@ pub struct ChannelConnection {
     pub state_reason: Option<String>,
     /// Nothing is sent before this instant (after an error answer).
     pub paused_until: Option<DateTime<Utc>>,
+    /// The hotel's local hour (0 to 23) of the nightly full sync; `None`: none.
+    pub nightly_sync_hour: Option<i64>,
+    /// The hotel's date the nightly full sync last ran on.
+    pub nightly_synced_on: Option<NaiveDate>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }

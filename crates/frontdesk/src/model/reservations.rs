@@ -177,3 +177,43 @@ impl Reservation {
         (self.check_out_date - self.check_in_date).num_days()
     }
 }
+
+/// Why a reservation needs a person's attention: a channel's booking is sold already, so it is taken even when it
+/// does not fit (docs/channels.md, "Bookings that are taken whatever").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr, strum::EnumString)]
+#[strum(serialize_all = "snake_case")]
+pub enum AttentionReason {
+    /// Some night of the stay had no room of its type free.
+    Overbooked,
+    /// A room type or rate plan of the booking is not mapped to ours.
+    Unmapped,
+    /// The channel changed the booking's rooms, which only the desk can follow.
+    Changed,
+}
+
+impl AttentionReason {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
+
+    /// In the desk's words.
+    pub fn label(self) -> &'static str {
+        match self {
+            AttentionReason::Overbooked => "Overbooked",
+            AttentionReason::Unmapped => "Unmapped",
+            AttentionReason::Changed => "Rooms changed by the channel",
+        }
+    }
+}
+
+/// A reservation flagged as needing attention, until someone marks it handled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attention {
+    pub reservation_id: String,
+    pub hotel_id: String,
+    pub reasons: Vec<AttentionReason>,
+    /// What exactly, in words (which night, which room type).
+    pub detail: String,
+    pub raised_at: DateTime<Utc>,
+    pub handled_at: Option<DateTime<Utc>>,
+}

@@ -17,7 +17,7 @@ use crate::store::statement::{
 };
 use crate::store::{Conn, Row};
 
-const COLUMNS: [C; 13] = [
+const COLUMNS: [C; 15] = [
     C::Id,
     C::OrganizationId,
     C::HotelId,
@@ -29,6 +29,8 @@ const COLUMNS: [C; 13] = [
     C::State,
     C::StateReason,
     C::PausedUntil,
+    C::NightlySyncHour,
+    C::NightlySyncedOn,
     C::CreatedAt,
     C::UpdatedAt,
 ];
@@ -48,6 +50,8 @@ fn connection(row: &Row) -> StoreResult<ChannelConnection> {
             .ok_or_else(|| super::Error::undecodable(format!("unknown connection state {state}")))?,
         state_reason: row.try_get("state_reason")?,
         paused_until: row.get_opt_ts("paused_until")?,
+        nightly_sync_hour: row.try_get("nightly_sync_hour")?,
+        nightly_synced_on: row.try_get("nightly_synced_on")?,
         created_at: row.get_ts("created_at")?,
         updated_at: row.get_ts("updated_at")?,
     })
@@ -101,6 +105,8 @@ pub async fn insert(conn: &mut Conn, c: &ChannelConnection) -> StoreResult<()> {
             (C::State, Expr::val(c.state.as_str())),
             (C::StateReason, Expr::val(c.state_reason.clone())),
             (C::PausedUntil, Expr::val(c.paused_until.map(format_ts))),
+            (C::NightlySyncHour, Expr::val(c.nightly_sync_hour)),
+            (C::NightlySyncedOn, Expr::val(c.nightly_synced_on.map(format_date))),
             (C::CreatedAt, Expr::val(format_ts(c.created_at))),
             (C::UpdatedAt, Expr::val(format_ts(c.updated_at))),
         ],
@@ -121,6 +127,7 @@ pub async fn update(conn: &mut Conn, c: &ChannelConnection) -> StoreResult<()> {
             (C::State, Expr::val(c.state.as_str())),
             (C::StateReason, Expr::val(c.state_reason.clone())),
             (C::PausedUntil, Expr::val(c.paused_until.map(format_ts))),
+            (C::NightlySyncHour, Expr::val(c.nightly_sync_hour)),
             (C::UpdatedAt, Expr::val(format_ts(c.updated_at))),
         ])
         .and_where(Expr::col(C::Id).eq(&c.id))
@@ -589,4 +596,30 @@ pub async fn recent_revisions(conn: &mut Conn, connection_id: &str, limit: u64) 
         .limit(limit)
         .take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(revision_of).collect()
+}
+
+/// Notes that the nightly full sync of `id` runs for the hotel's date `on`, unless a process already noted it:
+/// whether this call did (then it queues the sync).
+pub async fn take_nightly_sync(conn: &mut Conn, id: &str, on: NaiveDate) -> StoreResult<bool> {
+    let update = Sql::update()
+        .table(C::Table)
+        .value(C::NightlySyncedOn, format_date(on))
+        .and_where(Expr::col(C::Id).eq(id))
+        .and_where(Expr::col(C::NightlySyncedOn).is_null().or(Expr::col(C::NightlySyncedOn).ne(format_date(on))))
+        .take();
+    Ok(statement(conn.engine(), &update).execute(conn).await?.rows_affected() == 1)
+}
+
+/// Deletes a connection with its mappings, request log and revisions (they cascade).
+pub async fn delete(conn: &mut Conn, id: &str) -> StoreResult<()> {
+    let delete = Sql::delete().from_table(C::Table).and_where(Expr::col(C::Id).eq(id)).take();
+    statement(conn.engine(), &delete).execute(conn).await?;
+    Ok(())
+}
+
+/// Deletes every change waiting for `hotel_id`'s channels.
+pub async fn delete_hotel_changes(conn: &mut Conn, hotel_id: &str) -> StoreResult<()> {
+    let delete = Sql::delete().from_table(K::Table).and_where(Expr::col(K::HotelId).eq(hotel_id)).take();
+    statement(conn.engine(), &delete).execute(conn).await?;
+    Ok(())
 }

@@ -278,11 +278,12 @@ pub struct SettingsRow {
     pub contact_phone: Option<String>,
     pub reminder_days_before: i64,
     pub reminder_hour: i64,
+    pub channel_bookings: bool,
 }
 
 pub async fn settings(conn: &mut Conn, hotel_id: &str) -> StoreResult<Option<SettingsRow>> {
     let select = Sql::select()
-        .columns([Hs::ContactEmail, Hs::ContactPhone, Hs::ReminderDaysBefore, Hs::ReminderHour])
+        .columns([Hs::ContactEmail, Hs::ContactPhone, Hs::ReminderDaysBefore, Hs::ReminderHour, Hs::ChannelBookings])
         .from(Hs::Table)
         .and_where(Expr::col(Hs::HotelId).eq(hotel_id))
         .take();
@@ -293,6 +294,7 @@ pub async fn settings(conn: &mut Conn, hotel_id: &str) -> StoreResult<Option<Set
             contact_phone: row.try_get("contact_phone")?,
             reminder_days_before: row.try_get("reminder_days_before")?,
             reminder_hour: row.try_get("reminder_hour")?,
+            channel_bookings: row.get_bool("channel_bookings")?,
         })
     })
     .transpose()
@@ -307,6 +309,7 @@ pub async fn save_settings(conn: &mut Conn, hotel_id: &str, s: &SettingsRow, at:
             (Hs::ContactPhone, Expr::val(s.contact_phone.clone())),
             (Hs::ReminderDaysBefore, Expr::val(s.reminder_days_before)),
             (Hs::ReminderHour, Expr::val(s.reminder_hour)),
+            (Hs::ChannelBookings, Expr::val(s.channel_bookings)),
             (Hs::UpdatedAt, Expr::val(format_ts(at))),
         ],
     );
@@ -317,6 +320,7 @@ pub async fn save_settings(conn: &mut Conn, hotel_id: &str, s: &SettingsRow, at:
                 Hs::ContactPhone,
                 Hs::ReminderDaysBefore,
                 Hs::ReminderHour,
+                Hs::ChannelBookings,
                 Hs::UpdatedAt,
             ])
             .to_owned(),

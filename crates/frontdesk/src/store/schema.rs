@@ -170,6 +170,10 @@ pub enum ChannelConnections {
     CreatedAt,
     #[iden = "updated_at"]
     UpdatedAt,
+    #[iden = "nightly_sync_hour"]
+    NightlySyncHour,
+    #[iden = "nightly_synced_on"]
+    NightlySyncedOn,
 }
 
 /// `channel_rate_plans`
@@ -501,6 +505,8 @@ pub enum HotelMessageSettings {
     ReminderHour,
     #[iden = "updated_at"]
     UpdatedAt,
+    #[iden = "channel_bookings"]
+    ChannelBookings,
 }
 
 /// `hotels`
@@ -844,6 +850,27 @@ pub enum RatePlans {
     CreatedAt,
     #[iden = "updated_at"]
     UpdatedAt,
+}
+
+/// `reservation_attention`
+#[derive(Debug, Clone, Copy, Iden)]
+pub enum ReservationAttention {
+    #[iden = "reservation_attention"]
+    Table,
+    #[iden = "reservation_id"]
+    ReservationId,
+    #[iden = "organization_id"]
+    OrganizationId,
+    #[iden = "hotel_id"]
+    HotelId,
+    #[iden = "reasons"]
+    Reasons,
+    #[iden = "detail"]
+    Detail,
+    #[iden = "raised_at"]
+    RaisedAt,
+    #[iden = "handled_at"]
+    HandledAt,
 }
 
 /// `reservation_count_changes`
@@ -1200,6 +1227,8 @@ pub const TABLES: &[(&str, &[&str])] = &[
             "claimed_until",
             "created_at",
             "updated_at",
+            "nightly_sync_hour",
+            "nightly_synced_on",
         ],
     ),
     ("channel_rate_plans", &["connection_id", "rate_plan_id", "room_type_id", "remote_id"]),
@@ -1329,7 +1358,15 @@ pub const TABLES: &[(&str, &[&str])] = &[
     ("hotel_business_days", &["hotel_id", "business_date", "lease_until", "last_run_at", "last_run"]),
     (
         "hotel_message_settings",
-        &["hotel_id", "contact_email", "contact_phone", "reminder_days_before", "reminder_hour", "updated_at"],
+        &[
+            "hotel_id",
+            "contact_email",
+            "contact_phone",
+            "reminder_days_before",
+            "reminder_hour",
+            "updated_at",
+            "channel_bookings",
+        ],
     ),
     (
         "hotels",
@@ -1469,6 +1506,10 @@ pub const TABLES: &[(&str, &[&str])] = &[
             "created_at",
             "updated_at",
         ],
+    ),
+    (
+        "reservation_attention",
+        &["reservation_id", "organization_id", "hotel_id", "reasons", "detail", "raised_at", "handled_at"],
     ),
     ("reservation_count_changes", &["organization_id", "hotel_id", "status", "delta"]),
     ("reservation_counts", &["organization_id", "hotel_id", "status", "n"]),

@@ -11,15 +11,18 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
-use chrono::{Days, NaiveDate, Utc};
+use chrono::{Days, NaiveDate, Timelike, Utc};
 use serde_json::{json, Value};
 
-use crate::common::{day, Dashboard, Org, TestServer, WAIT};
+use crate::common::browser::{Browser, PHONE};
+use crate::common::{day, Dashboard, Org, TestServer, PASSWORD, WAIT};
 use frontdesk::channels::channex::worker::{Dispatcher, Options};
 use frontdesk::channels::{self, ConnectionIn, ConnectionState, RatePlanMapping, RequestOutcome, RoomTypeMapping};
+use frontdesk::domain::reservations::attention::AttentionReason;
 use frontdesk::domain::service_keys::{KeyRing, KeySource};
 use frontdesk::domain::Actor;
 use frontdesk::store;
+use frontdesk::store::Engine;
 
 on_both_engines!(
     a_full_sync_of_500_days_is_two_requests,
@@ -30,6 +33,9 @@ on_both_engines!(
     a_revoked_key_stops_the_connection_and_loses_nothing,
     the_connection_page_connects_and_shows_each_request_and_refused_value,
     bookings_arrive_once_each_and_are_acknowledged_once,
+    a_booking_for_a_full_night_is_taken_flagged_and_the_channels_told_nothing_is_left,
+    the_nightly_full_sync_runs_once_in_the_hour_the_hotel_chose,
+    the_property_is_set_up_in_channex_from_the_page,
     fifty_edits_stay_within_the_limit_and_lose_nothing,
     what_was_written_while_nothing_sent_goes_later_and_a_dead_claim_is_taken_over,
 );
@@ -66,6 +72,12 @@ struct Books {
     acks: Vec<String>,
     /// The ARI limit: `limit.0` calls per endpoint within `limit.1` (Channex: 10 a minute).
     limit: (usize, Duration),
+    /// The property's room types (id, title, adults) and rate plans (id, title, room type id), as the options
+    /// endpoints list them.
+    room_type_rows: Vec<(String, String, i64)>,
+    rate_plan_rows: Vec<(String, String, String)>,
+    /// Room types, rate plans and webhooks created through the API: (endpoint, the body's object).
+    created: Vec<(&'static str, Value)>,
 }
 
 #[derive(Clone)]
@@ -75,11 +87,22 @@ struct StandIn {
 }
 
 impl StandIn {
-    async fn start(property_id: &str, room_types: &[&str], rate_plans: &[&str]) -> StandIn {
+    /// A property with `room_types` and `rate_plans` (each: id, room type id), titled "Room type n" / "Rate plan n".
+    async fn start(property_id: &str, room_types: &[&str], rate_plans: &[(&str, &str)]) -> StandIn {
         let books = Arc::new(Mutex::new(Books {
             property_id: property_id.into(),
             room_types: room_types.iter().map(|s| s.to_string()).collect(),
-            rate_plans: rate_plans.iter().map(|s| s.to_string()).collect(),
+            rate_plans: rate_plans.iter().map(|(id, _)| id.to_string()).collect(),
+            room_type_rows: room_types
+                .iter()
+                .enumerate()
+                .map(|(i, id)| (id.to_string(), format!("Room type {i}"), 2))
+                .collect(),
+            rate_plan_rows: rate_plans
+                .iter()
+                .enumerate()
+                .map(|(i, (id, room_type))| (id.to_string(), format!("Rate plan {i}"), room_type.to_string()))
+                .collect(),
             limit: (10, Duration::from_secs(60)),
             ..Books::default()
         }));
@@ -123,6 +146,40 @@ impl StandIn {
                         ack(&b, &h, &id)
                     },
                 ),
+            )
+            .route(
+                "/api/v1/room_types/options",
+                axum::routing::get(
+                    |State(b): State<Arc<Mutex<Books>>>, h: HeaderMap, q: axum::extract::RawQuery| async move {
+                        options(&b, "room_types", &h, q.0.as_deref().unwrap_or(""))
+                    },
+                ),
+            )
+            .route(
+                "/api/v1/rate_plans/options",
+                axum::routing::get(
+                    |State(b): State<Arc<Mutex<Books>>>, h: HeaderMap, q: axum::extract::RawQuery| async move {
+                        options(&b, "rate_plans", &h, q.0.as_deref().unwrap_or(""))
+                    },
+                ),
+            )
+            .route(
+                "/api/v1/room_types",
+                axum::routing::post(|State(b): State<Arc<Mutex<Books>>>, h: HeaderMap, body: Bytes| async move {
+                    create(&b, "room_types", &h, &body)
+                }),
+            )
+            .route(
+                "/api/v1/rate_plans",
+                axum::routing::post(|State(b): State<Arc<Mutex<Books>>>, h: HeaderMap, body: Bytes| async move {
+                    create(&b, "rate_plans", &h, &body)
+                }),
+            )
+            .route(
+                "/api/v1/webhooks",
+                axum::routing::post(|State(b): State<Arc<Mutex<Books>>>, h: HeaderMap, body: Bytes| async move {
+                    create(&b, "webhooks", &h, &body)
+                }),
             )
             .with_state(books.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -247,6 +304,148 @@ fn ack(books: &Mutex<Books>, headers: &HeaderMap, id: &str) -> (StatusCode, axum
             (status, axum::Json(body))
         }
     }
+}
+
+/// `GET /room_types/options` and `/rate_plans/options` for the property (§3.2-3.3): every row, no paging.
+fn options(books: &Mutex<Books>, what: &str, headers: &HeaderMap, query: &str) -> (StatusCode, axum::Json<Value>) {
+    let b = books.lock().unwrap();
+    if !authorized(headers) {
+        let (status, body) = error(401, "unauthorized", "Unauthorized");
+        return (status, axum::Json(body));
+    }
+    if !percent_decode(query).contains(&format!("filter[property_id]={}", b.property_id)) {
+        let (status, body) = error(400, "bad_request", "Bad Request");
+        return (status, axum::Json(body));
+    }
+    let data: Vec<Value> = if what == "room_types" {
+        b.room_type_rows
+            .iter()
+            .map(|(id, title, adults)| {
+                json!({"type": "room_type", "id": id, "attributes": {
+                "id": id, "title": title, "property_id": b.property_id, "default_occupancy": adults}})
+            })
+            .collect()
+    } else {
+        b.rate_plan_rows
+            .iter()
+            .map(|(id, title, room_type)| {
+                json!({"type": "rate_plan", "id": id, "attributes": {
+                "id": id, "title": title, "room_type_id": room_type, "occupancy": 2, "sell_mode": "per_room",
+                "parent_rate_plan_id": null}})
+            })
+            .collect()
+    };
+    (StatusCode::OK, axum::Json(json!({"data": data})))
+}
+
+/// `POST /room_types`, `/rate_plans`, `/webhooks`, each checked field by field as documented (§3.2, §3.3, §5):
+/// 422 with the fields' messages, else 201 with the new record.
+fn create(
+    books: &Mutex<Books>,
+    what: &'static str,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> (StatusCode, axum::Json<Value>) {
+    let mut b = books.lock().unwrap();
+    if !authorized(headers) {
+        let (status, body) = error(401, "unauthorized", "Unauthorized");
+        return (status, axum::Json(body));
+    }
+    let wrapper = match what {
+        "room_types" => "room_type",
+        "rate_plans" => "rate_plan",
+        _ => "webhook",
+    };
+    let Some(v) = serde_json::from_slice::<Value>(body).ok().and_then(|v| v.get(wrapper).cloned()) else {
+        let (status, body) = error(400, "bad_request", "Bad Request");
+        return (status, axum::Json(body));
+    };
+    let mut problems: BTreeMap<String, String> = BTreeMap::new();
+    let mut problem = |field: &str, message: &str| {
+        problems.insert(field.to_string(), message.to_string());
+    };
+    let int = |field: &str| v.get(field).and_then(Value::as_i64);
+    let title = v["title"].as_str().unwrap_or("");
+    if what != "webhooks" && (title.is_empty() || title.chars().count() > 255) {
+        problem("title", "can't be blank and at most 255 characters");
+    }
+    if v["property_id"] != json!(b.property_id) {
+        problem("property_id", "is not this account's property");
+    }
+    match what {
+        "room_types" => {
+            if int("count_of_rooms").is_none_or(|n| n < 1) {
+                problem("count_of_rooms", "must be a positive integer");
+            }
+            for field in ["occ_adults", "occ_children", "occ_infants"] {
+                if int(field).is_none_or(|n| n < 0) {
+                    problem(field, "must be an integer");
+                }
+            }
+            if int("default_occupancy").is_none_or(|n| n < 1 || n > int("occ_adults").unwrap_or(0)) {
+                problem("default_occupancy", "must be at most occ_adults");
+            }
+            if !["room", "dorm"].contains(&v["room_kind"].as_str().unwrap_or("room")) {
+                problem("room_kind", "is invalid");
+            }
+        }
+        "rate_plans" => {
+            // "Should be unique per Property" (§3.3).
+            if b.rate_plan_rows.iter().any(|(_, t, _)| t.eq_ignore_ascii_case(title)) {
+                problem("title", "has already been taken");
+            }
+            let room_type = v["room_type_id"].as_str().unwrap_or("");
+            let adults = b.room_type_rows.iter().find(|(id, _, _)| id == room_type).map(|(_, _, adults)| *adults);
+            if adults.is_none() {
+                problem("room_type_id", "is not a room type of the property");
+            }
+            let options = v["options"].as_array().cloned().unwrap_or_default();
+            let primary = options.iter().filter(|o| o["is_primary"] == json!(true)).count();
+            if v["sell_mode"] != json!("per_room") || options.len() != 1 || primary != 1 {
+                problem("options", "per_room wants one option, the primary one");
+            }
+            if options.iter().any(|o| o["occupancy"].as_i64().is_none_or(|n| n < 1 || n > adults.unwrap_or(0))) {
+                problem("options", "occupancy must be within the room type's");
+            }
+            if v["rate_mode"] != json!("manual") || v["currency"].as_str().is_none_or(|c| c.len() != 3) {
+                problem("rate_mode", "manual, with a currency");
+            }
+        }
+        _ => {
+            if v["callback_url"].as_str().is_none_or(|u| !u.starts_with("http")) {
+                problem("callback_url", "must be a URL");
+            }
+            if v["event_mask"].as_str().is_none_or(str::is_empty) {
+                problem("event_mask", "can't be blank");
+            }
+            if v["is_active"] != json!(true) || v["send_data"] != json!(true) {
+                problem("is_active", "a webhook that is not active, or sends no data, is of no use here");
+            }
+        }
+    }
+    if !problems.is_empty() {
+        let details: serde_json::Map<String, Value> = problems.into_iter().map(|(k, m)| (k, json!([m]))).collect();
+        return (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            axum::Json(
+                json!({"errors": {"code": "validation_error", "title": "Validation Error", "details": details}}),
+            ),
+        );
+    }
+    let id = uuid();
+    match what {
+        "room_types" => {
+            b.room_types.insert(id.clone());
+            b.room_type_rows.push((id.clone(), title.to_string(), int("occ_adults").unwrap_or(0)));
+        }
+        "rate_plans" => {
+            b.rate_plans.insert(id.clone());
+            b.rate_plan_rows.push((id.clone(), title.to_string(), v["room_type_id"].as_str().unwrap_or("").into()));
+        }
+        _ => {}
+    }
+    b.created.push((what, v.clone()));
+    (StatusCode::CREATED, axum::Json(json!({"data": {"type": wrapper, "id": id, "attributes": v}})))
 }
 
 fn error(status: u16, code: &str, title: &str) -> (StatusCode, Value) {
@@ -448,6 +647,7 @@ struct Connected {
     org: Org,
     hotel: String,
     twin: String,
+    double: String,
     bar: String,
     bnb: String,
     channex: StandIn,
@@ -533,7 +733,12 @@ async fn connected_with(s: &TestServer, key: &str, options: Option<Options>) -> 
     let property = uuid();
     let (twin_r, double_r) = (uuid(), uuid());
     let (bar_twin_r, bar_double_r, bnb_double_r) = (uuid(), uuid(), uuid());
-    let channex = StandIn::start(&property, &[&twin_r, &double_r], &[&bar_twin_r, &bar_double_r, &bnb_double_r]).await;
+    let channex = StandIn::start(
+        &property,
+        &[&twin_r, &double_r],
+        &[(&bar_twin_r, &twin_r), (&bar_double_r, &double_r), (&bnb_double_r, &double_r)],
+    )
+    .await;
     let sealing = KeyRing::open(&s.db, &KeySource::default()).await.expect("keys").sealing;
     let input = ConnectionIn {
         hotel_id: hotel.clone(),
@@ -559,6 +764,7 @@ async fn connected_with(s: &TestServer, key: &str, options: Option<Options>) -> 
                 remote_id: bnb_double_r.clone(),
             },
         ],
+        nightly_sync_hour: None,
     };
     let connection = channels::connect(&s.db, &sealing, &Actor::command_line(&org.id), input).await.expect("connected");
     let stored = store::channels::get(&mut s.db.read().await.unwrap(), &connection.id).await.unwrap().unwrap();
@@ -572,6 +778,7 @@ async fn connected_with(s: &TestServer, key: &str, options: Option<Options>) -> 
         org,
         hotel,
         twin,
+        double,
         bar,
         bnb,
         channex,
@@ -835,6 +1042,7 @@ async fn a_revoked_key_stops_the_connection_and_loses_nothing(s: TestServer) {
         webhook_secret: None,
         room_types,
         rate_plans,
+        nightly_sync_hour: None,
     };
     channels::connect(&s.db, &sealing, &Actor::command_line(&c.org.id), input).await.expect("connected again");
     let calls = settled(&s, &c, 3).await;
@@ -860,7 +1068,7 @@ async fn the_connection_page_connects_and_shows_each_request_and_refused_value(s
     let values: Vec<Value> = (0..30).map(|d| json!({"ratePlanId": bar, "date": day(d), "price": 15000})).collect();
     s.post("/api/dailyRates", &auth, json!({"values": values})).await.expect(200);
     let (property, twin_r, bar_r) = (uuid(), uuid(), uuid());
-    let channex = StandIn::start(&property, &[&twin_r], &[&bar_r]).await;
+    let channex = StandIn::start(&property, &[&twin_r], &[(&bar_r, &twin_r)]).await;
     let sealing = KeyRing::open(&s.db, &KeySource::default()).await.unwrap().sealing;
     let options =
         Options { tick: Duration::from_millis(100), coalesce: Duration::from_millis(300), ..Options::default() };
@@ -921,7 +1129,40 @@ async fn the_connection_page_connects_and_shows_each_request_and_refused_value(s
         assert!(started.elapsed() < WAIT, "the resync did not go");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(channex.calls()[2].body, calls[0].body, "the same full availability again");
+    let again = channex.calls();
+    let availability = |calls: &[Call]| calls.iter().find(|c| c.endpoint == "availability").map(|c| c.body.clone());
+    assert_eq!(availability(&again[2..4]), availability(&calls[..2]), "the same full availability again");
+
+    // A nightly full sync at an hour the hotel chooses: kept; an hour that is none is refused.
+    let mut with_hour = fields.to_vec();
+    with_hour.retain(|(name, _)| *name != "apiKey");
+    with_hour.push(("nightlySyncHour", "25"));
+    let (status, _, html) = desk.post(&path, &with_hour).await;
+    assert_eq!(status, 422);
+    assert!(html.contains("must be an hour from 0 to 23"), "{html}");
+    with_hour.pop();
+    with_hour.push(("nightlySyncHour", "3"));
+    let (status, _, _) = desk.post(&path, &with_hour).await;
+    assert_eq!(status, 303);
+    let (_, html) = desk.get(&path).await;
+    assert!(html.contains("<option value=\"3\" selected>03:00</option>"), "{html}");
+    // (Saving resyncs: let that go first.)
+    let started = Instant::now();
+    while channex.calls().len() < 6 || s.count("channel_changes").await > 0 {
+        assert!(started.elapsed() < WAIT, "the full sync of the change did not go");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // Disconnecting forgets the connection; the page offers to connect again and nothing more is sent.
+    let (status, _, _) = desk.post(&format!("{path}/disconnect"), &[]).await;
+    assert_eq!(status, 303);
+    assert_eq!((s.count("channel_connections").await, s.count("channel_changes").await), (0, 0));
+    let (_, html) = desk.get(&path).await;
+    assert!(html.contains("Connect to Channex") && html.contains("not connected"), "{html}");
+    let sent = channex.calls().len();
+    s.post("/api/rooms", &auth, json!({"roomTypeId": twin, "name": "T2"})).await.expect(200);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!((channex.calls().len(), s.count("channel_changes").await), (sent, 0), "nothing recorded or sent");
     dispatcher.stop().await;
 }
 
@@ -972,6 +1213,21 @@ async fn bookings_arrive_once_each_and_are_acknowledged_once(s: TestServer) {
     let full = s.get(&format!("/api/reservations/{id}"), &c.org.auth()).await.expect(200).body;
     assert_eq!(full["rooms"][0]["roomTypeId"], json!(c.twin));
     assert_eq!(full["rooms"][0]["ratePlanId"], json!(c.bar));
+    // The customer became a guest of the hotel; the channel writes to them itself, so no e-mail of ours is planned.
+    let guest_id = full["guestId"].as_str().expect("a guest record").to_string();
+    let guest = s.get(&format!("/api/guests/{guest_id}"), &c.org.auth()).await.expect(200).body;
+    assert_eq!(
+        (
+            &guest["firstName"],
+            &guest["lastName"],
+            &guest["email"],
+            &guest["country"],
+            &guest["language"],
+            &guest["hotelId"]
+        ),
+        (&json!("Ana"), &json!("Silva"), &json!("ana@example.com"), &json!("PT"), &json!("pt"), &json!(c.hotel))
+    );
+    assert_eq!(s.count("guest_messages").await, 0, "guest e-mails are off for channel bookings by default");
     let calls = settled(&s, &c, 3).await;
     assert_eq!(
         calls[2].body["values"],
@@ -1005,41 +1261,155 @@ async fn bookings_arrive_once_each_and_are_acknowledged_once(s: TestServer) {
     let r = s.get(&format!("/api/reservations/{id}"), &c.org.auth()).await.expect(200).body;
     assert_eq!((&r["checkOutDate"], &r["totalPrice"]), (&json!(day(13)), &json!(45000)));
     until("the modification's acknowledgement", || async { c.channex.acks().len() == 2 }).await;
+    let flag = |id: String| {
+        let db = s.db.clone();
+        async move { store::reservations::attention::of_reservation(&mut db.read().await.unwrap(), &id).await.unwrap() }
+    };
+    assert_eq!(flag(id.clone()).await, None, "same rooms: nothing for the desk");
+
+    // The guest changes the room type on the channel: PUT cannot change a reservation's rooms, so the dates and
+    // total are applied and the desk is told what the channel now books.
+    let rooms_changed = c.channex.revision("modified", &booking, Some(&c.double_r), &c.bar_double_r, 10, 13);
+    until("the room change's acknowledgement", || async { c.channex.acks().len() == 3 }).await;
+    let changed = flag(id.clone()).await.expect("flagged");
+    assert_eq!(changed.reasons, [AttentionReason::Changed]);
+    assert_eq!(
+        changed.detail,
+        "the channel changed the rooms to 1 x Double; the reservation still has 1 x Twin: change them by hand"
+    );
 
     // A webhook naming a revision Channex does not know: nothing applied, Channex asked to retry.
     trigger["payload"]["revision_id"] = json!(uuid());
     assert_eq!(webhook(trigger.clone(), Some(WEBHOOK_SECRET)).await, 502);
 
-    // A booking of a room type that is not mapped: recorded as needing attention, not taken, not acknowledged.
+    // A booking of a room type that is not mapped: sold already, so taken (on the hotel's first room type by name,
+    // Double, without a rate plan), flagged unmapped, acknowledged.
     let unmapped = c.channex.revision("new", &uuid(), None, &c.bar_twin_r, 20, 21);
-    until("the unmapped booking recorded", || async {
-        let mut conn = s.db.read().await.unwrap();
-        let connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
-        store::channels::revision(&mut conn, &connection.id, &unmapped).await.unwrap().is_some()
-    })
-    .await;
+    until("the unmapped booking's acknowledgement", || async { c.channex.acks().len() == 4 }).await;
+    let taken = channel_reservations(&s, &c).await;
+    let stand_in = taken.iter().find(|r| r["checkInDate"] == json!(day(20))).expect("the unmapped booking was taken");
+    let stand_in = stand_in["id"].as_str().unwrap().to_string();
+    let full = s.get(&format!("/api/reservations/{stand_in}"), &c.org.auth()).await.expect(200).body;
+    assert_eq!((&full["status"], &full["rooms"][0]["ratePlanId"]), (&json!("CONFIRMED"), &Value::Null));
+    let flag = store::reservations::attention::of_reservation(&mut s.db.read().await.unwrap(), &stand_in)
+        .await
+        .unwrap()
+        .expect("flagged");
+    assert_eq!(flag.reasons, [AttentionReason::Unmapped]);
+    assert!(
+        flag.detail.contains("room type \"null\" is not mapped: the room was put on Double")
+            && flag.detail.contains("rate plan"),
+        "{}",
+        flag.detail
+    );
 
     // Cancelled, from the feed: the nights are freed.
     let cancelled = c.channex.revision("cancelled", &booking, Some(&c.twin_r), &c.bar_twin_r, 10, 13);
-    until("the cancellation's acknowledgement", || async { c.channex.acks().len() == 3 }).await;
+    until("the cancellation's acknowledgement", || async { c.channex.acks().len() == 5 }).await;
     let r = s.get(&format!("/api/reservations/{id}"), &c.org.auth()).await.expect(200).body;
     assert_eq!(r["status"], json!("CANCELLED"));
     tokio::time::sleep(Duration::from_millis(1000)).await;
-    assert_eq!(c.channex.acks(), [new, modified, cancelled], "one acknowledgement each, never the unmapped one");
-    assert_eq!(channel_reservations(&s, &c).await.len(), 1, "the unmapped booking was not taken");
+    assert_eq!(
+        c.channex.acks(),
+        [new, modified, rooms_changed, unmapped.clone(), cancelled],
+        "one acknowledgement each"
+    );
     let mut conn = s.db.read().await.unwrap();
     let connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
-    let attention = store::channels::revision(&mut conn, &connection.id, &unmapped).await.unwrap().unwrap();
-    assert_eq!(attention.outcome, "needs_attention");
-    assert!(attention.detail.contains("not mapped"), "{}", attention.detail);
-    assert!(attention.acked_at.is_none());
+    let applied = store::channels::revision(&mut conn, &connection.id, &unmapped).await.unwrap().unwrap();
+    assert_eq!((applied.outcome.as_str(), applied.reservation_id.as_deref()), ("applied", Some(stand_in.as_str())));
     drop(conn);
-    // The connection page shows the bookings taken and the one that needs attention, with why.
-    let (status, html) =
-        Dashboard::new(&s, &c.org.token).get(&format!("/hotels/{}/integrations/channels", c.hotel)).await;
+    // The connection page links the bookings taken.
+    let dashboard = Dashboard::new(&s, &c.org.token);
+    let (status, html) = dashboard.get(&format!("/hotels/{}/integrations/channels", c.hotel)).await;
     assert_eq!(status, 200);
-    assert!(html.contains("1 booking revision(s) need attention") && html.contains("is not mapped"), "{html}");
     assert!(html.contains(&format!("/hotels/{}/reservations/{id}", c.hotel)), "a link to the reservation");
+    // The flagged stay is on the Today page and on its own page until the desk marks it handled.
+    handled_from_the_dashboard(&s, &dashboard, &c.hotel, &stand_in, "Unmapped").await;
+    c.stop().await;
+}
+
+/// The stay `id` is listed under "Needs attention" on the Today page (`why`) and says so on its own page; marking
+/// it handled there takes it off both.
+async fn handled_from_the_dashboard(s: &TestServer, dashboard: &Dashboard<'_>, hotel: &str, id: &str, why: &str) {
+    let stay = format!("/hotels/{hotel}/reservations/{id}");
+    let (status, html) = dashboard.get(&format!("/hotels/{hotel}/today")).await;
+    assert_eq!(status, 200);
+    let listed = html.split("id=\"attention-title\"").nth(1).expect("a Needs attention section");
+    assert!(listed.contains(why) && listed.contains(&stay), "{listed}");
+    let (status, html) = dashboard.get(&stay).await;
+    assert_eq!(status, 200);
+    assert!(html.contains(&format!("Needs attention: {why}.")) && html.contains("Mark handled"), "{html}");
+    let before = s.count("audit_log").await;
+    let (status, _, _) = dashboard.post(&format!("{stay}/attention"), &[("back", &stay)]).await;
+    assert_eq!(status, 303);
+    assert_eq!(s.count("audit_log").await, before + 1, "who marked it handled is in the audit log");
+    let (_, html) = dashboard.get(&stay).await;
+    assert!(!html.contains("Needs attention:"), "{html}");
+    let (_, html) = dashboard.get(&format!("/hotels/{hotel}/today")).await;
+    assert!(!html.contains("id=\"attention-title\""), "nothing needs attention any more");
+    let (status, _, _) = dashboard.post(&format!("{stay}/attention"), &[("back", &stay)]).await;
+    assert_eq!(status, 303, "a second press says there is nothing left (a flash), no error page");
+}
+
+/// A channel's booking for nights with no room free is sold already: taken, flagged overbooked, acknowledged, and
+/// the channels are told nothing is left; every other writer is still refused those nights. With the hotel's
+/// setting on, its guest gets our confirmation too.
+async fn a_booking_for_a_full_night_is_taken_flagged_and_the_channels_told_nothing_is_left(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    settled(&s, &c, 2).await;
+    let auth = c.org.auth();
+    let double = json!({"hotelId": c.hotel, "checkInDate": day(30), "checkOutDate": day(32),
+                        "rooms": [{"roomTypeId": c.double, "price": 10000}, {"roomTypeId": c.double, "price": 10000}]});
+    s.post("/api/reservations", &auth, double).await.expect(200);
+    let calls = settled(&s, &c, 3).await;
+    assert_eq!(calls[2].body["values"][0]["availability"], json!(0), "both doubles sold at the desk");
+    let settings = frontdesk::domain::guest_messages::MessageSettings { channel_bookings: true, ..Default::default() };
+    frontdesk::domain::guest_messages::save_settings(&s.db, &Actor::command_line(&c.org.id), &c.hotel, settings)
+        .await
+        .expect("settings");
+
+    let revision = c.channex.revision("new", &uuid(), Some(&c.double_r), &c.bar_double_r, 30, 32);
+    until("the overbooked booking's acknowledgement", || async { c.channex.acks().len() == 1 }).await;
+    assert_eq!(c.channex.acks(), [revision]);
+    let taken = channel_reservations(&s, &c).await;
+    assert_eq!(taken.len(), 1, "taken although no double was free");
+    let id = taken[0]["id"].as_str().unwrap().to_string();
+    let flag = store::reservations::attention::of_reservation(&mut s.db.read().await.unwrap(), &id)
+        .await
+        .unwrap()
+        .expect("flagged");
+    assert_eq!(flag.reasons, [AttentionReason::Overbooked]);
+    assert!(flag.detail.contains("not enough Double rooms are free on the night of"), "{}", flag.detail);
+    // The channels hear at once that nothing is left (never a negative count).
+    let calls = settled(&s, &c, 4).await;
+    let property = c.channex.books.lock().unwrap().property_id.clone();
+    assert_eq!(
+        calls[3].body,
+        json!({"values": [{"property_id": property, "room_type_id": c.double_r, "date_from": day(30), "date_to": day(31),
+                           "availability": 0}]})
+    );
+    // Anyone else is still refused those nights.
+    let another = json!({"hotelId": c.hotel, "checkInDate": day(31), "checkOutDate": day(32),
+                         "rooms": [{"roomTypeId": c.double, "price": 10000}]});
+    s.post("/api/reservations", &auth, another).await.expect(409);
+    // The hotel turned guest e-mails on for channel bookings: the channel's guest is sent our confirmation.
+    assert_eq!(s.count("guest_messages").await, 2, "the confirmation and the reminder");
+    // As the desk sees it on a phone: the Today page lists it first, the stay says what happened.
+    if let Some(b) = Browser::start_sized(&s.base, PHONE).await {
+        b.goto("/sign-in").await;
+        b.sign_in(&c.org.operator_email, PASSWORD).await;
+        b.goto(&format!("/hotels/{}/today", c.hotel)).await;
+        b.wait_for_text("Needs attention").await;
+        b.assert_page_ok("Today with a stay that needs attention").await;
+        if s.engine == Engine::Sqlite {
+            b.screenshot("today-needs-attention-phone").await;
+        }
+        b.goto(&format!("/hotels/{}/reservations/{id}", c.hotel)).await;
+        b.wait_for_text("Needs attention: Overbooked.").await;
+        b.assert_page_ok("a stay that needs attention").await;
+    }
+    handled_from_the_dashboard(&s, &Dashboard::new(&s, &c.org.token), &c.hotel, &id, "Overbooked").await;
     c.stop().await;
 }
 
@@ -1150,4 +1520,150 @@ async fn a_room_out_of_order_lowers_availability_and_a_plan_turned_off_stops_sel
     let nights = per_night(&[&calls[4]], "rate_plan_id");
     assert_eq!(nights.len(), 500);
     c.stop().await;
+}
+
+/// A hotel that chose an hour for its nightly full sync gets one, in that hour of its day, once: two requests, then
+/// nothing more that day (connecting, or a resync, counts as the day's).
+async fn the_nightly_full_sync_runs_once_in_the_hour_the_hotel_chose(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    settled(&s, &c, 2).await;
+    let mut conn = s.db.read().await.unwrap();
+    let hotel = store::hotels::get(&mut conn, &c.org.id, &c.hotel).await.unwrap().unwrap();
+    let mut connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
+    drop(conn);
+    assert_eq!(connection.nightly_synced_on, Some(hotel.today()), "connecting was today's full sync");
+    // Not within seconds of the hour's end, so that the hour set is still the hotel's when the dispatcher looks.
+    if Utc::now().with_timezone(&hotel.time_zone()).minute() == 59 {
+        tokio::time::sleep(Duration::from_secs(61)).await;
+    }
+    let local = Utc::now().with_timezone(&hotel.time_zone());
+    connection.nightly_sync_hour = Some(i64::from(local.hour()));
+    let yesterday = hotel.today().pred_opt().unwrap();
+    let mut tx = s.db.begin_write().await.unwrap();
+    store::channels::update(tx.conn(), &connection).await.unwrap();
+    assert!(store::channels::take_nightly_sync(tx.conn(), &connection.id, yesterday).await.unwrap());
+    tx.commit().await.unwrap();
+
+    let calls = settled(&s, &c, 4).await;
+    let endpoints: HashSet<&str> = calls[2..].iter().map(|call| call.endpoint).collect();
+    assert_eq!(endpoints, HashSet::from(["availability", "restrictions"]), "a full sync: one request of each kind");
+    assert_eq!(per_night(&[&calls[2]], "room_type_id").len(), 2 * 500, "every night of every room type");
+    let again = channels::queue_nightly_syncs(&s.db, "channex", Utc::now()).await.expect("queued");
+    assert_eq!(again, 0, "once a day");
+    settled(&s, &c, 4).await;
+    let mut conn = s.db.read().await.unwrap();
+    let connection = store::channels::get(&mut conn, &connection.id).await.unwrap().unwrap();
+    assert_eq!(connection.nightly_synced_on, Some(hotel.today()));
+    c.stop().await;
+}
+
+/// Connecting needs no ids copied by hand: the page reads Channex's room types and rate plans as choices, creates
+/// what ours lack there (titles unique within the property), and registers the booking webhook with a secret the
+/// service then accepts.
+async fn the_property_is_set_up_in_channex_from_the_page(s: TestServer) {
+    let org = s.org("Channels").await;
+    let auth = org.auth();
+    let hotel = s.hotel(&org, "Harbour").await;
+    let twin = s.create("/api/roomTypes", &auth, json!({"hotelId": hotel, "name": "Twin", "maxOccupancy": 2})).await;
+    let double =
+        s.create("/api/roomTypes", &auth, json!({"hotelId": hotel, "name": "Double", "maxOccupancy": 3})).await;
+    for (n, room_type) in [(1, &twin), (2, &twin), (3, &double)] {
+        s.post("/api/rooms", &auth, json!({"roomTypeId": room_type, "name": format!("R{n}")})).await.expect(200);
+    }
+    let bar = s.create("/api/ratePlans", &auth, json!({"hotelId": hotel, "name": "BAR"})).await;
+    let promo = s.create("/api/ratePlans", &auth, json!({"hotelId": hotel, "roomTypeId": twin, "name": "Promo"})).await;
+    let values: Vec<Value> = [&bar, &promo]
+        .iter()
+        .flat_map(|plan| (0..30).map(move |d| json!({"ratePlanId": plan, "date": day(d), "price": 15000})))
+        .collect();
+    s.post("/api/dailyRates", &auth, json!({"values": values})).await.expect(200);
+    // Channex has a Suite with a "Promo" of its own already: ours must be titled apart.
+    let (property, suite_r, suite_promo_r) = (uuid(), uuid(), uuid());
+    let channex = StandIn::start(&property, &[&suite_r], &[(&suite_promo_r, &suite_r)]).await;
+    channex.books.lock().unwrap().rate_plan_rows[0].1 = "Promo".into();
+    let sealing = KeyRing::open(&s.db, &KeySource::default()).await.unwrap().sealing;
+    let options =
+        Options { tick: Duration::from_millis(100), coalesce: Duration::from_millis(300), ..Options::default() };
+    let dispatcher = Dispatcher::spawn(s.db.clone(), sealing, options).unwrap();
+
+    let desk = Dashboard::new(&s, &org.token);
+    let path = format!("/hotels/{hotel}/integrations/channels");
+    let connect = [("baseUrl", channex.base_url.as_str()), ("propertyId", property.as_str()), ("apiKey", KEY)];
+    let (status, _, _) = desk.post(&path, &connect).await;
+    assert_eq!(status, 303);
+    let (_, html) = desk.get(&path).await;
+    assert!(
+        html.contains(&format!("<option value=\"{suite_r}\">Room type 0</option>")),
+        "Channex's as choices: {html}"
+    );
+    assert!(html.contains("5 of ours have no Channex counterpart"), "2 room types, BAR on each, Promo: {html}");
+
+    let (status, _, _) = desk.post(&format!("{path}/create-missing"), &[]).await;
+    assert_eq!(status, 303);
+    let created = channex.books.lock().unwrap().created.clone();
+    let titles = |endpoint: &str| -> HashSet<String> {
+        created.iter().filter(|(e, _)| *e == endpoint).map(|(_, v)| v["title"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(titles("room_types"), HashSet::from(["Twin".to_string(), "Double".to_string()]));
+    assert_eq!(
+        titles("rate_plans"),
+        HashSet::from(["BAR · Twin".to_string(), "BAR · Double".to_string(), "Promo (2)".to_string()]),
+        "one per room type, titled apart from each other and from Channex's own Promo"
+    );
+    let double_body = created.iter().find(|(e, v)| *e == "room_types" && v["title"] == json!("Double")).unwrap();
+    assert_eq!(
+        (&double_body.1["count_of_rooms"], &double_body.1["occ_adults"], &double_body.1["default_occupancy"]),
+        (&json!(1), &json!(3), &json!(3))
+    );
+    let mut conn = s.db.read().await.unwrap();
+    let connection = store::channels::for_hotel(&mut conn, &org.id, &hotel, "channex").await.unwrap().unwrap();
+    assert_eq!(store::channels::room_type_mappings(&mut conn, &connection.id).await.unwrap().len(), 2);
+    assert_eq!(store::channels::rate_plan_mappings(&mut conn, &connection.id).await.unwrap().len(), 3);
+    drop(conn);
+    let (_, html) = desk.get(&path).await;
+    assert!(html.contains("Everything is mapped"), "{html}");
+    assert!(html.contains("selected>BAR · Double</option>"), "the mapping chosen: {html}");
+    // The full sync that follows goes with the new ids, and Channex takes every value (no warnings).
+    let started = Instant::now();
+    // (Before anything was mapped, connecting had nothing to send.)
+    while channex.calls().len() < 2 || s.count("channel_changes").await > 0 {
+        assert!(started.elapsed() < WAIT, "the full sync after creating did not go: {:?}", channex.calls().len());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let calls = channex.calls();
+    assert_eq!(calls.len(), 2, "{calls:#?}");
+    for call in &calls {
+        assert!(call.status == 200 && call.warnings.is_empty(), "refused: {:#}", json!(call.warnings));
+    }
+    let subjects = |endpoint: &str, field: &str| -> HashSet<String> {
+        let call = calls.iter().find(|c| c.endpoint == endpoint).unwrap();
+        call.body["values"].as_array().unwrap().iter().map(|v| v[field].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(subjects("availability", "room_type_id").len(), 2, "both new room types");
+    assert_eq!(subjects("restrictions", "rate_plan_id").len(), 3, "the three new rate plans");
+    // Pressing it again creates nothing.
+    let (status, _, _) = desk.post(&format!("{path}/create-missing"), &[]).await;
+    assert_eq!(status, 303);
+    assert_eq!(channex.books.lock().unwrap().created.len(), 5);
+
+    // The booking webhook: registered with a secret made here, which the service then accepts.
+    let (status, _, _) = desk.post(&format!("{path}/webhook"), &[]).await;
+    assert_eq!(status, 303);
+    let webhook = channex.books.lock().unwrap().created.last().cloned().unwrap();
+    assert_eq!(webhook.0, "webhooks");
+    let url = webhook.1["callback_url"].as_str().unwrap().to_string();
+    assert!(url.ends_with(&format!("/channels/channex/{hotel}")), "{url}");
+    assert_eq!(webhook.1["event_mask"], json!("booking_new;booking_modification;booking_cancellation"));
+    let secret = webhook.1["headers"]["X-Channex-Webhook-Secret"].as_str().unwrap().to_string();
+    assert!(secret.len() >= 32, "a secret made here");
+    let trigger = json!({"event": "booking", "payload": {"property_id": property}, "property_id": property});
+    let call = |secret: String| {
+        let request = s.client.post(format!("{}/channels/channex/{hotel}", s.base)).json(&trigger);
+        async move { request.header("X-Channex-Webhook-Secret", secret).send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(call(secret.clone()).await, 200, "the registered secret is accepted");
+    assert_eq!(call(format!("{secret}x")).await, 401);
+    let (_, html) = desk.get(&path).await;
+    assert!(html.contains("Register the booking webhook again") && !html.contains(&secret), "{html}");
+    dispatcher.stop().await;
 }

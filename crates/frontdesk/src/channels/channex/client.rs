@@ -164,6 +164,31 @@ impl Client {
         self.send::<()>(reqwest::Method::POST, &format!("/booking_revisions/{id}/ack"), None).await
     }
 
+    /// `GET /room_types/options?filter[property_id]=…`: every room type of the property, without paging.
+    pub async fn room_type_options(&self, property_id: &str) -> Sent {
+        self.get(&format!("/room_types/options?filter[property_id]={}", encoded(property_id))).await
+    }
+
+    /// `GET /rate_plans/options?filter[property_id]=…`: every rate plan of the property, without paging.
+    pub async fn rate_plan_options(&self, property_id: &str) -> Sent {
+        self.get(&format!("/rate_plans/options?filter[property_id]={}", encoded(property_id))).await
+    }
+
+    /// `POST /room_types` with `{"room_type": …}`.
+    pub async fn create_room_type(&self, room_type: &Value) -> Sent {
+        self.send(reqwest::Method::POST, "/room_types", Some(&serde_json::json!({ "room_type": room_type }))).await
+    }
+
+    /// `POST /rate_plans` with `{"rate_plan": …}`.
+    pub async fn create_rate_plan(&self, rate_plan: &Value) -> Sent {
+        self.send(reqwest::Method::POST, "/rate_plans", Some(&serde_json::json!({ "rate_plan": rate_plan }))).await
+    }
+
+    /// `POST /webhooks` with `{"webhook": …}`.
+    pub async fn create_webhook(&self, webhook: &Value) -> Sent {
+        self.send(reqwest::Method::POST, "/webhooks", Some(&serde_json::json!({ "webhook": webhook }))).await
+    }
+
     /// `GET path` (`/room_types?filter[property_id]=…`).
     pub async fn get(&self, path: &str) -> Sent {
         self.send::<()>(reqwest::Method::GET, path, None).await
@@ -188,6 +213,11 @@ impl Client {
             Err(err) => Sent::NoAnswer(no_answer(err)),
         }
     }
+}
+
+/// `text` as it goes in a URL's query or path.
+fn encoded(text: &str) -> String {
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
 /// Why no answer came, in words (the URL left out; the key is in a header, never in a URL).

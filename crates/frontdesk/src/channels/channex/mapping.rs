@@ -176,9 +176,10 @@ pub fn restriction_values(property_id: &str, plans: &[PlanInput<'_>]) -> Vec<Res
 /// Titles for the Channex rate plans made from ours, unique within the property as Channex requires: a plan of
 /// one room type keeps its name; a plan for every room type becomes one plan per room type, named
 /// `<plan> · <room type>`; a title already taken gets ` (2)`, ` (3)`… Input: (plan id, plan name, room type id,
-/// room type name, whether the plan is for every room type), in order; output: the titles in the same order.
-pub fn rate_plan_titles(pairs: &[(&str, &str, &str, &str, bool)]) -> Vec<String> {
-    let mut taken: HashSet<String> = HashSet::new();
+/// room type name, whether the plan is for every room type), in order, and the titles the property has already;
+/// output: the titles in the same order.
+pub fn rate_plan_titles(pairs: &[(&str, &str, &str, &str, bool)], already: &[&str]) -> Vec<String> {
+    let mut taken: HashSet<String> = already.iter().map(|t| t.to_lowercase()).collect();
     let mut out = Vec::with_capacity(pairs.len());
     for (_, plan_name, _, room_type_name, for_every_type) in pairs {
         let base = if *for_every_type { format!("{plan_name} · {room_type_name}") } else { plan_name.to_string() };
@@ -268,12 +269,17 @@ mod tests {
 
     #[test]
     fn a_plan_for_every_room_type_gets_one_unique_title_per_room_type() {
-        let titles = rate_plan_titles(&[
+        let pairs = [
             ("a", "BAR", "t", "Twin", true),
             ("a", "BAR", "d", "Double", true),
             ("b", "BAR · Twin", "t", "Twin", false),
             ("c", "Promo", "d", "Double", false),
-        ]);
-        assert_eq!(titles, ["BAR · Twin", "BAR · Double", "BAR · Twin (2)", "Promo"]);
+        ];
+        assert_eq!(rate_plan_titles(&pairs, &[]), ["BAR · Twin", "BAR · Double", "BAR · Twin (2)", "Promo"]);
+        assert_eq!(
+            rate_plan_titles(&pairs, &["promo"]),
+            ["BAR · Twin", "BAR · Double", "BAR · Twin (2)", "Promo (2)"],
+            "a title the property has already (in any case) is taken"
+        );
     }
 }

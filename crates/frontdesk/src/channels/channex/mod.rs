@@ -7,11 +7,14 @@
 //! * [`worker`]: the dispatcher that sends a hotel's recorded changes, coalesced, within Channex's limits, and
 //!   polls the booking revision feed.
 //! * [`revisions`]: booking revisions read from Channex and applied as reservations, once each, then acknowledged.
+//! * [`setup`]: the property's room types and rate plans read from Channex or created there, and the booking
+//!   webhook registered, so that connecting needs no ids copied by hand.
 //! * [`webhook`]: `POST /channels/channex/{hotelId}`, Channex's booking webhook (a trigger to read the revision).
 
 pub mod client;
 pub mod mapping;
 pub mod revisions;
+pub mod setup;
 pub mod webhook;
 pub mod worker;
 

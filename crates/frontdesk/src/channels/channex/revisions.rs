@@ -7,13 +7,19 @@
 //! no acknowledgement, and the next poll of the feed applies it.
 //!
 //! * `new`: a CONFIRMED reservation, source CHANNEL, the OTA's reservation code as its channel reference, each
-//!   room of a mapped room type (and rate plan, when mapped) at the price Channex sent, the guest's name in its
-//!   notes. Through the same insert every writer uses.
-//! * `modified`: the booking's reservation takes the new dates and total, by the same rules as PUT.
+//!   room of its mapped room type and rate plan at the price Channex sent, and a guest record made from the
+//!   booking's customer. Through the same insert every writer uses. A channel's booking is sold already, so it is
+//!   taken even when it does not fit (docs/channels.md, "Bookings that are taken whatever"): a night with no room
+//!   free makes it overbooked (`inventory::sold_already`), a room type not mapped puts the room on the hotel's
+//!   first room type by name, a rate plan not mapped leaves the room without one; either way the reservation is
+//!   flagged for the desk (`reservations::attention`), and the availability the write changed goes out.
+//! * `modified`: the booking's reservation takes the new dates and total, by the same rules as PUT (taken also
+//!   when the new nights are full, flagged overbooked); a change of its rooms (their number or types), which PUT
+//!   cannot make, is flagged for the desk with what the channel now books.
 //! * `cancelled`: the booking's reservation is cancelled, freeing its nights.
 //!
-//! A revision that cannot be applied (a room type not mapped, no room free, a modification of a booking never
-//! taken, a malformed revision) is recorded as `needs_attention` with the reason, nothing of it written, and not
+//! A revision that cannot be applied (a hotel without room types, a modification of a booking never taken, a
+//! malformed revision) is recorded as `needs_attention` with the reason, nothing of it written, and not
 //! acknowledged: it stays in the feed and is tried again.
 
 use chrono::Utc;
@@ -25,10 +31,13 @@ use super::CHANNEL;
 use crate::channels::ChannelConnection;
 use crate::domain::access::Actor;
 use crate::domain::change::{Change, Writer};
+use crate::domain::guests::{self, GuestIn};
+use crate::domain::reservations::attention::{self, AttentionReason};
 use crate::domain::reservations::{self, write, ReservationIn, ReservationPatch, ReservationRoomIn};
-use crate::domain::{money, Error};
+use crate::domain::{money, validate, Error};
 use crate::model::channels::ChannelRevision;
-use crate::model::reservations::{ReservationStatus, Source};
+use crate::model::reservations::{ReservationStatus, RoomStatus, Source};
+use crate::model::room_types::RoomType;
 use crate::store::{self, Db};
 
 #[derive(Debug, Default, Deserialize)]
@@ -71,6 +80,10 @@ struct Occupancy {
 struct Customer {
     name: Option<String>,
     surname: Option<String>,
+    mail: Option<String>,
+    phone: Option<String>,
+    country: Option<String>,
+    language: Option<String>,
 }
 
 /// What became of a revision.
@@ -168,18 +181,31 @@ async fn new(tx: &mut Change, actor: &Actor, c: &ChannelConnection, a: &Attribut
     let rate_plans = store::channels::rate_plan_mappings(tx.conn(), &c.id).await.map_err(|e| e.to_string())?;
     let currency = a.currency.clone().unwrap_or_default();
     let mut rooms = Vec::new();
+    let mut unmapped = Vec::new();
     for room in a.rooms.as_deref().unwrap_or_default() {
-        let Some(ours) = room.room_type_id.as_deref().and_then(|id| room_types.iter().find(|m| m.remote_id == id))
-        else {
-            return Err(format!("the room type {:?} is not mapped", room.room_type_id.as_deref().unwrap_or("null")));
+        let remote_type = room.room_type_id.as_deref().unwrap_or("null");
+        let room_type_id = match room_types.iter().find(|m| m.remote_id == remote_type) {
+            Some(ours) => ours.room_type_id.clone(),
+            None => {
+                let types = hotel_room_types(tx, c).await?;
+                let stand_in = stand_in(&types).ok_or("the hotel has no room types")?;
+                unmapped.push(format!(
+                    "Channex room type {remote_type:?} is not mapped: the room was put on {}",
+                    stand_in.name
+                ));
+                stand_in.id.clone()
+            }
         };
         let plan = room
             .rate_plan_id
             .as_deref()
-            .and_then(|id| rate_plans.iter().find(|m| m.remote_id == id && m.room_type_id == ours.room_type_id));
+            .and_then(|id| rate_plans.iter().find(|m| m.remote_id == id && m.room_type_id == room_type_id));
+        if let (None, Some(remote_plan)) = (plan, room.rate_plan_id.as_deref()) {
+            unmapped.push(format!("Channex rate plan {remote_plan:?} is not mapped: the room has no rate plan"));
+        }
         let occupancy = room.occupancy.as_ref();
         rooms.push(ReservationRoomIn {
-            room_type_id: ours.room_type_id.clone(),
+            room_type_id,
             rate_plan_id: plan.map(|p| p.rate_plan_id.clone()),
             room_id: None,
             adults: occupancy.and_then(|o| o.adults),
@@ -188,15 +214,18 @@ async fn new(tx: &mut Change, actor: &Actor, c: &ChannelConnection, a: &Attribut
             price: Some(minor(room.amount.as_deref(), &currency)?.unwrap_or(0)),
         });
     }
-    let guest = a
-        .customer
-        .as_ref()
+    let customer = a.customer.as_ref();
+    let name = customer
         .map(|c| {
             format!("{} {}", c.name.as_deref().unwrap_or(""), c.surname.as_deref().unwrap_or("")).trim().to_string()
         })
         .unwrap_or_default();
+    let guest_id = match customer {
+        Some(customer) => guest(tx, actor, c, customer).await?,
+        None => None,
+    };
     let mut notes = format!(
-        "{} booking {} (Channex {}). Guest: {guest}.",
+        "{} booking {} (Channex {}). Guest: {name}.",
         a.ota_name.as_deref().unwrap_or("Channel"),
         a.unique_id.as_deref().unwrap_or(""),
         a.booking_id.as_deref().unwrap_or("")
@@ -206,7 +235,7 @@ async fn new(tx: &mut Change, actor: &Actor, c: &ChannelConnection, a: &Attribut
     }
     let input = ReservationIn {
         hotel_id: Some(c.hotel_id.clone()),
-        guest_id: None,
+        guest_id,
         status: Some(ReservationStatus::Confirmed),
         check_in_date: a.arrival_date.clone().unwrap_or_default(),
         check_out_date: a.departure_date.clone().unwrap_or_default(),
@@ -222,7 +251,62 @@ async fn new(tx: &mut Change, actor: &Actor, c: &ChannelConnection, a: &Attribut
         notes: Some(notes.chars().take(5000).collect()),
         rooms,
     };
-    write::insert(tx, actor, input).await.map(|r| r.id).map_err(reason)
+    let r = write::insert(tx, actor, input).await.map_err(reason)?;
+    if !unmapped.is_empty() {
+        attention::raise(tx, &c.organization_id, &r, AttentionReason::Unmapped, &unmapped.join("; "))
+            .await
+            .map_err(reason)?;
+    }
+    Ok(r.id)
+}
+
+/// The room type an unmapped room is put on, so that the sold room holds a room somewhere (and the hotel's
+/// availability falls): the hotel's first room type by name. A hotel without room types cannot take the booking.
+fn stand_in(types: &[RoomType]) -> Option<&RoomType> {
+    types.iter().min_by(|a, b| a.name.cmp(&b.name).then_with(|| a.id.cmp(&b.id)))
+}
+
+async fn hotel_room_types(tx: &mut Change, c: &ChannelConnection) -> Result<Vec<RoomType>, String> {
+    store::room_types::list(tx.conn(), &c.organization_id, Some(&c.hotel_id)).await.map_err(|e| e.to_string())
+}
+
+/// The booking's customer as a guest record of the hotel, with what of their details is well-formed (a channel's
+/// e-mail address or country that we would refuse is left out, not the booking); none without a name.
+async fn guest(
+    tx: &mut Change,
+    actor: &Actor,
+    c: &ChannelConnection,
+    customer: &Customer,
+) -> Result<Option<String>, String> {
+    // A line of text without what a guest's fields refuse (control characters, line breaks), at most `most` long.
+    let clean = |v: &Option<String>, most: usize| {
+        v.as_deref()
+            .map(|v| validate::clean(&v.chars().filter(|ch| !validate::is_forbidden_in_line(*ch)).collect::<String>()))
+            .filter(|v| !v.is_empty())
+            .map(|v| v.chars().take(most).collect::<String>())
+    };
+    let (first, last) = match (clean(&customer.name, 100), clean(&customer.surname, 100)) {
+        (Some(first), Some(last)) => (first, last),
+        // Channels send some guests with one name only: it is their last name, the first stays a dash.
+        (None, Some(only)) | (Some(only), None) => ("-".to_string(), only),
+        (None, None) => return Ok(None),
+    };
+    let input = GuestIn {
+        hotel_id: Some(c.hotel_id.clone()),
+        first_name: first,
+        last_name: last,
+        email: clean(&customer.mail, 254).filter(|m| validate::is_email(m)),
+        phone: clean(&customer.phone, 50),
+        street: None,
+        postal_code: None,
+        city: None,
+        country: clean(&customer.country, 2)
+            .map(|c| c.to_ascii_uppercase())
+            .filter(|c| c.len() == 2 && c.chars().all(|ch| ch.is_ascii_uppercase())),
+        language: clean(&customer.language, 35).filter(|l| guests::is_language_tag(l)),
+        notes: None,
+    };
+    guests::insert(tx, actor, input).await.map(|g| Some(g.id)).map_err(reason)
 }
 
 /// The reservation the booking became.
@@ -248,7 +332,62 @@ async fn modified(
         total_price: minor(a.amount.as_deref(), &currency)?,
         ..Default::default()
     };
-    write::update_within(tx, actor, &id, patch).await.map(|r| r.id).map_err(reason)
+    let r = write::update_within(tx, actor, &id, patch).await.map_err(reason)?;
+    // A reservation's rooms cannot change type or number by the rules of PUT: a modification that changes what
+    // was booked is applied for its dates and total, and the rest is left to the desk, flagged.
+    let mapped = store::channels::room_type_mappings(tx.conn(), &c.id).await.map_err(|e| e.to_string())?;
+    let types = hotel_room_types(tx, c).await?;
+    let name = |id: &str| types.iter().find(|t| t.id == id).map_or_else(|| id.to_string(), |t| t.name.clone());
+    // An unmapped room type stands for the type `new` put such a room on.
+    let stand_in = stand_in(&types).map(|t| t.name.clone());
+    let mut booked: Vec<String> = a
+        .rooms
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .map(|room| {
+            let remote = room.room_type_id.as_deref().unwrap_or("null");
+            match mapped.iter().find(|m| m.remote_id == remote) {
+                Some(m) => name(&m.room_type_id),
+                None => stand_in.clone().unwrap_or_else(|| format!("Channex room type {remote:?}")),
+            }
+        })
+        .collect();
+    let mut held: Vec<String> = r
+        .rooms
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .filter(|room| room.status != RoomStatus::Cancelled)
+        .map(|room| name(&room.room_type_id))
+        .collect();
+    booked.sort();
+    held.sort();
+    if booked != held {
+        let detail = format!(
+            "the channel changed the rooms to {}; the reservation still has {}: change them by hand",
+            rooms_in_words(&booked),
+            rooms_in_words(&held)
+        );
+        attention::raise(tx, &c.organization_id, &r, AttentionReason::Changed, &detail).await.map_err(reason)?;
+    }
+    Ok(r.id)
+}
+
+/// "2 x Twin, 1 x Double" of sorted room type names.
+fn rooms_in_words(sorted: &[String]) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let n = sorted[i..].iter().take_while(|t| **t == sorted[i]).count();
+        words.push(format!("{n} x {}", sorted[i]));
+        i += n;
+    }
+    if words.is_empty() {
+        "no rooms".into()
+    } else {
+        words.join(", ")
+    }
 }
 
 async fn cancelled(tx: &mut Change, actor: &Actor, c: &ChannelConnection, booking_id: &str) -> Result<String, String> {

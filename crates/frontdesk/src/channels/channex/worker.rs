@@ -17,6 +17,8 @@
 //!   shown, not retried. Warnings inside a 200 are logged with the request.
 //! * **Bookings.** Every [`Options::feed_every`] each active connection's booking revision feed is read and
 //!   applied ([`super::revisions`]), beside the webhook.
+//! * **Nightly full sync.** At the same pace, a connection whose hotel chose an hour for it gets one full sync in
+//!   that hour of the hotel's day ([`channels::queue_nightly_syncs`]); no other timer ever sends a full sync.
 //! * **Nothing lost.** Change rows are deleted only after the answer that took them, in the transaction that logs
 //!   the request; a change recorded while a request is under way is not among those deleted. A process killed
 //!   between a write and its send leaves the row, which the next round sends.
@@ -96,6 +98,9 @@ impl Dispatcher {
                     last_feed = Some(std::time::Instant::now());
                     if let Err(err) = read_feeds(&db, &sealing, &http).await {
                         tracing::warn!(error = %format!("{err:#}"), "reading Channex's booking feed failed; retrying");
+                    }
+                    if let Err(err) = channels::queue_nightly_syncs(&db, CHANNEL, Utc::now()).await {
+                        tracing::warn!(error = %format!("{err:#}"), "queueing the nightly full syncs failed; retrying");
                     }
                 }
                 tokio::select! {

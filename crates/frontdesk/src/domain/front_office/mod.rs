@@ -2,7 +2,8 @@
 //! assembled from the same records and rules the REST API serves (every change still goes through
 //! [`super::reservations::write`], [`super::guests`] and the other writers).
 //!
-//! * [`today`]: arrivals, departures, in-house guests, requests waiting, occupancy ahead, housekeeping.
+//! * [`today`]: arrivals, departures, in-house guests, requests waiting, occupancy ahead, housekeeping, and the stays
+//!   that need attention.
 //! * [`rack()`]: the room rack (tape chart): each room's stays across a window of nights.
 //! * [`search()`]: reservations by status, stay window, guest and source, a page at a time.
 //! * [`quote`]: what a stay costs under a rate plan, before the reservation is made.
@@ -24,7 +25,8 @@ use super::access::{Actor, Scope};
 use super::guests::Guest;
 use super::hotels;
 use super::listing::Page;
-use super::reservations::{inventory, Reservation, ReservationRoom, ReservationStatus, StayFilter};
+use super::reservations::attention::{self, Attention};
+use super::reservations::{self, inventory, Reservation, ReservationRoom, ReservationStatus, StayFilter};
 use super::rooms::HousekeepingStatus;
 use super::Result;
 use crate::store::{self, Db};
@@ -135,6 +137,8 @@ pub struct TodayBoard {
     /// Tonight and the 13 nights after.
     pub occupancy: Vec<NightOccupancy>,
     pub housekeeping: Vec<(HousekeepingStatus, i64)>,
+    /// Stays flagged as needing a person (a channel's booking taken overbooked or unmapped), oldest first.
+    pub attention: Vec<(Attention, StayLine)>,
 }
 
 /// How many nights the occupancy outlook covers, tonight included.
@@ -173,7 +177,26 @@ pub async fn today(db: &Db, actor: &Actor, hotel_id: &str) -> Result<TodayBoard>
     let end = date.checked_add_days(Days::new(OUTLOOK_NIGHTS)).unwrap_or(date);
     let occupancy = occupancy(&mut conn, actor, &hotel.id, date, end).await?;
     let housekeeping = housekeeping(&mut conn, actor, &hotel.id).await?;
-    Ok(TodayBoard { date, arrivals, departures, in_house, requests, occupancy, housekeeping })
+    let flags = store::reservations::attention::open_in_hotel(&mut conn, &hotel.id, TODAY_LIMIT as u64).await?;
+    drop(conn);
+    let attention = flagged(db, actor, flags).await?;
+    Ok(TodayBoard { date, arrivals, departures, in_house, requests, occupancy, housekeeping, attention })
+}
+
+/// Each open flag with its stay, for those the actor may see.
+async fn flagged(db: &Db, actor: &Actor, flags: Vec<Attention>) -> Result<Vec<(Attention, StayLine)>> {
+    let mut found = Vec::with_capacity(flags.len());
+    let mut conn = db.read().await?;
+    for flag in &flags {
+        match reservations::visible(&mut conn, actor, &flag.reservation_id).await {
+            Ok(r) if attention::still_matters(&r) => found.push(r),
+            _ => {}
+        }
+    }
+    drop(conn);
+    let mut lines: HashMap<String, StayLine> =
+        decorate(db, actor, found).await?.into_iter().map(|l| (l.reservation.id.clone(), l)).collect();
+    Ok(flags.into_iter().filter_map(|flag| lines.remove(&flag.reservation_id).map(|line| (flag, line))).collect())
 }
 
 /// Rooms held and sellable on each night of `[from, to)`, over all room types of the hotel.

@@ -7,7 +7,7 @@ use super::settings::{settings_of, MessageSettings};
 use super::{Language, MessageKind, MessageStatus};
 use crate::domain::change::{Action, Change};
 use crate::domain::hotels::Hotel;
-use crate::domain::reservations::{Reservation, ReservationStatus};
+use crate::domain::reservations::{Reservation, ReservationStatus, Source};
 use crate::domain::{new_id, now, Error, Result};
 use crate::store;
 use crate::store::guest_messages::{self as rows, MessageRow};
@@ -37,6 +37,10 @@ pub async fn plan(tx: &mut Change, organization_id: &str, action: Action, r: &Re
     let at = now();
     let waiting: Vec<String> = pending_reminders.iter().map(|m| m.id.clone()).collect();
     if action == Action::Deleted {
+        return cancel(tx, &waiting).await;
+    }
+    if r.source == Source::Channel && !settings_of(tx.conn(), &r.hotel_id).await?.channel_bookings {
+        // The channel writes to its guest itself; the hotel may turn ours on for them too.
         return cancel(tx, &waiting).await;
     }
     let mut wanted = Vec::new();

@@ -18,11 +18,20 @@ pub struct MessageSettings {
     pub reminder_days_before: i64,
     /// Local hour of the hotel (0 to 23).
     pub reminder_hour: i64,
+    /// Whether guests who booked through a channel (Booking.com, …) get these messages too. Off by default: the
+    /// channel sends its own, and a second confirmation confuses the guest.
+    pub channel_bookings: bool,
 }
 
 impl Default for MessageSettings {
     fn default() -> Self {
-        MessageSettings { contact_email: None, contact_phone: None, reminder_days_before: 2, reminder_hour: 10 }
+        MessageSettings {
+            contact_email: None,
+            contact_phone: None,
+            reminder_days_before: 2,
+            reminder_hour: 10,
+            channel_bookings: false,
+        }
     }
 }
 
@@ -34,6 +43,7 @@ pub(super) async fn settings_of(conn: &mut store::Conn, hotel_id: &str) -> Resul
         contact_phone: s.contact_phone,
         reminder_days_before: s.reminder_days_before,
         reminder_hour: s.reminder_hour,
+        channel_bookings: s.channel_bookings,
     }))
 }
 
@@ -71,6 +81,7 @@ pub async fn save_settings(db: &Db, actor: &Actor, hotel_id: &str, s: MessageSet
         contact_phone: s.contact_phone.clone(),
         reminder_days_before: s.reminder_days_before,
         reminder_hour: s.reminder_hour,
+        channel_bookings: s.channel_bookings,
     };
     rows::save_settings(tx.conn(), &hotel.id, &row, now()).await?;
     let (before, after) =

@@ -8,7 +8,8 @@
 //!   [`crate::domain::rooms::HousekeepingStatus::sellable`]);
 //! * the invariant: on every night, the rooms a type holds never exceed its sellable rooms. Writes that take
 //!   inventory ([`take`]) and writes that take a room out of its type's sellable rooms ([`release_room`]: moving it
-//!   to another type, putting it out of order, deleting it) both check it, under the same lock.
+//!   to another type, putting it out of order, deleting it) both check it, under the same lock. One exception: a
+//!   booking sold already elsewhere ([`sold_already`]: a channel's) is taken even when it breaks it, and flagged.
 //!
 //! Every such write first locks the room types it counts ([`store::reservations::lock_room_types`]), then the
 //! physical rooms it touches, then counts, then writes, all in one transaction: writers racing for the same rooms
@@ -20,7 +21,7 @@ use chrono::{Days, NaiveDate};
 
 use super::super::{Error, Result};
 use super::{ReservationStatus, RoomStatus};
-use crate::domain::change::Change;
+use crate::domain::change::{Change, Writer};
 use crate::model::rooms::{HousekeepingStatus, Room};
 use crate::store;
 
@@ -28,6 +29,14 @@ use crate::store;
 /// type on each night of the stay.
 pub fn holds(reservation: ReservationStatus, room: RoomStatus) -> bool {
     reservation.holds_inventory() && room == RoomStatus::Confirmed
+}
+
+/// Whether `writer`'s bookings are sold already, elsewhere: a channel's booking was bought and paid on the channel
+/// before it reaches us, so refusing it would not undo the sale, only hide it from the desk. Such a booking is
+/// never refused for want of rooms: it takes its rooms and is flagged overbooked (`attention`), and the channel is
+/// told that nothing is left. Every other writer is refused (409).
+pub fn sold_already(writer: &Writer) -> bool {
+    matches!(writer, Writer::Channel { .. })
 }
 
 /// Sellable physical rooms per room type (those in a housekeeping status that can be sold: not out of order).

@@ -5,10 +5,12 @@
 //! * [`stay`]: the front desk's rules for a stay in the house: check-in on the stay's dates into a free room,
 //!   check-out (early departures release their nights), and undoing a check-out.
 //! * [`reference`]: the short reference of each reservation.
+//! * [`attention`]: reservations flagged as needing a person (a channel's booking taken overbooked or unmapped).
 //! * [`write`]: create, update (moves, dates, assignments), approve and delete, each in one transaction that also
 //!   records its webhook event.
 //! * this module: the inputs, the filters and the reads (the records themselves are [`crate::model::reservations`]).
 
+pub mod attention;
 pub mod inventory;
 pub mod reference;
 pub mod status;

@@ -4,8 +4,10 @@
 //! [`get_full`], the one read of a reservation with its rooms and folio); `rooms.rs` a reservation's rooms and the
 //! rack's rows; `folios.rs` folios and their charges; `listing.rs` the filters and lists of reservations ([`list`],
 //! [`page_with_total`], [`count()`]); `inventory.rs` what holds inventory and the locks that make writers take
-//! turns; `stay.rs` a stay in the house (who occupies a room, check-outs as recorded).
+//! turns; `stay.rs` a stay in the house (who occupies a room, check-outs as recorded); `attention.rs` the flags of
+//! reservations that need a person's attention.
 
+pub mod attention;
 mod inventory;
 mod listing;
 mod rooms;

@@ -29,6 +29,8 @@ struct SettingsForm {
     contact_phone: String,
     reminder_days_before: String,
     reminder_hour: String,
+    /// The checkbox: present when ticked.
+    channel_bookings: Option<String>,
 }
 
 impl SettingsForm {
@@ -38,6 +40,7 @@ impl SettingsForm {
             contact_phone: s.contact_phone.clone().unwrap_or_default(),
             reminder_days_before: s.reminder_days_before.to_string(),
             reminder_hour: s.reminder_hour.to_string(),
+            channel_bookings: s.channel_bookings.then(|| "on".to_string()),
         }
     }
 }
@@ -109,6 +112,7 @@ async fn save_settings(State(state): State<AppState>, page: HotelPage, posted: P
             contact_phone: optional(&form.contact_phone),
             reminder_days_before: days,
             reminder_hour: hour,
+            channel_bookings: form.channel_bookings.is_some(),
         };
         match guest_messages::save_settings(&state.db, &page.session.actor, &page.hotel.id, settings).await {
             Ok(_) => {

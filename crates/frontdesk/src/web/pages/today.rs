@@ -27,6 +27,8 @@ struct TodayTemplate {
     departures: Vec<StayRow>,
     in_house: Vec<StayRow>,
     requests: Vec<StayRow>,
+    /// Stays that need attention: the stay, why in the desk's words, and what exactly.
+    attention: Vec<(StayRow, String, String)>,
     tonight: NightOccupancy,
     chart: OccupancyChart,
     housekeeping: Vec<HousekeepingCount>,
@@ -60,6 +62,14 @@ async fn today(State(state): State<AppState>, page: HotelPage) -> WebResult {
         departures,
         in_house: rows(&board.in_house),
         requests: rows(&board.requests),
+        attention: board
+            .attention
+            .iter()
+            .map(|(flag, line)| {
+                let why = flag.reasons.iter().map(|r| r.label()).collect::<Vec<_>>().join(", ");
+                (StayRow::new(line, &catalog), why, flag.detail.clone())
+            })
+            .collect(),
         tonight: board.occupancy.first().cloned().unwrap_or(NightOccupancy {
             date: board.date,
             occupied: 0,

@@ -11,6 +11,7 @@ use super::{check_counts, check_room, hold, room_error, stay_dates, wrote, Wrote
 use crate::domain::access::{Actor, Scope};
 use crate::domain::change::Change;
 use crate::domain::hotels::{self, Hotel};
+use crate::domain::reservations::attention::{self, AttentionReason};
 use crate::domain::reservations::inventory;
 use crate::domain::validate::Checks;
 use crate::domain::{guests, idempotency, money, new_id, now, rate_plans, room_types, Error, FieldError, Result};
@@ -286,12 +287,16 @@ async fn persist_new(
     rooms: Vec<ReservationRoom>,
 ) -> Result<Reservation> {
     r.reference = new_reference(tx, &actor.organization_id).await?;
+    let mut overbooked = None;
     if r.status.holds_inventory() {
-        hold(tx, &actor.organization_id, &r, &rooms, hotel.today()).await?;
+        overbooked = hold(tx, actor, &r, &rooms, hotel.today()).await?;
     }
     store::reservations::insert(tx.conn(), &actor.organization_id, &r).await?;
     let holds = |room: &ReservationRoom| inventory::holds(r.status, room.status);
     store::reservations::save_rooms(tx.conn(), &r, rooms.iter().enumerate(), holds).await?;
+    if let Some(full) = overbooked {
+        attention::raise(tx, &actor.organization_id, &r, AttentionReason::Overbooked, &full).await?;
+    }
     if r.status == ReservationStatus::Confirmed {
         r.folio =
             Some(crate::domain::finance::folios::follow_the_stay(tx, &actor.organization_id, hotel, &r, &rooms).await?);

@@ -11,13 +11,14 @@ pub use create::{create, create_once, insert, Created};
 
 use chrono::NaiveDate;
 
+use super::attention::{self, AttentionReason};
 use super::{
     full, visible, Reservation, ReservationPatch, ReservationRoom, ReservationStatus, RoomAssignmentIn, RoomStatus,
     MAX_NIGHTS,
 };
 use super::{inventory, stay};
 use crate::domain::access::{Actor, Scope};
-use crate::domain::change::{Action, Change, ChannelChangeKind};
+use crate::domain::change::{Action, Change, ChannelChangeKind, Writer};
 use crate::domain::finance::folios;
 use crate::domain::hotels::{self, Hotel};
 use crate::domain::validate::{parse_date, Checks};
@@ -48,17 +49,24 @@ fn room_error(index: usize, field: &str, message: impl Into<String>) -> FieldErr
 }
 
 /// Takes inventory for the rooms of `r` that hold it and checks their assignments (`today` is the hotel's: a room
-/// given to a stay that includes tonight must be free now).
+/// given to a stay that includes tonight must be free now). A booking sold already elsewhere (a channel's) that
+/// does not fit is taken all the same ([`inventory::sold_already`]): the answer is then why it is overbooked, for the
+/// caller to flag once the reservation is written.
 async fn hold(
     tx: &mut Change,
-    organization_id: &str,
+    actor: &Actor,
     r: &Reservation,
     rooms: &[ReservationRoom],
     today: NaiveDate,
-) -> Result<()> {
+) -> Result<Option<String>> {
+    let organization_id = &actor.organization_id;
     let held: Vec<&ReservationRoom> = rooms.iter().filter(|room| inventory::holds(r.status, room.status)).collect();
     let types: Vec<String> = held.iter().map(|room| room.room_type_id.clone()).collect();
-    inventory::take(tx, organization_id, &types, r.check_in_date, r.check_out_date, &r.id).await?;
+    let overbooked = match inventory::take(tx, organization_id, &types, r.check_in_date, r.check_out_date, &r.id).await
+    {
+        Err(Error::Conflict(full)) if inventory::sold_already(&Writer::for_actor(actor)) => Some(full),
+        taken => taken.map(|()| None)?,
+    };
     let mut assigned: Vec<(&String, &String)> =
         held.iter().filter_map(|room| room.room_id.as_ref().map(|id| (id, &room.room_type_id))).collect();
     // Rooms are locked in one order by every writer, so that two writers never wait on each other in a cycle.
@@ -67,7 +75,7 @@ async fn hold(
         let stay = inventory::Stay { reservation_id: &r.id, nights: (r.check_in_date, r.check_out_date), today };
         inventory::assign(tx, organization_id, room_id, room_type_id, &stay).await?;
     }
-    Ok(())
+    Ok(overbooked)
 }
 
 /// A physical room to assign: the actor's, of the reservation's hotel and of the reservation room's type.
@@ -194,8 +202,9 @@ async fn change(tx: &mut Change, actor: &Actor, mut r: Reservation, patch: Reser
     }
 
     let newly_held = r.status.holds_inventory() && !before.holds_inventory();
+    let mut overbooked = None;
     if r.status.holds_inventory() && (newly_held || dates_changed || reassigned) {
-        hold(tx, &actor.organization_id, &r, &rooms, today).await?;
+        overbooked = hold(tx, actor, &r, &rooms, today).await?;
     }
     if before == ReservationStatus::Requested && r.status == ReservationStatus::Confirmed {
         // Approving a booking request: the offer's rate plan must still sell those nights.
@@ -219,6 +228,9 @@ async fn change(tx: &mut Change, actor: &Actor, mut r: Reservation, patch: Reser
     store::reservations::save_rooms(tx.conn(), &r, stored.changed(&r, &rooms), holds).await?;
     if remake_folio {
         folios::follow_the_stay(tx, &actor.organization_id, &hotel, &r, &rooms).await?;
+    }
+    if let Some(full) = overbooked {
+        attention::raise(tx, &actor.organization_id, &r, AttentionReason::Overbooked, &full).await?;
     }
     let r = full(tx.conn(), r).await?;
     wrote(tx, &actor.organization_id, Wrote::Updated(&as_it_was), &r).await?;

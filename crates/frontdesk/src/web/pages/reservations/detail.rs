@@ -17,7 +17,7 @@ use crate::domain::finance::ledger::EntryKind;
 use crate::domain::front_office::{self};
 use crate::domain::guests::Guest;
 use crate::domain::housekeeping::{self, RoomNow};
-use crate::domain::reservations::{stay, ReservationStatus, RoomStatus};
+use crate::domain::reservations::{attention, stay, ReservationStatus, RoomStatus};
 use crate::domain::{money, Actor, Error, Scope};
 use crate::web::form::FormErrors;
 use crate::web::page::{render_page, Chrome, Section, WebError, WebResult};
@@ -191,6 +191,8 @@ pub(super) struct DetailTemplate {
     can: Moves,
     back: String,
     errors: FormErrors,
+    /// Why the stay needs attention, and what exactly (a channel's booking taken overbooked or unmapped).
+    attention: Option<(String, String)>,
     /// The reservation's and its folio's changes, from the audit log.
     history: Option<Vec<crate::web::pages::audit::HistoryLine>>,
 }
@@ -302,7 +304,11 @@ pub(super) async fn render_detail(
     let mut recorded = vec![r.id.clone()];
     recorded.extend(folio.map(|f| f.id.clone()));
     let history = crate::web::pages::audit::history(state, page, &recorded).await?;
+    let attention = attention::open_of(&state.db, actor, &r.id)
+        .await?
+        .map(|flag| (flag.reasons.iter().map(|reason| reason.label()).collect::<Vec<_>>().join(", "), flag.detail));
     let template = DetailTemplate {
+        attention,
         history,
         same_email,
         chrome: page

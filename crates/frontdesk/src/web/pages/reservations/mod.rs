@@ -31,7 +31,7 @@ use detail::detail;
 use folio::{add_charge, city_tax, correct_charge, print, refund_payment, take_payment};
 use list::list;
 use new::{create, new_form, quote_fragment};
-use status::{approve, check_out_page, move_status};
+use status::{approve, attention_handled, check_out_page, move_status};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -42,6 +42,7 @@ pub fn router() -> Router<AppState> {
         .route("/hotels/{hotel_id}/reservations/{id}/check-out", get(check_out_page))
         .route("/hotels/{hotel_id}/reservations/{id}/status", post(move_status))
         .route("/hotels/{hotel_id}/reservations/{id}/approve", post(approve))
+        .route("/hotels/{hotel_id}/reservations/{id}/attention", post(attention_handled))
         .route("/hotels/{hotel_id}/reservations/{id}/dates", post(change_dates))
         .route("/hotels/{hotel_id}/reservations/{id}/rooms", post(assign_room))
         .route("/hotels/{hotel_id}/reservations/{id}/folio/charges", post(add_charge))

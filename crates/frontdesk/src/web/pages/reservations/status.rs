@@ -15,7 +15,9 @@ use crate::app::AppState;
 use crate::domain::finance::folios::PaymentMethod;
 use crate::domain::finance::ledger::{self, Entry, PaymentIn, RefundIn};
 use crate::domain::front_office::StayLine;
-use crate::domain::reservations::{stay, write, ReservationPatch, ReservationStatus, RoomAssignmentIn, RoomStatus};
+use crate::domain::reservations::{
+    attention, stay, write, ReservationPatch, ReservationStatus, RoomAssignmentIn, RoomStatus,
+};
 use crate::domain::rooms::HousekeepingStatus;
 use crate::domain::{money, Error};
 use crate::web::form::{self};
@@ -359,6 +361,24 @@ pub(super) async fn approve(
         Err(Error::Conflict(message)) => {
             Flash::error(format!("Inventory changed, so the request of {guest} stays waiting: {message}."))
         }
+        Err(err) => refusal(err)?,
+    };
+    Ok(session::redirect_with(&back, flash, &state))
+}
+
+/// Marks a stay's flag handled (the desk moved a guest, or called the channel).
+pub(super) async fn attention_handled(
+    State(state): State<AppState>,
+    page: HotelPage,
+    axum::extract::Path((_, id)): axum::extract::Path<(String, String)>,
+    posted: Posted<HashMap<String, String>>,
+) -> WebResult {
+    let line = of_hotel(&state, &page, &id).await?;
+    let back = back_to(posted.form.get("back").map(String::as_str), &page, &id);
+    let guest = guest_title(&line.guest);
+    let flash = match attention::mark_handled(&state.db, &page.session.actor, &id).await {
+        Ok(()) => Flash::success(format!("Marked the stay of {guest} handled.")),
+        Err(Error::Conflict(message)) => Flash::error(format!("{message}.")),
         Err(err) => refusal(err)?,
     };
     Ok(session::redirect_with(&back, flash, &state))
