@@ -14,7 +14,7 @@ use axum::response::IntoResponse;
 use chrono::{Days, NaiveDate, Timelike, Utc};
 use serde_json::{json, Value};
 
-use crate::common::browser::{Browser, PHONE};
+use crate::common::browser::{Browser, DESKTOP, PHONE};
 use crate::common::{day, Dashboard, Org, TestServer, PASSWORD, WAIT};
 use frontdesk::channels::channex::worker::{Dispatcher, Options};
 use frontdesk::channels::{self, ConnectionIn, ConnectionState, RatePlanMapping, RequestOutcome, RoomTypeMapping};
@@ -1665,5 +1665,17 @@ async fn the_property_is_set_up_in_channex_from_the_page(s: TestServer) {
     assert_eq!(call(format!("{secret}x")).await, 401);
     let (_, html) = desk.get(&path).await;
     assert!(html.contains("Register the booking webhook again") && !html.contains(&secret), "{html}");
+    // The page as a person sees it, on a desktop and on a phone.
+    for (size, suffix) in [(DESKTOP, ""), (PHONE, "-phone")] {
+        let Some(b) = Browser::start_sized(&s.base, size).await else { break };
+        b.goto("/sign-in").await;
+        b.sign_in(&org.operator_email, PASSWORD).await;
+        b.goto(&path).await;
+        b.wait_for_text("Set up in Channex").await;
+        b.assert_page_ok("the channels page").await;
+        if s.engine == Engine::Sqlite {
+            b.screenshot(&format!("integrations-channels{suffix}")).await;
+        }
+    }
     dispatcher.stop().await;
 }
