@@ -15,7 +15,8 @@ use chrono::{Days, NaiveDate, Timelike, Utc};
 use serde_json::{json, Value};
 
 use crate::common::browser::{Browser, DESKTOP, PHONE};
-use crate::common::{day, Dashboard, Org, TestServer, PASSWORD, WAIT};
+use crate::common::process::spawn_with;
+use crate::common::{day, Dashboard, Org, TestDatabase, TestServer, PASSWORD, WAIT};
 use frontdesk::channels::channex::worker::{Dispatcher, Options};
 use frontdesk::channels::{self, ConnectionIn, ConnectionState, RatePlanMapping, RequestOutcome, RoomTypeMapping};
 use frontdesk::domain::reservations::attention::AttentionReason;
@@ -1678,4 +1679,67 @@ async fn the_property_is_set_up_in_channex_from_the_page(s: TestServer) {
         }
     }
     dispatcher.stop().await;
+}
+
+/// A `frontdesk serve` process killed with SIGKILL between a write and its send loses nothing: the change row was
+/// written with the booking, and the next process sends it (after the dead one's claim on the connection runs out,
+/// should it have died holding it).
+async fn a_process_killed_between_the_write_and_the_send_loses_nothing(engine: Engine) {
+    let Some(database) = TestDatabase::create_or_skip(engine).await else { return };
+    let url = database.url.clone();
+    // The in-process server sets up and runs no dispatcher; the processes send.
+    let s = TestServer::serve_database(database).await.unwrap();
+    let c = connected_with(&s, KEY, None).await;
+    let mut first = spawn_with(&url, &[]).await;
+    // The connection's full sync, sent by the first process: it works.
+    let started = Instant::now();
+    while c.channex.calls().len() < 2 || s.count("channel_changes").await > 0 {
+        assert!(started.elapsed() < WAIT, "the first process did not send the full sync");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let booking = json!({"hotelId": c.hotel, "checkInDate": day(5), "checkOutDate": day(7),
+                         "rooms": [{"roomTypeId": c.twin, "price": 10000}]});
+    let answer = s
+        .client
+        .post(format!("{}/api/reservations", first.base))
+        .header("authorization", format!("Token {}", c.org.token))
+        .json(&booking)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 200);
+    // Within the dispatcher's 3 s coalescing window: written, not sent.
+    first.child.kill().expect("SIGKILL");
+    first.child.wait().expect("reaped");
+    assert_eq!(c.channex.calls().len(), 2, "nothing was sent before the kill");
+    assert!(s.count("channel_changes").await > 0, "the change row was written with the booking");
+
+    let _second = spawn_with(&url, &[]).await;
+    // A claim the first process died holding runs out after its lease (120 s).
+    let deadline = Instant::now() + Duration::from_secs(150);
+    while c.channex.calls().len() < 3 || s.count("channel_changes").await > 0 {
+        assert!(Instant::now() < deadline, "the second process never sent the booking's availability");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let property = c.channex.books.lock().unwrap().property_id.clone();
+    assert_eq!(
+        c.channex.calls()[2].body,
+        json!({"values": [{"property_id": property, "room_type_id": c.twin_r, "date_from": day(5), "date_to": day(6),
+                           "availability": 7}]})
+    );
+}
+
+mod killed {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        a_process_killed_between_the_write_and_the_send_loses_nothing(Engine::Sqlite).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        a_process_killed_between_the_write_and_the_send_loses_nothing(Engine::Postgres).await;
+    }
 }
