@@ -27,6 +27,7 @@ use frontdesk::store::Engine;
 
 on_both_engines!(
     a_full_sync_of_500_days_is_two_requests,
+    a_full_sync_larger_than_one_message_goes_in_parts_and_loses_nothing,
     three_rates_on_three_dates_go_in_one_request_and_ranges_collapse,
     a_booking_lowers_availability,
     a_room_out_of_order_lowers_availability_and_a_plan_turned_off_stops_selling,
@@ -1742,4 +1743,30 @@ mod killed {
     async fn postgres() {
         a_process_killed_between_the_write_and_the_send_loses_nothing(Engine::Postgres).await;
     }
+}
+
+/// Channex takes messages of up to 10 MB: a request larger than the largest body goes in parts, each within it,
+/// values in order, and the changes are settled by the last part.
+async fn a_full_sync_larger_than_one_message_goes_in_parts_and_loses_nothing(s: TestServer) {
+    const MAX_BODY: usize = 12_000;
+    let c = connected_with(&s, KEY, Some(Options { max_body: MAX_BODY, ..test_options() })).await;
+    let started = Instant::now();
+    while c.channex.calls().len() < 2 || s.count("channel_changes").await > 0 {
+        assert!(started.elapsed() < WAIT, "the full sync did not go");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let calls = c.channex.calls();
+    let restrictions: Vec<&Call> = calls.iter().filter(|c| c.endpoint == "restrictions").collect();
+    assert!(restrictions.len() >= 3, "about 30 kB of rates in parts of 12 kB: {}", restrictions.len());
+    for call in &calls {
+        assert!(serde_json::to_vec(&call.body).unwrap().len() <= MAX_BODY, "a part over the largest body");
+        assert_eq!((call.status, call.warnings.len()), (200, 0));
+    }
+    let values: usize = restrictions.iter().map(|c| c.body["values"].as_array().unwrap().len()).sum();
+    assert_eq!(values, 72 + 72 + 4, "every value once, none repeated");
+    assert_eq!(per_night(&restrictions, "rate_plan_id").len(), 3 * 500, "every night of every plan");
+    let log = requests(&s, &c).await;
+    assert_eq!(log.len(), calls.len(), "each part logged");
+    assert!(log.iter().all(|r| r.outcome == RequestOutcome::Accepted));
+    c.stop().await;
 }

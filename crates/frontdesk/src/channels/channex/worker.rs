@@ -59,6 +59,9 @@ pub struct Options {
     pub batch: u64,
     /// How often the booking revision feed is read (the safety net beside the webhook).
     pub feed_every: Duration,
+    /// Largest body of one request, in bytes: Channex takes messages of up to 10 MB, so a request that would be
+    /// larger (a full sync of a property with many plans whose nights all differ) goes as several.
+    pub max_body: usize,
 }
 
 impl Default for Options {
@@ -73,6 +76,7 @@ impl Default for Options {
             limit_window: Duration::from_secs(60),
             batch: 20_000,
             feed_every: Duration::from_secs(60),
+            max_body: 9_000_000,
         }
     }
 }
@@ -185,6 +189,37 @@ impl Request {
             Request::Restrictions(values) => serde_json::to_vec(&mapping::Values { values }),
         }
     }
+
+    /// The request as parts whose bodies are at most `max_body` bytes each, values in order (one part when it
+    /// fits; a single value larger than that still goes, alone).
+    pub fn split(self, max_body: usize) -> serde_json::Result<Vec<Request>> {
+        fn parts<T: serde::Serialize>(values: Vec<T>, max_body: usize) -> serde_json::Result<Vec<Vec<T>>> {
+            // `{"values":[` … `]}` is 13 bytes, and there is a comma between values: counting one with every value
+            // counts one too many, which the frame's 12 makes up.
+            const FRAME: usize = 12;
+            let mut out: Vec<Vec<T>> = Vec::new();
+            let mut size = FRAME;
+            for value in values {
+                let len = serde_json::to_vec(&value)?.len() + 1;
+                if size + len > max_body && out.last().is_some_and(|part| !part.is_empty()) {
+                    out.push(Vec::new());
+                    size = FRAME;
+                }
+                if out.is_empty() {
+                    out.push(Vec::new());
+                }
+                size += len;
+                if let Some(part) = out.last_mut() {
+                    part.push(value);
+                }
+            }
+            Ok(out)
+        }
+        Ok(match self {
+            Request::Availability(values) => parts(values, max_body)?.into_iter().map(Request::Availability).collect(),
+            Request::Restrictions(values) => parts(values, max_body)?.into_iter().map(Request::Restrictions).collect(),
+        })
+    }
 }
 
 async fn send_connection(
@@ -202,25 +237,45 @@ async fn send_connection(
         return Ok(());
     };
     let client = Client::new(http.clone(), &c.base_url, &api_key);
-    for kind in ChannelChangeKind::ALL {
+    'kinds: for kind in ChannelChangeKind::ALL {
         let Some((ids, request)) = prepare(db, options, c, kind).await? else { continue };
-        let sent_at = Utc::now();
-        let (count, sent) = match &request {
-            Some(Request::Availability(values)) => (values.len(), client.availability(values).await),
-            Some(Request::Restrictions(values)) => (values.len(), client.restrictions(values).await),
-            None => {
-                // Nothing to tell (the nights are past, or nothing is mapped): the changes are done.
-                let mut tx = Change::begin_as(db, writer()).await?;
-                store::channels::delete_changes(tx.conn(), &ids).await?;
-                tx.commit().await?;
+        let Some(request) = request else {
+            // Nothing to tell (the nights are past, or nothing is mapped): the changes are done.
+            let mut tx = Change::begin_as(db, writer()).await?;
+            store::channels::delete_changes(tx.conn(), &ids).await?;
+            tx.commit().await?;
+            continue;
+        };
+        let parts = request.split(options.max_body)?;
+        if parts.is_empty() {
+            continue;
+        }
+        if parts.len() > 1 {
+            // All parts within the kind's limit, or none now (the rows keep collecting).
+            let window_start = Utc::now() - delta(options.limit_window);
+            let mut conn = db.read().await?;
+            let spent = store::channels::requests_since(&mut conn, &c.id, kind, window_start).await?;
+            if spent + parts.len() as i64 > options.per_minute.max(parts.len() as i64) {
                 continue;
             }
-        };
-        let outcome = judge(&sent);
-        record(db, options, c, kind, sent_at, count, &sent, outcome, &ids).await?;
-        if outcome != RequestOutcome::Accepted {
-            // Paused or stopped: nothing more for this connection now.
-            break;
+        }
+        let last = parts.len() - 1;
+        for (i, part) in parts.iter().enumerate() {
+            let sent_at = Utc::now();
+            let sent = match part {
+                Request::Availability(values) => client.availability(values).await,
+                Request::Restrictions(values) => client.restrictions(values).await,
+            };
+            let outcome = judge(&sent);
+            // The changes are settled by the last part (or by a refusal, which a resend would meet again); a part
+            // that does not go through keeps them all, and the whole request goes again later (ARI writes are
+            // idempotent).
+            let settles: &[String] = if i == last || outcome == RequestOutcome::Refused { &ids } else { &[] };
+            record(db, options, c, kind, sent_at, part.len(), &sent, outcome, settles).await?;
+            if outcome != RequestOutcome::Accepted {
+                // Paused or stopped: nothing more for this connection now.
+                break 'kinds;
+            }
         }
     }
     Ok(())
@@ -380,4 +435,37 @@ async fn record(
     }
     tx.commit().await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mapping::{AvailabilityValue, Dates};
+    use super::Request;
+
+    fn value(n: i64) -> AvailabilityValue {
+        AvailabilityValue {
+            property_id: "p".into(),
+            room_type_id: "t".into(),
+            dates: Dates::One { date: format!("2026-12-{:02}", n % 28 + 1) },
+            availability: n,
+        }
+    }
+
+    #[test]
+    fn a_request_is_split_into_parts_within_the_largest_body_in_order() {
+        let values: Vec<AvailabilityValue> = (0..100).map(value).collect();
+        let whole = Request::Availability(values.clone()).body().unwrap().len();
+        assert_eq!(Request::Availability(values.clone()).split(whole).unwrap().len(), 1, "it fits: one part");
+        let parts = Request::Availability(values.clone()).split(whole / 3).unwrap();
+        assert!(parts.len() >= 3, "{}", parts.len());
+        let mut again = Vec::new();
+        for part in parts {
+            assert!(part.body().unwrap().len() <= whole / 3, "each part within the largest body");
+            let Request::Availability(values) = part else { panic!("the same kind") };
+            again.extend(values);
+        }
+        assert_eq!(again, values, "every value once, in order");
+        let alone = Request::Availability(vec![value(1), value(2)]).split(10).unwrap();
+        assert_eq!(alone.len(), 2, "a value larger than the limit still goes, alone");
+    }
 }
