@@ -29,6 +29,7 @@ on_both_engines!(
     a_full_sync_of_500_days_is_two_requests,
     a_full_sync_larger_than_one_message_goes_in_parts_and_loses_nothing,
     three_rates_on_three_dates_go_in_one_request_and_ranges_collapse,
+    certification_ari_scenarios_through_the_rates_calendar,
     a_booking_lowers_availability,
     a_room_out_of_order_lowers_availability_and_a_plan_turned_off_stops_selling,
     too_many_requests_twice_then_success_loses_nothing,
@@ -1768,5 +1769,103 @@ async fn a_full_sync_larger_than_one_message_goes_in_parts_and_loses_nothing(s: 
     let log = requests(&s, &c).await;
     assert_eq!(log.len(), calls.len(), "each part logged");
     assert!(log.iter().all(|r| r.outcome == RequestOutcome::Accepted));
+    c.stop().await;
+}
+
+/// Channex's certification scenarios 2-7 as an operator performs them, through the dashboard's rates calendar (a
+/// night's form and "change many nights"), each checked as the one request it must be.
+async fn certification_ari_scenarios_through_the_rates_calendar(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    settled(&s, &c, 2).await;
+    let desk = Dashboard::new(&s, &c.org.token);
+    let hotel = &c.hotel;
+    async fn night_form(desk: &Dashboard<'_>, hotel: &str, plan: &str, d: u64, price: &str) {
+        let path = format!("/hotels/{hotel}/rates/{plan}/{}", day(d));
+        let form = [("price", price), ("minStay", ""), ("maxStay", ""), ("availability", "")];
+        let (status, _, html) = desk.post(&path, &form).await;
+        assert_eq!(status, 303, "the night's form was refused: {html}");
+    }
+    let night = |plan: &str, d: u64, fields: &[(&str, &str)]| {
+        let price = fields.iter().find(|(n, _)| *n == "price").map_or("150.00", |(_, v)| *v).to_string();
+        let (plan, desk) = (plan.to_string(), &desk);
+        async move { night_form(desk, hotel, &plan, d, &price).await }
+    };
+    let bulk = |plans: Vec<String>, from: u64, to: u64, fields: Vec<(&'static str, &'static str)>| {
+        let (from, to) = (day(from), day(to));
+        let desk = &desk;
+        async move {
+            let mut form: Vec<(&str, &str)> = vec![("from", &from), ("to", &to), ("step", "apply")];
+            // (The first post of the form, without a preview's fingerprint, only previews.)
+            for weekday in ["mon", "tue", "wed", "thu", "fri", "sat", "sun"] {
+                form.push(("weekdays", weekday));
+            }
+            for plan in &plans {
+                form.push(("ratePlanIds", plan));
+            }
+            form.extend(fields.iter().copied());
+            // As a person does: preview, then apply what was previewed.
+            let path = format!("/hotels/{hotel}/rates/bulk");
+            let (_, _, preview) = desk.post(&path, &form).await;
+            let previewed = preview
+                .split("name=\"previewed\" value=\"")
+                .nth(1)
+                .and_then(|rest| rest.split('"').next())
+                .expect("a preview")
+                .to_string();
+            form.push(("previewed", &previewed));
+            let (status, _, html) = desk.post(&path, &form).await;
+            assert_eq!(status, 303, "the bulk edit was refused: {html}");
+        }
+    };
+    let last_values = |n: usize| -> Vec<Value> {
+        let calls = c.channex.calls();
+        assert_eq!(calls[n - 1].endpoint, "restrictions");
+        calls[n - 1].body["values"].as_array().unwrap().clone()
+    };
+
+    // 2. A single date, a single rate: one value in one request.
+    night(&c.bnb, 3, &[("price", "333.00")]).await;
+    settled(&s, &c, 3).await;
+    let values = last_values(3);
+    assert_eq!(values.len(), 1, "{values:#?}");
+    assert_eq!((&values[0]["rate_plan_id"], &values[0]["rate"]), (&json!(c.bnb_double_r), &json!("333.00")));
+
+    // 3. Three rates on three dates, typed one after another: one request.
+    night(&c.bnb, 4, &[("price", "101.00")]).await;
+    night(&c.bnb, 9, &[("price", "102.00")]).await;
+    night(&c.bnb, 14, &[("price", "103.00")]).await;
+    settled(&s, &c, 4).await;
+    let rates: HashSet<String> = last_values(4).iter().map(|v| v["rate"].as_str().unwrap().to_string()).collect();
+    assert_eq!(rates, HashSet::from(["101.00".to_string(), "102.00".into(), "103.00".into()]));
+
+    // 4. Multiple dates, multiple rates: a run of nights in "change many nights" goes as one range.
+    bulk(vec![c.bnb.clone()], 20, 30, vec![("priceAction", "set"), ("price", "210.00")]).await;
+    settled(&s, &c, 5).await;
+    let values = last_values(5);
+    assert_eq!(values.len(), 1, "{values:#?}");
+    assert_eq!((&values[0]["date_from"], &values[0]["date_to"]), (&json!(day(20)), &json!(day(30))));
+
+    // 5. Minimum stay, 6. stop-sell, 7. several restrictions at once: one request each.
+    bulk(vec![c.bnb.clone()], 40, 45, vec![("minStayAction", "set"), ("minStay", "3")]).await;
+    settled(&s, &c, 6).await;
+    assert!(last_values(6).iter().all(|v| v["min_stay_arrival"] == json!(3)));
+    bulk(vec![c.bnb.clone()], 46, 47, vec![("stopSell", "set")]).await;
+    settled(&s, &c, 7).await;
+    assert!(last_values(7).iter().all(|v| v["stop_sell"] == json!(true)));
+    bulk(
+        vec![c.bnb.clone()],
+        50,
+        52,
+        vec![("closedToArrival", "set"), ("closedToDeparture", "set"), ("maxStayAction", "set"), ("maxStay", "5")],
+    )
+    .await;
+    settled(&s, &c, 8).await;
+    for v in last_values(8) {
+        assert_eq!(
+            (&v["closed_to_arrival"], &v["closed_to_departure"], &v["max_stay"]),
+            (&json!(true), &json!(true), &json!(5)),
+            "{v}"
+        );
+    }
     c.stop().await;
 }
