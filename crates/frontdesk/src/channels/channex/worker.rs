@@ -27,6 +27,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use chrono::{TimeDelta, Utc};
+use futures::StreamExt;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -62,6 +63,8 @@ pub struct Options {
     /// Largest body of one request, in bytes: Channex takes messages of up to 10 MB, so a request that would be
     /// larger (a full sync of a property with many plans whose nights all differ) goes as several.
     pub max_body: usize,
+    /// How many connections are sent for at once.
+    pub parallel: usize,
 }
 
 impl Default for Options {
@@ -77,6 +80,7 @@ impl Default for Options {
             batch: 20_000,
             feed_every: Duration::from_secs(60),
             max_body: 9_000_000,
+            parallel: 8,
         }
     }
 }
@@ -138,24 +142,38 @@ fn writer() -> Writer {
     Writer::Job(Job::ChannelDispatcher)
 }
 
-/// One look at every connection with changes waiting.
+/// One look at every connection with changes waiting: up to [`Options::parallel`] of them at once, so that one
+/// slow property does not hold the others' changes back.
 pub async fn round(db: &Db, sealing: &SecretBox, http: &reqwest::Client, options: &Options) -> anyhow::Result<()> {
     let due = store::channels::due(&mut *db.read().await?, CHANNEL, Utc::now()).await?;
-    for connection in due {
-        let at = Utc::now();
-        let mut tx = Change::begin_as(db, writer()).await?;
-        let claimed = store::channels::claim(tx.conn(), &connection.id, at, at + delta(options.lease)).await?;
-        tx.commit().await?;
-        if !claimed {
-            continue;
-        }
-        let sent = send_connection(db, sealing, http, options, &connection).await;
-        let mut tx = Change::begin_as(db, writer()).await?;
-        store::channels::release(tx.conn(), &connection.id).await?;
-        tx.commit().await?;
-        sent?;
+    let results: Vec<anyhow::Result<()>> = futures::stream::iter(due)
+        .map(|connection| async move { claim_and_send(db, sealing, http, options, &connection).await })
+        .buffer_unordered(options.parallel.max(1))
+        .collect()
+        .await;
+    results.into_iter().collect()
+}
+
+/// Claims a connection for this process, sends what waits for it, and gives the claim back.
+async fn claim_and_send(
+    db: &Db,
+    sealing: &SecretBox,
+    http: &reqwest::Client,
+    options: &Options,
+    connection: &ChannelConnection,
+) -> anyhow::Result<()> {
+    let at = Utc::now();
+    let mut tx = Change::begin_as(db, writer()).await?;
+    let claimed = store::channels::claim(tx.conn(), &connection.id, at, at + delta(options.lease)).await?;
+    tx.commit().await?;
+    if !claimed {
+        return Ok(());
     }
-    Ok(())
+    let sent = send_connection(db, sealing, http, options, connection).await;
+    let mut tx = Change::begin_as(db, writer()).await?;
+    store::channels::release(tx.conn(), &connection.id).await?;
+    tx.commit().await?;
+    sent
 }
 
 fn delta(duration: Duration) -> TimeDelta {
