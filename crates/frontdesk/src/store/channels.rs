@@ -115,7 +115,8 @@ pub async fn insert(conn: &mut Conn, c: &ChannelConnection) -> StoreResult<()> {
     Ok(())
 }
 
-/// Writes what an operator may change of a connection: where, which property, the key, the state.
+/// Writes what an operator may change of a connection: where, which property, the key, the state, the nightly
+/// sync.
 pub async fn update(conn: &mut Conn, c: &ChannelConnection) -> StoreResult<()> {
     let update = Sql::update()
         .table(C::Table)
@@ -128,6 +129,7 @@ pub async fn update(conn: &mut Conn, c: &ChannelConnection) -> StoreResult<()> {
             (C::StateReason, Expr::val(c.state_reason.clone())),
             (C::PausedUntil, Expr::val(c.paused_until.map(format_ts))),
             (C::NightlySyncHour, Expr::val(c.nightly_sync_hour)),
+            (C::NightlySyncedOn, Expr::val(c.nightly_synced_on.map(format_date))),
             (C::UpdatedAt, Expr::val(format_ts(c.updated_at))),
         ])
         .and_where(Expr::col(C::Id).eq(&c.id))

@@ -1564,6 +1564,46 @@ async fn the_nightly_full_sync_runs_once_in_the_hour_the_hotel_chose(s: TestServ
 /// what ours lack there (titles unique within the property), and registers the booking webhook with a secret the
 /// service then accepts.
 async fn the_property_is_set_up_in_channex_from_the_page(s: TestServer) {
+    // Without a public URL there is nothing Channex could call: registering the webhook is refused, saying why.
+    let org = s.org("Channels").await;
+    let hotel = s.hotel(&org, "Harbour").await;
+    let path = format!("/hotels/{hotel}/integrations/channels");
+    let (status, headers, _) = Dashboard::new(&s, &org.token).post(&format!("{path}/webhook"), &[]).await;
+    assert_eq!(status, 303);
+    let flash: String = headers
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .map(|v| url::form_urlencoded::parse(v.as_bytes()).map(|(k, v)| format!("{k}{v}")).collect::<String>())
+        .collect();
+    assert!(flash.contains("e:Set the service's public URL"), "an error flash that says why: {flash}");
+    // The page as a person sees it, connected, on a desktop and on a phone (a browser signs in only where the
+    // service's public URL is its own address, as here).
+    let twin =
+        s.create("/api/roomTypes", &org.auth(), json!({"hotelId": hotel, "name": "Twin", "maxOccupancy": 2})).await;
+    s.create("/api/ratePlans", &org.auth(), json!({"hotelId": hotel, "roomTypeId": twin, "name": "BAR"})).await;
+    let (property, twin_r) = (uuid(), uuid());
+    let channex = StandIn::start(&property, &[&twin_r], &[]).await;
+    let connect = [("baseUrl", channex.base_url.as_str()), ("propertyId", property.as_str()), ("apiKey", KEY)];
+    let (status, _, _) = Dashboard::new(&s, &org.token).post(&path, &connect).await;
+    assert_eq!(status, 303);
+    for (size, suffix) in [(DESKTOP, ""), (PHONE, "-phone")] {
+        let Some(b) = Browser::start_sized(&s.base, size).await else { break };
+        b.goto("/sign-in").await;
+        b.sign_in(&org.operator_email, PASSWORD).await;
+        b.goto(&path).await;
+        b.wait_for_text("Set up in Channex").await;
+        b.assert_page_ok("the channels page").await;
+        if s.engine == Engine::Sqlite {
+            b.screenshot(&format!("integrations-channels{suffix}")).await;
+        }
+    }
+    let engine = s.engine;
+    drop(s);
+    let Some(s) = TestServer::configured(engine, |c| c.public_url = Some("http://frontdesk.example".into())).await
+    else {
+        return;
+    };
     let org = s.org("Channels").await;
     let auth = org.auth();
     let hotel = s.hotel(&org, "Harbour").await;
@@ -1655,7 +1695,7 @@ async fn the_property_is_set_up_in_channex_from_the_page(s: TestServer) {
     let webhook = channex.books.lock().unwrap().created.last().cloned().unwrap();
     assert_eq!(webhook.0, "webhooks");
     let url = webhook.1["callback_url"].as_str().unwrap().to_string();
-    assert!(url.ends_with(&format!("/channels/channex/{hotel}")), "{url}");
+    assert_eq!(url, format!("http://frontdesk.example/channels/channex/{hotel}"), "the service's public URL");
     assert_eq!(webhook.1["event_mask"], json!("booking_new;booking_modification;booking_cancellation"));
     let secret = webhook.1["headers"]["X-Channex-Webhook-Secret"].as_str().unwrap().to_string();
     assert!(secret.len() >= 32, "a secret made here");
@@ -1668,18 +1708,6 @@ async fn the_property_is_set_up_in_channex_from_the_page(s: TestServer) {
     assert_eq!(call(format!("{secret}x")).await, 401);
     let (_, html) = desk.get(&path).await;
     assert!(html.contains("Register the booking webhook again") && !html.contains(&secret), "{html}");
-    // The page as a person sees it, on a desktop and on a phone.
-    for (size, suffix) in [(DESKTOP, ""), (PHONE, "-phone")] {
-        let Some(b) = Browser::start_sized(&s.base, size).await else { break };
-        b.goto("/sign-in").await;
-        b.sign_in(&org.operator_email, PASSWORD).await;
-        b.goto(&path).await;
-        b.wait_for_text("Set up in Channex").await;
-        b.assert_page_ok("the channels page").await;
-        if s.engine == Engine::Sqlite {
-            b.screenshot(&format!("integrations-channels{suffix}")).await;
-        }
-    }
     dispatcher.stop().await;
 }
 

@@ -184,13 +184,25 @@ async fn new(tx: &mut Change, actor: &Actor, c: &ChannelConnection, a: &Attribut
     let mut unmapped = Vec::new();
     for room in a.rooms.as_deref().unwrap_or_default() {
         let remote_type = room.room_type_id.as_deref().unwrap_or("null");
+        let occupancy = room.occupancy.as_ref();
+        let mut party =
+            (occupancy.and_then(|o| o.adults), occupancy.and_then(|o| o.children), occupancy.and_then(|o| o.infants));
         let room_type_id = match room_types.iter().find(|m| m.remote_id == remote_type) {
             Some(ours) => ours.room_type_id.clone(),
             None => {
                 let types = hotel_room_types(tx, c).await?;
                 let stand_in = stand_in(&types).ok_or("the hotel has no room types")?;
+                // The stand-in type may hold fewer than the channel sold the room for: the room takes the type's
+                // usual party, and the flag says what was booked.
+                let booked_for = match party {
+                    (Some(adults), children, _) => {
+                        format!(" (booked for {adults} adult(s), {} child(ren))", children.unwrap_or(0))
+                    }
+                    _ => String::new(),
+                };
+                party = (None, None, None);
                 unmapped.push(format!(
-                    "Channex room type {remote_type:?} is not mapped: the room was put on {}",
+                    "Channex room type {remote_type:?} is not mapped: the room was put on {}{booked_for}",
                     stand_in.name
                 ));
                 stand_in.id.clone()
@@ -203,14 +215,13 @@ async fn new(tx: &mut Change, actor: &Actor, c: &ChannelConnection, a: &Attribut
         if let (None, Some(remote_plan)) = (plan, room.rate_plan_id.as_deref()) {
             unmapped.push(format!("Channex rate plan {remote_plan:?} is not mapped: the room has no rate plan"));
         }
-        let occupancy = room.occupancy.as_ref();
         rooms.push(ReservationRoomIn {
             room_type_id,
             rate_plan_id: plan.map(|p| p.rate_plan_id.clone()),
             room_id: None,
-            adults: occupancy.and_then(|o| o.adults),
-            children: occupancy.and_then(|o| o.children),
-            infants: occupancy.and_then(|o| o.infants),
+            adults: party.0,
+            children: party.1,
+            infants: party.2,
             price: Some(minor(room.amount.as_deref(), &currency)?.unwrap_or(0)),
         });
     }

@@ -112,6 +112,11 @@ async fn connection(
     Ok((c, client))
 }
 
+/// The adults a Channex room type made from ours sells for: our adult limit within the room's occupancy, at least 1.
+fn occupancy_of(t: &RoomType) -> i64 {
+    t.max_adults.min(t.max_occupancy).max(1)
+}
+
 /// The id of what a `POST` created (`201` with `data.id`), or why not.
 fn created_id(sent: Sent, what: &str) -> std::result::Result<String, String> {
     match sent {
@@ -152,13 +157,14 @@ pub async fn create_missing(db: &Db, sealing: &SecretBox, actor: &Actor, hotel_i
             title = format!("{} ({n})", t.name);
             n += 1;
         }
-        let occupancy = t.max_occupancy.max(1);
+        // What the channel may sell is what we take (`RoomType::fits`): at most our adults and children.
+        let adults = occupancy_of(t);
         let body = json!({
             "property_id": c.property_id, "title": title,
             // Channex wants a positive count; a type without rooms yet sells none (availability 0 is sent).
             "count_of_rooms": rooms.iter().filter(|r| r.room_type_id == t.id).count().max(1),
-            "occ_adults": occupancy, "occ_children": 0, "occ_infants": 0, "default_occupancy": occupancy,
-            "room_kind": "room",
+            "occ_adults": adults, "occ_children": t.max_children.clamp(0, t.max_occupancy.max(1) - 1),
+            "occ_infants": 0, "default_occupancy": adults, "room_kind": "room",
         });
         match created_id(client.create_room_type(&body).await, &format!("the room type {}", t.name)) {
             Ok(id) => {
@@ -196,7 +202,7 @@ pub async fn create_missing(db: &Db, sealing: &SecretBox, actor: &Actor, hotel_i
         let titles = rate_plan_titles(&pairs, &taken);
         for ((plan_id, plan_name, room_type_id, _, _), title) in pairs.iter().zip(titles) {
             let Some(remote_room_type) = room_maps.iter().find(|m| m.room_type_id == *room_type_id) else { continue };
-            let occupancy = types.iter().find(|t| t.id == *room_type_id).map_or(1, |t| t.max_occupancy.max(1));
+            let occupancy = types.iter().find(|t| t.id == *room_type_id).map_or(1, occupancy_of);
             let currency =
                 plans.iter().find(|p| p.id == *plan_id).map_or(hotel.currency.as_str(), |p| p.currency.as_str());
             let body = json!({
@@ -224,7 +230,29 @@ pub async fn create_missing(db: &Db, sealing: &SecretBox, actor: &Actor, hotel_i
 
     if made != Created::default() {
         let mut tx = Change::begin(db, actor).await?;
-        store::channels::set_mappings(tx.conn(), &c.id, &room_maps, &plan_maps).await?;
+        // Read again under the write: an operator may have saved mappings while Channex answered. Theirs stay; what
+        // was made here is added where nothing is mapped yet.
+        let now = store::channels::get(tx.conn(), &c.id).await?.ok_or(Error::NotFound("channel connection"))?;
+        if now.property_id != c.property_id {
+            return Err(Error::Conflict(format!(
+                "the connection was changed to another property while Channex answered; what was made in {} is not \
+                 mapped",
+                c.property_id
+            )));
+        }
+        let mut rooms_now = store::channels::room_type_mappings(tx.conn(), &c.id).await?;
+        let mut plans_now = store::channels::rate_plan_mappings(tx.conn(), &c.id).await?;
+        for m in room_maps {
+            if !rooms_now.iter().any(|n| n.room_type_id == m.room_type_id) {
+                rooms_now.push(m);
+            }
+        }
+        for m in plan_maps {
+            if !plans_now.iter().any(|n| n.rate_plan_id == m.rate_plan_id && n.room_type_id == m.room_type_id) {
+                plans_now.push(m);
+            }
+        }
+        store::channels::set_mappings(tx.conn(), &c.id, &rooms_now, &plans_now).await?;
         for kind in ChannelChangeKind::ALL {
             tx.channel_dirty_ahead(hotel_id, None, kind).await?;
         }

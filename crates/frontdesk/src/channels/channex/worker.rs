@@ -285,12 +285,12 @@ async fn send_connection(
                 Request::Restrictions(values) => client.restrictions(values).await,
             };
             let outcome = judge(&sent);
-            // The changes are settled by the last part (or by a refusal, which a resend would meet again); a part
-            // that does not go through keeps them all, and the whole request goes again later (ARI writes are
-            // idempotent).
-            let settles: &[String] = if i == last || outcome == RequestOutcome::Refused { &ids } else { &[] };
+            // The changes are settled by the last part. A part refused (422) is logged and shown, and the rest
+            // still go (a resend would be refused again); a part that does not go through (429, 5xx, no answer, a
+            // revoked key) keeps them all, and the whole request goes again later (ARI writes are idempotent).
+            let settles: &[String] = if i == last { &ids } else { &[] };
             record(db, options, c, kind, sent_at, part.len(), &sent, outcome, settles).await?;
-            if outcome != RequestOutcome::Accepted {
+            if !matches!(outcome, RequestOutcome::Accepted | RequestOutcome::Refused) {
                 // Paused or stopped: nothing more for this connection now.
                 break 'kinds;
             }

@@ -177,7 +177,13 @@ pub async fn today(db: &Db, actor: &Actor, hotel_id: &str) -> Result<TodayBoard>
     let end = date.checked_add_days(Days::new(OUTLOOK_NIGHTS)).unwrap_or(date);
     let occupancy = occupancy(&mut conn, actor, &hotel.id, date, end).await?;
     let housekeeping = housekeeping(&mut conn, actor, &hotel.id).await?;
-    let flags = store::reservations::attention::open_in_hotel(&mut conn, &hotel.id, TODAY_LIMIT as u64).await?;
+    let flags = store::reservations::attention::open_in_hotel(
+        &mut conn,
+        &hotel.id,
+        &attention::STILL_MATTERS,
+        TODAY_LIMIT as u64,
+    )
+    .await?;
     drop(conn);
     let attention = flagged(db, actor, flags).await?;
     Ok(TodayBoard { date, arrivals, departures, in_house, requests, occupancy, housekeeping, attention })

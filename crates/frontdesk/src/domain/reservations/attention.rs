@@ -13,10 +13,14 @@ use crate::domain::{now, Error, Result};
 pub use crate::model::reservations::{Attention, AttentionReason};
 use crate::store::{self, Db};
 
-/// Whether a flagged reservation still needs someone: a stay cancelled, a no-show or checked out holds no room
-/// any more, so its overbooking or change has resolved itself (its flag stays, handled or not, for the record).
+/// The states in which a flagged reservation still needs someone: a stay cancelled, a no-show or checked out holds
+/// no room any more, so its overbooking or change has resolved itself (its flag stays, handled or not, for the
+/// record).
+pub const STILL_MATTERS: [ReservationStatus; 3] =
+    [ReservationStatus::Requested, ReservationStatus::Confirmed, ReservationStatus::CheckedIn];
+
 pub fn still_matters(r: &Reservation) -> bool {
-    !matches!(r.status, ReservationStatus::Cancelled | ReservationStatus::NoShow | ReservationStatus::CheckedOut)
+    STILL_MATTERS.contains(&r.status)
 }
 
 /// The flag as the audit log keeps it.
@@ -53,7 +57,7 @@ fn flag(a: &Attention) -> Flag<'_> {
 }
 
 /// Flags `r` for `reason` inside a change under way. A flag still open keeps its reasons and gains this one (a
-/// channel booking can be both unmapped and overbooked); a handled one opens again.
+/// channel booking can be both unmapped and overbooked); a handled one opens again for something new.
 pub(crate) async fn raise(
     tx: &mut Change,
     organization_id: &str,
@@ -70,10 +74,11 @@ pub(crate) async fn raise(
         raised_at: now(),
         handled_at: None,
     };
+    // A flag that says this already, open or handled, is not raised again: the desk has it, or dealt with it.
+    if before.as_ref().is_some_and(|a| a.reasons.contains(&reason) && a.detail.contains(detail)) {
+        return Ok(());
+    }
     if let Some(open) = before.as_ref().filter(|a| a.handled_at.is_none()) {
-        if open.reasons.contains(&reason) && open.detail.contains(detail) {
-            return Ok(());
-        }
         after.reasons = open.reasons.clone();
         if !after.reasons.contains(&reason) {
             after.reasons.push(reason);

@@ -2,9 +2,9 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::model::reservations::{Attention, AttentionReason};
-use crate::store::schema::ReservationAttention as A;
-use crate::store::statement::{insert_row, statement, Expr, ExprTrait, OnConflict, Order, Sql};
+use crate::model::reservations::{Attention, AttentionReason, ReservationStatus};
+use crate::store::schema::{ReservationAttention as A, Reservations as R};
+use crate::store::statement::{insert_row, statement, Expr, ExprTrait, JoinType, OnConflict, Order, Sql};
 use crate::store::{format_ts, Conn, Row, RowExt, StoreResult};
 
 const COLUMNS: [A; 6] = [A::ReservationId, A::HotelId, A::Reasons, A::Detail, A::RaisedAt, A::HandledAt];
@@ -53,15 +53,22 @@ pub async fn of_reservation(conn: &mut Conn, reservation_id: &str) -> StoreResul
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(attention_of).transpose()
 }
 
-/// The hotel's open flags, oldest first, at most `limit`.
-pub async fn open_in_hotel(conn: &mut Conn, hotel_id: &str, limit: u64) -> StoreResult<Vec<Attention>> {
+/// The hotel's open flags of reservations in one of `statuses`, oldest first, at most `limit`.
+pub async fn open_in_hotel(
+    conn: &mut Conn,
+    hotel_id: &str,
+    statuses: &[ReservationStatus],
+    limit: u64,
+) -> StoreResult<Vec<Attention>> {
     let select = Sql::select()
-        .columns(COLUMNS)
+        .columns(COLUMNS.map(|c| (A::Table, c)))
         .from(A::Table)
-        .and_where(Expr::col(A::HotelId).eq(hotel_id))
-        .and_where(Expr::col(A::HandledAt).is_null())
-        .order_by(A::RaisedAt, Order::Asc)
-        .order_by(A::ReservationId, Order::Asc)
+        .join(JoinType::InnerJoin, R::Table, Expr::col((R::Table, R::Id)).equals((A::Table, A::ReservationId)))
+        .and_where(Expr::col((A::Table, A::HotelId)).eq(hotel_id))
+        .and_where(Expr::col((A::Table, A::HandledAt)).is_null())
+        .and_where(Expr::col((R::Table, R::Status)).is_in(statuses.iter().map(|s| s.as_str())))
+        .order_by((A::Table, A::RaisedAt), Order::Asc)
+        .order_by((A::Table, A::ReservationId), Order::Asc)
         .limit(limit)
         .take();
     statement(conn.engine(), &select).fetch_all(conn).await?.iter().map(attention_of).collect()

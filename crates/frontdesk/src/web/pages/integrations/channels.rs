@@ -357,6 +357,14 @@ async fn register_webhook(
     _posted: Posted<HashMap<String, String>>,
 ) -> WebResult {
     let actor = &hotel_page.session.actor;
+    if state.config.public_url.is_none() {
+        // Channex would be told this process's listening address, which it cannot reach.
+        let flash = Flash::error(
+            "Set the service's public URL (--public-url, FRONTDESK_PUBLIC_URL) first: Channex calls it with the \
+             bookings.",
+        );
+        return Ok(session::redirect_with(&hotel_page.path("integrations/channels"), flash, &state));
+    }
     let base = state.config.public_base();
     let registered =
         setup::register_webhook(&state.db, &state.webhooks.secret_box, actor, &hotel_page.hotel.id, &base).await;
