@@ -36,6 +36,8 @@ on_both_engines!(
     a_revoked_key_stops_the_connection_and_loses_nothing,
     the_connection_page_connects_and_shows_each_request_and_refused_value,
     bookings_arrive_once_each_and_are_acknowledged_once,
+    malformed_and_hostile_revisions_are_refused_recorded_and_never_half_written,
+    an_unreachable_host_keeps_the_changes_until_it_answers,
     a_booking_for_a_full_night_is_taken_flagged_and_the_channels_told_nothing_is_left,
     the_nightly_full_sync_runs_once_in_the_hour_the_hotel_chose,
     the_property_is_set_up_in_channex_from_the_page,
@@ -1896,4 +1898,132 @@ async fn certification_ari_scenarios_through_the_rates_calendar(s: TestServer) {
         );
     }
     c.stop().await;
+}
+
+/// Revisions Channex should never send, and one written to hurt: each malformed one is recorded as needing attention
+/// (when it has an id to record it by), never acknowledged, and writes nothing (no reservation, no guest); the hostile
+/// one is taken with its texts made safe; nothing answers 500.
+async fn malformed_and_hostile_revisions_are_refused_recorded_and_never_half_written(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    settled(&s, &c, 2).await;
+    let property = c.channex.books.lock().unwrap().property_id.clone();
+    let good = |id: &str, attributes: Value| {
+        let mut base = json!({"property_id": property, "booking_id": uuid(), "status": "new", "unique_id": "BDC-1",
+            "ota_reservation_code": "1", "ota_name": "Booking.com", "arrival_date": day(20), "departure_date": day(22),
+            "amount": "300.00", "currency": "EUR",
+            "rooms": [{"room_type_id": c.twin_r, "rate_plan_id": c.bar_twin_r, "amount": "300.00",
+                       "occupancy": {"adults": 2, "children": 0, "infants": 0}}],
+            "customer": {"name": "Ana", "surname": "Silva", "mail": "ana@example.com"}});
+        for (k, v) in attributes.as_object().unwrap() {
+            base[k] = v.clone();
+        }
+        json!({"type": "booking_revision", "id": id, "attributes": base})
+    };
+    let malformed: Vec<(String, Value)> = [
+        ("another property", json!({"property_id": uuid()})),
+        ("impossible dates", json!({"arrival_date": "2026-13-45"})),
+        ("departure before arrival", json!({"arrival_date": day(22), "departure_date": day(20)})),
+        ("an amount that is not money", json!({"amount": "12,50 EUR"})),
+        ("no rooms", json!({"rooms": []})),
+        ("an unknown status", json!({"status": "exploded"})),
+        ("rooms of the wrong shape", json!({"rooms": {"room_type_id": c.twin_r}})),
+    ]
+    .into_iter()
+    .map(|(what, attributes)| (what.to_string(), good(&uuid(), attributes)))
+    .collect();
+    let hostile_id = uuid();
+    let hostile = good(
+        &hostile_id,
+        json!({"customer": {"name": format!("Ana\u{0}\u{7}<script>{}", "x".repeat(10_000)), "surname": "Silva\r\nBcc: x",
+                            "mail": "not an address", "country": "Portugal", "language": "<b>"},
+               "notes": "n".repeat(100_000)}),
+    );
+    {
+        let mut books = c.channex.books.lock().unwrap();
+        books.revisions.push((json!({"type": "booking_revision", "attributes": {"status": "new"}}), false));
+        for (_, revision) in &malformed {
+            books.revisions.push((revision.clone(), false));
+        }
+        books.revisions.push((hostile.clone(), false));
+    }
+    until("the hostile but well-formed booking's acknowledgement", || async { c.channex.acks().len() == 1 }).await;
+    let mut conn = s.db.read().await.unwrap();
+    let connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
+    for (what, revision) in &malformed {
+        let id = revision["id"].as_str().unwrap();
+        let recorded = store::channels::revision(&mut conn, &connection.id, id).await.unwrap();
+        let recorded = recorded.unwrap_or_else(|| panic!("{what}: not recorded"));
+        assert_eq!(recorded.outcome, "needs_attention", "{what}");
+        assert!(recorded.reservation_id.is_none() && recorded.acked_at.is_none(), "{what}");
+        assert!(!recorded.detail.is_empty(), "{what}: a reason");
+    }
+    drop(conn);
+    assert_eq!(c.channex.acks(), [hostile_id], "only the well-formed one is acknowledged");
+    let taken = channel_reservations(&s, &c).await;
+    assert_eq!(taken.len(), 1, "nothing of the malformed ones was written: {taken:#?}");
+    assert_eq!(s.count("guests").await, 1, "no guest of a revision that was not taken");
+    let r = s.get(&format!("/api/reservations/{}", taken[0]["id"].as_str().unwrap()), &c.org.auth()).await.expect(200);
+    assert_eq!(r.body["notes"].as_str().unwrap().chars().count(), 5000, "notes cut to what a reservation holds");
+    let guest = s.get(&format!("/api/guests/{}", r.body["guestId"].as_str().unwrap()), &c.org.auth()).await.expect(200);
+    let first = guest.body["firstName"].as_str().unwrap();
+    assert!(first.starts_with("Ana<script>") && first.chars().count() == 100, "control characters gone, cut: {first}");
+    assert_eq!(guest.body["lastName"], json!("SilvaBcc: x"), "no line break survives");
+    assert_eq!(
+        (&guest.body["email"], &guest.body["country"], &guest.body["language"]),
+        (&Value::Null, &Value::Null, &Value::Null),
+        "details we would refuse are left out, not the booking"
+    );
+    // The webhook with a body that is not JSON: never a 500.
+    let answer = s
+        .client
+        .post(format!("{}/channels/channex/{}", s.base, c.hotel))
+        .header("X-Channex-Webhook-Secret", WEBHOOK_SECRET)
+        .body("{\"payload\": [1, 2")
+        .send()
+        .await
+        .unwrap();
+    assert!(answer.status().as_u16() < 500, "{}", answer.status());
+    c.stop().await;
+}
+
+/// A Channex that cannot be reached: the request is logged as not answered, the connection pauses, the changes stay;
+/// once the host answers (the connection pointed at it), everything goes.
+async fn an_unreachable_host_keeps_the_changes_until_it_answers(s: TestServer) {
+    let c = connected_with(&s, KEY, None).await;
+    let sealing = KeyRing::open(&s.db, &KeySource::default()).await.unwrap().sealing;
+    let mut conn = s.db.read().await.unwrap();
+    let mut connection = store::channels::for_hotel(&mut conn, &c.org.id, &c.hotel, "channex").await.unwrap().unwrap();
+    drop(conn);
+    // A port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    connection.base_url = format!("http://{closed}/api/v1");
+    let mut tx = s.db.begin_write().await.unwrap();
+    store::channels::update(tx.conn(), &connection).await.unwrap();
+    tx.commit().await.unwrap();
+    let options = test_options();
+    let dispatcher = Dispatcher::spawn(s.db.clone(), sealing.clone(), options.clone()).unwrap();
+    let started = Instant::now();
+    let refused = loop {
+        let log = requests(&s, &c).await;
+        if let Some(r) = log.first() {
+            break r.clone();
+        }
+        assert!(started.elapsed() < WAIT, "nothing was tried");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!((refused.outcome, refused.status), (RequestOutcome::Retry, None));
+    assert!(refused.detail.contains("could not be reached"), "{}", refused.detail);
+    assert!(s.count("channel_changes").await > 0, "the changes stay");
+    assert!(c.channex.calls().is_empty());
+    // Pointed at a host that answers: the full sync goes after the pause.
+    connection.base_url = c.channex.base_url.clone();
+    let mut tx = s.db.begin_write().await.unwrap();
+    store::channels::update(tx.conn(), &connection).await.unwrap();
+    tx.commit().await.unwrap();
+    let started = Instant::now();
+    while c.channex.calls().len() < 2 || s.count("channel_changes").await > 0 {
+        assert!(started.elapsed() < WAIT, "the changes never went once the host answered");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    dispatcher.stop().await;
 }

@@ -258,8 +258,13 @@ async fn new(tx: &mut Change, actor: &Actor, c: &ChannelConnection, a: &Attribut
         total_price: minor(a.amount.as_deref(), &currency)?,
         currency: a.currency.clone(),
         source: Some(Source::Channel),
-        channel_reference: a.ota_reservation_code.clone().or_else(|| a.unique_id.clone()),
-        notes: Some(notes.chars().take(5000).collect()),
+        channel_reference: a
+            .ota_reservation_code
+            .clone()
+            .or_else(|| a.unique_id.clone())
+            .map(|code| code.chars().filter(|ch| !validate::is_forbidden_in_line(*ch)).take(200).collect()),
+        // The channel's texts, without what a reservation's notes refuse (control characters), cut to what they hold.
+        notes: Some(notes.chars().filter(|ch| !validate::is_forbidden_char(*ch)).take(5000).collect()),
         rooms,
     };
     let r = write::insert(tx, actor, input).await.map_err(reason)?;
@@ -311,7 +316,7 @@ async fn guest(
         street: None,
         postal_code: None,
         city: None,
-        country: clean(&customer.country, 2)
+        country: clean(&customer.country, 3)
             .map(|c| c.to_ascii_uppercase())
             .filter(|c| c.len() == 2 && c.chars().all(|ch| ch.is_ascii_uppercase())),
         language: clean(&customer.language, 35).filter(|l| guests::is_language_tag(l)),
