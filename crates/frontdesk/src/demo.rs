@@ -361,6 +361,7 @@ impl DemoDesk<'_> {
                 infants: Some(0),
                 // The rate plan's prices start today; earlier nights are priced as the plan would have.
                 price: (stay.start < 0).then_some(nightly * (stay.end - stay.start)),
+                night_prices: None,
             }],
         }
     }
@@ -457,6 +458,7 @@ impl DemoDesk<'_> {
                     children: Some(0),
                     infants: Some(0),
                     price: None,
+                    night_prices: None,
                 }],
             };
             write::create(self.db, self.system, input).await?;

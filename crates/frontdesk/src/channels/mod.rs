@@ -155,6 +155,7 @@ pub async fn connect(db: &Db, sealing: &SecretBox, actor: &Actor, input: Connect
                 property_id: input.property_id.trim().to_string(),
                 api_key_sealed: sealing.seal(key)?,
                 webhook_secret_digest: input.webhook_secret.as_deref().map(secrets::digest),
+                webhook_id: None,
                 state: ConnectionState::Active,
                 state_reason: None,
                 paused_until: None,

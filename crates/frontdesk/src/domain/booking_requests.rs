@@ -282,6 +282,8 @@ pub(super) async fn request_stay(
                 children: Some(stay.children),
                 infants: Some(stay.infants),
                 price: Some(offer.total),
+                // The offer's nights each at their own price, as the folio will charge them (its city tax too).
+                night_prices: Some(offer.nightly.iter().map(|night| (night.date, night.price)).collect()),
             }],
         },
     )

@@ -253,6 +253,13 @@ pub async fn create(db: &Db, actor: &Actor, input: GuestIn) -> Result<Guest> {
 pub async fn update(db: &Db, actor: &Actor, id: &str, patch: GuestPatch) -> Result<Guest> {
     actor.require_scope(Scope::GuestsWrite)?;
     let mut tx = Change::begin(db, actor).await?;
+    let g = update_within(&mut tx, actor, id, patch).await?;
+    tx.commit().await?;
+    Ok(g)
+}
+
+/// [`update`] inside a change that is under way (a channel's modified booking updates its guest with it).
+pub(crate) async fn update_within(tx: &mut Change, actor: &Actor, id: &str, patch: GuestPatch) -> Result<Guest> {
     let mut g = visible(tx.conn(), actor, id).await?;
     let before = g.clone();
     if let Some(hotel_id) = patch.hotel_id {
@@ -298,7 +305,6 @@ pub async fn update(db: &Db, actor: &Actor, id: &str, patch: GuestPatch) -> Resu
     validate(&g)?;
     store::guests::update(tx.conn(), &actor.organization_id, &g).await?;
     tx.updated(&actor.organization_id, &before, &g).await?;
-    tx.commit().await?;
     Ok(g)
 }
 

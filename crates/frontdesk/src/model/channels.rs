@@ -63,6 +63,8 @@ pub struct ChannelConnection {
     pub api_key_sealed: String,
     /// The digest of the secret the channel's webhook sends in its header; `None`: no webhook is accepted.
     pub webhook_secret_digest: Option<String>,
+    /// The channel manager's id of the booking webhook registered from here; `None`: none was.
+    pub webhook_id: Option<String>,
     pub state: ConnectionState,
     /// Why the connection stopped, in words.
     pub state_reason: Option<String>,

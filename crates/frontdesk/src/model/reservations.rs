@@ -1,5 +1,7 @@
 //! Reservations: their states, their rooms and their folio.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -93,6 +95,24 @@ pub struct ReservationRoom {
     pub infants: i64,
     /// Price of this room for the whole stay, in minor units of the reservation's currency.
     pub price: i64,
+    /// The price of each night where it is known night by night (a rate plan's daily prices, a channel's prices
+    /// per day). The folio charges them while they are exactly the stay's nights and add up to `price`
+    /// ([`ReservationRoom::nightly`]); not in answers (the folio's lines show them).
+    #[serde(skip)]
+    pub night_prices: Option<BTreeMap<NaiveDate, i64>>,
+}
+
+impl ReservationRoom {
+    /// The room's price night by night for a stay of `[check_in, check_out)`, where its night prices are exactly
+    /// those nights and add up to its price; `None` otherwise (a price given for the whole stay, or dates changed
+    /// since the nights were priced), and the price is spread evenly.
+    pub fn nightly(&self, check_in: NaiveDate, check_out: NaiveDate) -> Option<Vec<i64>> {
+        let prices = self.night_prices.as_ref()?;
+        let nights: Vec<NaiveDate> = check_in.iter_days().take_while(|d| *d < check_out).collect();
+        let exact = prices.len() == nights.len() && nights.iter().all(|night| prices.contains_key(night));
+        let sum = prices.values().try_fold(0_i64, |sum, p| if *p < 0 { None } else { sum.checked_add(*p) });
+        (exact && sum == Some(self.price)).then(|| prices.values().copied().collect())
+    }
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
@@ -189,6 +209,8 @@ pub enum AttentionReason {
     Unmapped,
     /// The channel changed the booking's rooms, which only the desk can follow.
     Changed,
+    /// A room was sold for a party larger than its room type holds here.
+    Party,
 }
 
 impl AttentionReason {
@@ -202,6 +224,7 @@ impl AttentionReason {
             AttentionReason::Overbooked => "Overbooked",
             AttentionReason::Unmapped => "Unmapped",
             AttentionReason::Changed => "Rooms changed by the channel",
+            AttentionReason::Party => "Party larger than the room",
         }
     }
 }
@@ -216,4 +239,42 @@ pub struct Attention {
     pub detail: String,
     pub raised_at: DateTime<Utc>,
     pub handled_at: Option<DateTime<Utc>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn room(price: i64, nights: &[(u32, i64)]) -> ReservationRoom {
+        ReservationRoom {
+            id: "r".into(),
+            room_type_id: "t".into(),
+            rate_plan_id: None,
+            room_id: None,
+            status: RoomStatus::Confirmed,
+            adults: 2,
+            children: 0,
+            infants: 0,
+            price,
+            night_prices: Some(nights.iter().map(|(d, p)| (date(*d), *p)).collect()),
+        }
+    }
+
+    fn date(day: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(2026, 12, day).unwrap()
+    }
+
+    #[test]
+    fn night_prices_count_only_when_they_are_the_stays_nights_and_its_price() {
+        let priced = room(370, &[(1, 100), (2, 120), (3, 150)]);
+        assert_eq!(priced.nightly(date(1), date(4)), Some(vec![100, 120, 150]));
+        // The dates moved since they were priced, or the price changed: spread evenly instead.
+        assert_eq!(priced.nightly(date(1), date(3)), None);
+        assert_eq!(priced.nightly(date(2), date(5)), None);
+        assert_eq!(room(400, &[(1, 100), (2, 120), (3, 150)]).nightly(date(1), date(4)), None);
+        assert_eq!(ReservationRoom { night_prices: None, ..priced.clone() }.nightly(date(1), date(4)), None);
+        // Amounts that would wrap, or below zero, are not prices.
+        assert_eq!(room(-2, &[(1, i64::MAX), (2, i64::MAX)]).nightly(date(1), date(3)), None);
+        assert_eq!(room(1, &[(1, 2), (2, -1)]).nightly(date(1), date(3)), None);
+    }
 }

@@ -9,15 +9,15 @@ use crate::model::channels::{
     RatePlanMapping, RequestOutcome, RoomTypeMapping,
 };
 use crate::store::schema::{
-    ChannelChanges as K, ChannelConnections as C, ChannelRatePlans as P, ChannelRequests as Q, ChannelRevisions as V,
-    ChannelRoomTypes as T,
+    ChannelBookings as B, ChannelChanges as K, ChannelConnections as C, ChannelRatePlans as P, ChannelRequests as Q,
+    ChannelRevisions as V, ChannelRoomTypes as T,
 };
 use crate::store::statement::{
     insert_row, statement, Asterisk, Expr, ExprTrait, Func, OnConflict, Order, RowLocks, Sql,
 };
 use crate::store::{Conn, Row};
 
-const COLUMNS: [C; 15] = [
+const COLUMNS: [C; 16] = [
     C::Id,
     C::OrganizationId,
     C::HotelId,
@@ -26,6 +26,7 @@ const COLUMNS: [C; 15] = [
     C::PropertyId,
     C::ApiKeySealed,
     C::WebhookSecretDigest,
+    C::WebhookId,
     C::State,
     C::StateReason,
     C::PausedUntil,
@@ -46,6 +47,7 @@ fn connection(row: &Row) -> StoreResult<ChannelConnection> {
         property_id: row.try_get("property_id")?,
         api_key_sealed: row.try_get("api_key_sealed")?,
         webhook_secret_digest: row.try_get("webhook_secret_digest")?,
+        webhook_id: row.try_get("webhook_id")?,
         state: ConnectionState::parse(&state)
             .ok_or_else(|| super::Error::undecodable(format!("unknown connection state {state}")))?,
         state_reason: row.try_get("state_reason")?,
@@ -102,6 +104,7 @@ pub async fn insert(conn: &mut Conn, c: &ChannelConnection) -> StoreResult<()> {
             (C::PropertyId, Expr::val(&c.property_id)),
             (C::ApiKeySealed, Expr::val(&c.api_key_sealed)),
             (C::WebhookSecretDigest, Expr::val(c.webhook_secret_digest.clone())),
+            (C::WebhookId, Expr::val(c.webhook_id.clone())),
             (C::State, Expr::val(c.state.as_str())),
             (C::StateReason, Expr::val(c.state_reason.clone())),
             (C::PausedUntil, Expr::val(c.paused_until.map(format_ts))),
@@ -125,6 +128,7 @@ pub async fn update(conn: &mut Conn, c: &ChannelConnection) -> StoreResult<()> {
             (C::PropertyId, Expr::val(&c.property_id)),
             (C::ApiKeySealed, Expr::val(&c.api_key_sealed)),
             (C::WebhookSecretDigest, Expr::val(c.webhook_secret_digest.clone())),
+            (C::WebhookId, Expr::val(c.webhook_id.clone())),
             (C::State, Expr::val(c.state.as_str())),
             (C::StateReason, Expr::val(c.state_reason.clone())),
             (C::PausedUntil, Expr::val(c.paused_until.map(format_ts))),
@@ -509,25 +513,46 @@ pub async fn revision(conn: &mut Conn, connection_id: &str, revision_id: &str) -
     statement(conn.engine(), &select).fetch_optional(conn).await?.as_ref().map(revision_of).transpose()
 }
 
-/// The reservation a booking became: that of its latest applied revision.
+/// The reservation the channel's booking `booking_id` became in `hotel_id`, whichever connection took it.
 pub async fn reservation_of_booking(
     conn: &mut Conn,
-    connection_id: &str,
+    hotel_id: &str,
+    channel: &str,
     booking_id: &str,
 ) -> StoreResult<Option<String>> {
     let select = Sql::select()
-        .column(V::ReservationId)
-        .from(V::Table)
-        .and_where(Expr::col(V::ConnectionId).eq(connection_id))
-        .and_where(Expr::col(V::BookingId).eq(booking_id))
-        .and_where(Expr::col(V::ReservationId).is_not_null())
-        .order_by(V::RecordedAt, Order::Desc)
-        .limit(1)
+        .column(B::ReservationId)
+        .from(B::Table)
+        .and_where(Expr::col(B::HotelId).eq(hotel_id))
+        .and_where(Expr::col(B::Channel).eq(channel))
+        .and_where(Expr::col(B::BookingId).eq(booking_id))
         .take();
     match statement(conn.engine(), &select).fetch_optional(conn).await? {
         Some(row) => row.try_get("reservation_id"),
         None => Ok(None),
     }
+}
+
+/// Records that the channel's booking `booking_id` became `reservation_id` (once: a booking is one reservation).
+pub async fn link_booking(
+    conn: &mut Conn,
+    hotel_id: &str,
+    channel: &str,
+    booking_id: &str,
+    reservation_id: &str,
+) -> StoreResult<()> {
+    let mut insert = insert_row(
+        B::Table,
+        [
+            (B::HotelId, Expr::val(hotel_id)),
+            (B::Channel, Expr::val(channel)),
+            (B::BookingId, Expr::val(booking_id)),
+            (B::ReservationId, Expr::val(reservation_id)),
+        ],
+    );
+    insert.on_conflict(OnConflict::columns([B::HotelId, B::Channel, B::BookingId]).do_nothing().to_owned());
+    statement(conn.engine(), &insert).execute(conn).await?;
+    Ok(())
 }
 
 /// Records a revision's outcome (again, for one that needed attention and is tried again).

@@ -116,6 +116,21 @@ pub enum AuditLog {
     Summary,
 }
 
+/// `channel_bookings`
+#[derive(Debug, Clone, Copy, Iden)]
+pub enum ChannelBookings {
+    #[iden = "channel_bookings"]
+    Table,
+    #[iden = "hotel_id"]
+    HotelId,
+    #[iden = "channel"]
+    Channel,
+    #[iden = "booking_id"]
+    BookingId,
+    #[iden = "reservation_id"]
+    ReservationId,
+}
+
 /// `channel_changes`
 #[derive(Debug, Clone, Copy, Iden)]
 pub enum ChannelChanges {
@@ -174,6 +189,8 @@ pub enum ChannelConnections {
     NightlySyncHour,
     #[iden = "nightly_synced_on"]
     NightlySyncedOn,
+    #[iden = "webhook_id"]
+    WebhookId,
 }
 
 /// `channel_rate_plans`
@@ -938,6 +955,8 @@ pub enum ReservationRooms {
     HoldsInventory,
     #[iden = "position"]
     Position,
+    #[iden = "night_prices"]
+    NightPrices,
 }
 
 /// `reservations`
@@ -1209,6 +1228,7 @@ pub const TABLES: &[(&str, &[&str])] = &[
             "summary",
         ],
     ),
+    ("channel_bookings", &["hotel_id", "channel", "booking_id", "reservation_id"]),
     ("channel_changes", &["id", "hotel_id", "kind", "subject_id", "date_from", "date_to", "created_at"]),
     (
         "channel_connections",
@@ -1229,6 +1249,7 @@ pub const TABLES: &[(&str, &[&str])] = &[
             "updated_at",
             "nightly_sync_hour",
             "nightly_synced_on",
+            "webhook_id",
         ],
     ),
     ("channel_rate_plans", &["connection_id", "rate_plan_id", "room_type_id", "remote_id"]),
@@ -1531,6 +1552,7 @@ pub const TABLES: &[(&str, &[&str])] = &[
             "check_out_date",
             "holds_inventory",
             "position",
+            "night_prices",
         ],
     ),
     (

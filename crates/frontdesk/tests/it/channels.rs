@@ -36,6 +36,8 @@ on_both_engines!(
     a_revoked_key_stops_the_connection_and_loses_nothing,
     the_connection_page_connects_and_shows_each_request_and_refused_value,
     bookings_arrive_once_each_and_are_acknowledged_once,
+    a_modified_booking_takes_the_channels_prices_per_night_and_the_guests_new_details,
+    a_party_larger_than_the_room_type_is_taken_and_flagged,
     malformed_and_hostile_revisions_are_refused_recorded_and_never_half_written,
     an_unreachable_host_keeps_the_changes_until_it_answers,
     a_booking_for_a_full_night_is_taken_flagged_and_the_channels_told_nothing_is_left,
@@ -83,6 +85,8 @@ struct Books {
     rate_plan_rows: Vec<(String, String, String)>,
     /// Room types, rate plans and webhooks created through the API: (endpoint, the body's object).
     created: Vec<(&'static str, Value)>,
+    /// The webhooks there are now (made, updated, not deleted), by id.
+    webhooks: BTreeMap<String, Value>,
 }
 
 #[derive(Clone)]
@@ -186,6 +190,22 @@ impl StandIn {
                     create(&b, "webhooks", &h, &body)
                 }),
             )
+            .route(
+                "/api/v1/webhooks/{id}",
+                axum::routing::put(
+                    |State(b): State<Arc<Mutex<Books>>>,
+                     h: HeaderMap,
+                     axum::extract::Path(id): axum::extract::Path<String>,
+                     body: Bytes| async move { change_webhook(&b, &h, &id, Some(&body)) },
+                )
+                .delete(
+                    |State(b): State<Arc<Mutex<Books>>>,
+                     h: HeaderMap,
+                     axum::extract::Path(id): axum::extract::Path<String>| async move {
+                        change_webhook(&b, &h, &id, None)
+                    },
+                ),
+            )
             .with_state(books.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("address");
@@ -214,10 +234,31 @@ impl StandIn {
         from: u64,
         to: u64,
     ) -> String {
+        let nights: Vec<(u64, String)> = (from..to).map(|d| (d, "150.00".to_string())).collect();
+        let amount = format!("{}.00", 150 * (to - from));
+        self.revision_priced(status, booking, (room_type, rate_plan), &nights, &amount, Self::customer())
+    }
+
+    /// The customer of [`StandIn::revision`].
+    fn customer() -> Value {
+        json!({"name": "Ana", "surname": "Silva", "mail": "ana@example.com", "phone": null, "language": "pt",
+               "country": "PT", "city": null, "address": null, "zip": null})
+    }
+
+    /// A booking revision of one room sold night by night at `nights`' prices (`days`), for `amount` in all.
+    fn revision_priced(
+        &self,
+        status: &str,
+        booking: &str,
+        (room_type, rate_plan): (Option<&str>, &str),
+        nights: &[(u64, String)],
+        amount: &str,
+        customer: Value,
+    ) -> String {
         let mut b = self.books.lock().unwrap();
         let id = uuid();
-        let days: serde_json::Map<String, Value> = (from..to).map(|d| (day(d), json!("150.00"))).collect();
-        let amount = format!("{}.00", 150 * (to - from));
+        let days: serde_json::Map<String, Value> = nights.iter().map(|(d, price)| (day(*d), json!(price))).collect();
+        let (from, to) = (nights[0].0, nights[nights.len() - 1].0 + 1);
         let revision = json!({"type": "booking_revision", "id": id, "attributes": {
             "id": id, "property_id": b.property_id, "booking_id": booking, "unique_id": "BDC-9996013801",
             "system_id": "12331233123", "ota_reservation_code": "9996013801", "ota_name": "Booking.com", "status": status,
@@ -225,8 +266,7 @@ impl StandIn {
                        "room_type_id": room_type, "ota_unique_id": "49", "days": days,
                        "occupancy": {"adults": 2, "children": 0, "infants": 0}}],
             "services": [], "guarantee": null,
-            "customer": {"name": "Ana", "surname": "Silva", "mail": "ana@example.com", "phone": null, "language": "pt",
-                         "country": "PT", "city": null, "address": null, "zip": null},
+            "customer": customer,
             "occupancy": {"adults": 2, "children": 0, "infants": 0},
             "arrival_date": day(from), "departure_date": day(to), "arrival_hour": null,
             "amount": amount, "ota_commission": "10.00", "currency": "EUR", "notes": "Late arrival",
@@ -447,10 +487,43 @@ fn create(
             b.rate_plans.insert(id.clone());
             b.rate_plan_rows.push((id.clone(), title.to_string(), v["room_type_id"].as_str().unwrap_or("").into()));
         }
-        _ => {}
+        _ => {
+            b.webhooks.insert(id.clone(), v.clone());
+        }
     }
     b.created.push((what, v.clone()));
     (StatusCode::CREATED, axum::Json(json!({"data": {"type": wrapper, "id": id, "attributes": v}})))
+}
+
+/// `PUT /webhooks/:id` (with `body`: checked as when made, then replaces it) and `DELETE /webhooks/:id` (without):
+/// 404 for a webhook there is not.
+fn change_webhook(
+    books: &Mutex<Books>,
+    headers: &HeaderMap,
+    id: &str,
+    body: Option<&[u8]>,
+) -> (StatusCode, axum::Json<Value>) {
+    let known = books.lock().unwrap().webhooks.contains_key(id);
+    if !authorized(headers) || !known {
+        let (status, body) =
+            if known { error(401, "unauthorized", "Unauthorized") } else { error(404, "not_found", "Not Found") };
+        return (status, axum::Json(body));
+    }
+    let Some(body) = body else {
+        books.lock().unwrap().webhooks.remove(id);
+        return (StatusCode::OK, axum::Json(json!({"meta": {"message": "Success"}})));
+    };
+    // Checked as a new one is; the check's new record is taken back, and this one changed instead.
+    let (status, answer) = create(books, "webhooks", headers, body);
+    if status != StatusCode::CREATED {
+        return (status, answer);
+    }
+    let mut b = books.lock().unwrap();
+    let made = answer.0["data"]["id"].as_str().unwrap_or_default().to_string();
+    let v = b.webhooks.remove(&made).unwrap_or_default();
+    b.created.pop();
+    b.webhooks.insert(id.to_string(), v.clone());
+    (StatusCode::OK, axum::Json(json!({"data": {"type": "webhook", "id": id, "attributes": v}})))
 }
 
 fn error(status: u16, code: &str, title: &str) -> (StatusCode, Value) {
@@ -663,6 +736,8 @@ struct Connected {
     bar_twin_r: String,
     bar_double_r: String,
     bnb_double_r: String,
+    /// What it was connected with.
+    input: ConnectionIn,
 }
 
 fn uuid() -> String {
@@ -771,7 +846,8 @@ async fn connected_with(s: &TestServer, key: &str, options: Option<Options>) -> 
         ],
         nightly_sync_hour: None,
     };
-    let connection = channels::connect(&s.db, &sealing, &Actor::command_line(&org.id), input).await.expect("connected");
+    let connection =
+        channels::connect(&s.db, &sealing, &Actor::command_line(&org.id), input.clone()).await.expect("connected");
     let stored = store::channels::get(&mut s.db.read().await.unwrap(), &connection.id).await.unwrap().unwrap();
     assert!(!stored.api_key_sealed.contains(key), "the key is stored sealed");
     assert_eq!(sealing.open(&stored.api_key_sealed).unwrap(), key);
@@ -793,6 +869,7 @@ async fn connected_with(s: &TestServer, key: &str, options: Option<Options>) -> 
         bar_twin_r,
         bar_double_r,
         bnb_double_r,
+        input,
     }
 }
 
@@ -1334,6 +1411,131 @@ async fn bookings_arrive_once_each_and_are_acknowledged_once(s: TestServer) {
     c.stop().await;
 }
 
+/// The room nights of a reservation's folio: (night, gross).
+async fn nights_charged(s: &TestServer, c: &Connected, reservation: &str) -> Vec<(String, i64)> {
+    let r = s.get(&format!("/api/reservations/{reservation}"), &c.org.auth()).await.expect(200).body;
+    let folio = r["folio"]["id"].as_str().expect("a confirmed stay has a folio");
+    let folio = s.get(&format!("/api/folios/{folio}"), &c.org.auth()).await.expect(200).body;
+    let mut nights: Vec<(String, i64)> = folio["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["source"] == json!("ROOM_NIGHT") && l["kind"] == json!("CHARGE"))
+        .map(|l| (l["serviceDate"].as_str().unwrap().to_string(), l["gross"].as_i64().unwrap()))
+        .collect();
+    nights.sort();
+    nights
+}
+
+async fn a_modified_booking_takes_the_channels_prices_per_night_and_the_guests_new_details(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    settled(&s, &c, 2).await;
+    let priced = |prices: &[(u64, &str)]| prices.iter().map(|(d, p)| (*d, p.to_string())).collect::<Vec<_>>();
+    let twin = (Some(c.twin_r.as_str()), c.bar_twin_r.as_str());
+
+    // Sold night by night (a weekend costs more): the folio charges each night what the channel sold it for.
+    let booking = uuid();
+    let nights = priced(&[(10, "100.00"), (11, "120.00"), (12, "150.50")]);
+    c.channex.revision_priced("new", &booking, twin, &nights, "370.50", StandIn::customer());
+    until("the new booking's acknowledgement", || async { c.channex.acks().len() == 1 }).await;
+    let id = channel_reservations(&s, &c).await[0]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        nights_charged(&s, &c, &id).await,
+        [(day(10), 10_000), (day(11), 12_000), (day(12), 15_050)],
+        "each night at its own price"
+    );
+
+    // Modified: a night more and a new price for the first; the guest gave the channel a new e-mail and a phone.
+    let nights = priced(&[(10, "90.00"), (11, "120.00"), (12, "150.50"), (13, "99.99")]);
+    let mut customer = StandIn::customer();
+    customer["mail"] = json!("ana.silva@example.org");
+    customer["phone"] = json!("+351 912 345 678");
+    c.channex.revision_priced("modified", &booking, twin, &nights, "460.49", customer);
+    until("the modification's acknowledgement", || async { c.channex.acks().len() == 2 }).await;
+    let r = s.get(&format!("/api/reservations/{id}"), &c.org.auth()).await.expect(200).body;
+    assert_eq!(
+        (&r["checkOutDate"], &r["totalPrice"], &r["rooms"][0]["price"]),
+        (&json!(day(14)), &json!(46_049), &json!(46_049))
+    );
+    assert_eq!(
+        nights_charged(&s, &c, &id).await,
+        [(day(10), 9_000), (day(11), 12_000), (day(12), 15_050), (day(13), 9_999)]
+    );
+    let guest_id = r["guestId"].as_str().unwrap();
+    let guest = s.get(&format!("/api/guests/{guest_id}"), &c.org.auth()).await.expect(200).body;
+    assert_eq!(
+        (&guest["firstName"], &guest["email"], &guest["phone"]),
+        (&json!("Ana"), &json!("ana.silva@example.org"), &json!("+351 912 345 678"))
+    );
+    let flag = store::reservations::attention::of_reservation(&mut s.db.read().await.unwrap(), &id).await.unwrap();
+    assert_eq!(flag, None, "same room: nothing for the desk");
+
+    // The same details again change nothing of the guest (no entry in its history); prices per night that do not add up
+    // to the room's amount are not used: the amount is spread over the nights.
+    let history = || async {
+        let log = s.get(&format!("/api/auditLog?recordId={guest_id}"), &c.org.auth()).await.expect(200).body;
+        log.as_array().expect("audit entries").len()
+    };
+    let guest_changes = history().await;
+    assert_eq!(guest_changes, 2, "made, then changed once");
+    let mut customer = StandIn::customer();
+    customer["mail"] = json!("ana.silva@example.org");
+    customer["phone"] = json!("+351 912 345 678");
+    c.channex.revision_priced("modified", &booking, twin, &nights, "400.00", customer);
+    until("the second modification's acknowledgement", || async { c.channex.acks().len() == 3 }).await;
+    assert_eq!(nights_charged(&s, &c, &id).await.iter().map(|(_, p)| *p).collect::<Vec<_>>(), [10_000; 4]);
+    assert_eq!(history().await, guest_changes, "nothing of the guest changed");
+
+    // A guest erased at their request stays erased when the channel sends the booking again.
+    s.post(&format!("/api/guests/{guest_id}/anonymise"), &c.org.auth(), json!({})).await;
+    c.channex.revision_priced("modified", &booking, twin, &nights, "460.49", StandIn::customer());
+    until("the third modification's acknowledgement", || async { c.channex.acks().len() == 4 }).await;
+    let guest = s.get(&format!("/api/guests/{guest_id}"), &c.org.auth()).await.expect(200).body;
+    assert_eq!((&guest["firstName"], &guest["email"]), (&json!("Anonymised"), &Value::Null));
+
+    // Disconnected and connected again: a booking taken before is still found when the channel cancels it.
+    let admin = Actor::command_line(&c.org.id);
+    channels::disconnect(&s.db, &admin, &c.hotel, "channex").await.expect("disconnected");
+    let sealing = KeyRing::open(&s.db, &KeySource::default()).await.expect("keys").sealing;
+    channels::connect(&s.db, &sealing, &admin, c.input.clone()).await.expect("connected again");
+    c.channex.revision_priced("cancelled", &booking, twin, &nights, "460.49", StandIn::customer());
+    until("the cancellation's acknowledgement", || async { c.channex.acks().len() == 5 }).await;
+    let r = s.get(&format!("/api/reservations/{id}"), &c.org.auth()).await.expect(200).body;
+    assert_eq!(r["status"], json!("CANCELLED"));
+    c.stop().await;
+}
+
+/// A Channex room type set up by hand for more guests than ours holds: the booking is sold already, so it is taken
+/// (the room with its type's usual party) and the desk is told what was booked.
+async fn a_party_larger_than_the_room_type_is_taken_and_flagged(s: TestServer) {
+    let c = connected(&s, KEY).await;
+    settled(&s, &c, 2).await;
+    let nights: Vec<(u64, String)> = (30..32).map(|d| (d, "150.00".to_string())).collect();
+    let twin = (Some(c.twin_r.as_str()), c.bar_twin_r.as_str());
+    c.channex.revision_priced("new", &uuid(), twin, &nights, "300.00", StandIn::customer());
+    {
+        let mut b = c.channex.books.lock().unwrap();
+        let (revision, _) = b.revisions.last_mut().unwrap();
+        revision["attributes"]["rooms"][0]["occupancy"] = json!({"adults": 3, "children": 1, "infants": 0});
+    }
+    until("the booking's acknowledgement", || async { c.channex.acks().len() == 1 }).await;
+    let taken = channel_reservations(&s, &c).await;
+    assert_eq!(taken.len(), 1, "taken, not refused");
+    let id = taken[0]["id"].as_str().unwrap().to_string();
+    let r = s.get(&format!("/api/reservations/{id}"), &c.org.auth()).await.expect(200).body;
+    assert_eq!((&r["status"], &r["rooms"][0]["roomTypeId"]), (&json!("CONFIRMED"), &json!(c.twin)));
+    assert_eq!((&r["rooms"][0]["adults"], &r["rooms"][0]["children"]), (&json!(2), &json!(0)), "Twin's usual party");
+    let flag = store::reservations::attention::of_reservation(&mut s.db.read().await.unwrap(), &id)
+        .await
+        .unwrap()
+        .expect("flagged");
+    assert_eq!(flag.reasons, [AttentionReason::Party]);
+    assert!(flag.detail.contains("a room of Twin was booked for 3 adult(s), 1 child(ren)"), "{}", flag.detail);
+    let dashboard = Dashboard::new(&s, &c.org.token);
+    handled_from_the_dashboard(&s, &dashboard, &c.hotel, &id, "Party larger than the room").await;
+    c.stop().await;
+}
+
 /// The stay `id` is listed under "Needs attention" on the Today page (`why`) and says so on its own page; marking
 /// it handled there takes it off both.
 async fn handled_from_the_dashboard(s: &TestServer, dashboard: &Dashboard<'_>, hotel: &str, id: &str, why: &str) {
@@ -1710,6 +1912,28 @@ async fn the_property_is_set_up_in_channex_from_the_page(s: TestServer) {
     assert_eq!(call(format!("{secret}x")).await, 401);
     let (_, html) = desk.get(&path).await;
     assert!(html.contains("Register the booking webhook again") && !html.contains(&secret), "{html}");
+
+    // Registered again: the same webhook is updated with a new secret (Channex would otherwise call twice); the old
+    // secret is no longer accepted.
+    let (status, _, _) = desk.post(&format!("{path}/webhook"), &[]).await;
+    assert_eq!(status, 303);
+    let hooks = || channex.books.lock().unwrap().webhooks.clone();
+    assert_eq!(hooks().len(), 1, "one webhook: {:#?}", hooks());
+    let (id, now) = hooks().into_iter().next().unwrap();
+    let renewed = now["headers"]["X-Channex-Webhook-Secret"].as_str().unwrap().to_string();
+    assert_ne!(renewed, secret);
+    assert_eq!((call(renewed.clone()).await, call(secret.clone()).await), (200, 401));
+    // Deleted in Channex meanwhile: registering makes one anew.
+    channex.books.lock().unwrap().webhooks.clear();
+    let (status, _, _) = desk.post(&format!("{path}/webhook"), &[]).await;
+    assert_eq!(status, 303);
+    assert_eq!(hooks().len(), 1);
+    assert_ne!(hooks().into_keys().next().unwrap(), id);
+    // Disconnecting deletes it in Channex: nothing calls a URL that refuses it.
+    let (status, _, _) = desk.post(&format!("{path}/disconnect"), &[]).await;
+    assert_eq!(status, 303);
+    assert!(hooks().is_empty(), "{:#?}", hooks());
+    assert_eq!(s.count("channel_connections").await, 0);
     dispatcher.stop().await;
 }
 

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 on_both_engines!(
     a_stay_is_charged_with_vat_and_city_tax_to_the_cent,
+    each_night_is_charged_its_own_rate_and_the_offer_is_the_folio_to_the_cent,
     extras_payments_refunds_and_allowances_change_the_balance_exactly,
     check_out_asks_for_a_zero_balance_or_a_reason,
     money_is_kept_and_reservations_with_it_are_not_deleted,
@@ -140,6 +141,68 @@ async fn a_stay_is_charged_with_vat_and_city_tax_to_the_cent(s: TestServer) {
     let shorter = s.get(&format!("/api/folios/{folio_id}"), &org.auth()).await.expect(200).body;
     assert_eq!(shorter["id"], json!(folio_id), "the folio keeps its id");
     assert_eq!((lines_of(&shorter, "ROOM_NIGHT").len(), lines_of(&shorter, "CITY_TAX").len()), (2, 2));
+}
+
+/// Nights priced by a rate plan whose prices vary are charged each at its own price, not an average: a city tax in
+/// percent, rounded night by night, then comes to what the offer said, to the cent (an average would round
+/// differently). Through the booking page's request (approved) and through the API alike.
+async fn each_night_is_charged_its_own_rate_and_the_offer_is_the_folio_to_the_cent(s: TestServer) {
+    let org = s.org("Acme").await;
+    let h = berlin_hotel(&s, &org, "AT").await;
+    s.put(
+        &format!("/api/hotels/{}/billing", h.0),
+        &org.auth(),
+        json!({"vatRates": [{"category": "ACCOMMODATION", "rateBasisPoints": 1000},
+                            {"category": "FOOD_AND_BEVERAGE", "rateBasisPoints": 1000},
+                            {"category": "DRINKS", "rateBasisPoints": 2000},
+                            {"category": "OTHER", "rateBasisPoints": 2000}],
+               "cityTax": {"name": "Ortstaxe", "basis": "PERCENT_OF_GROSS", "rateBasisPoints": 325, "maxNights": 30,
+                           "childrenExempt": false}}),
+    )
+    .await
+    .expect(200);
+    s.put(&format!("/api/hotels/{}", h.0), &org.auth(), json!({"publicBooking": true})).await.expect(200);
+    s.put(&format!("/api/ratePlans/{}", h.2), &org.auth(), json!({"roomTypeId": h.1})).await.expect(200);
+    let prices = [10_020, 12_020, 15_020, 10_020];
+    let values: Vec<Value> = prices
+        .iter()
+        .enumerate()
+        .map(|(n, p)| json!({"ratePlanId": h.2, "date": day(10 + n as u64), "price": p}))
+        .collect();
+    s.post("/api/dailyRates", &org.auth(), json!({"values": values})).await.expect(200);
+    let search = format!("checkInDate={}&checkOutDate={}&adults=2", day(10), day(14));
+    let offers = s.get(&format!("/api/hotels/{}/availability?{search}", h.0), &Auth::None).await.expect(200).body;
+    let offer = offers["offers"].as_array().and_then(|o| o.first()).cloned().unwrap_or_else(|| offers[0].clone());
+    assert_eq!(offer["totalPrice"], json!(47_080), "{offers}");
+    // 3.25 % of each night, rounded half up night by night: 3.26, 3.91, 4.88, 3.26 (four average nights of
+    // 117.70 would make 3.83 each, 15.32 in all).
+    assert_eq!(offer["cityTax"]["amount"], json!(1_531), "{offer}");
+    let nightly_tax = [326, 391, 488, 326];
+    assert_eq!(nightly_tax.iter().sum::<i64>(), 1_531);
+
+    let requested = s
+        .post(
+            &format!("/api/hotels/{}/book-reservation", h.0),
+            &Auth::None,
+            json!({"offerId": offer["offerId"], "guest": {"firstName": "Ana", "lastName": "Silva", "email": "ana@example.com"}}),
+        )
+        .await
+        .expect(201)
+        .body;
+    let id = requested["reservationId"].as_str().unwrap();
+    let approved = s.post(&format!("/api/reservations/{id}/approve"), &org.auth(), json!({})).await.expect(200).body;
+    let by_api = json!({"hotelId": h.0, "checkInDate": day(10), "checkOutDate": day(14),
+                        "rooms": [{"roomTypeId": h.1, "ratePlanId": h.2, "adults": 2}]});
+    let by_api = s.post("/api/reservations", &org.auth(), by_api).await.expect(200).body;
+    for r in [approved, by_api] {
+        let folio = r["folio"]["id"].as_str().expect("a folio");
+        let folio = s.get(&format!("/api/folios/{folio}"), &org.auth()).await.expect(200).body;
+        let amounts =
+            |source: &str| lines_of(&folio, source).iter().map(|l| l["gross"].as_i64().unwrap()).collect::<Vec<_>>();
+        assert_eq!(amounts("ROOM_NIGHT"), prices, "each night at its own price");
+        assert_eq!(amounts("CITY_TAX"), nightly_tax);
+        assert_eq!(folio["charges"], offer["totalWithTaxes"], "the offer's total is the folio's, to the cent");
+    }
 }
 
 /// Sends a folio write with an idempotency key.

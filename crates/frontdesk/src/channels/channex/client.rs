@@ -189,6 +189,17 @@ impl Client {
         self.send(reqwest::Method::POST, "/webhooks", Some(&serde_json::json!({ "webhook": webhook }))).await
     }
 
+    /// `PUT /webhooks/:id` with `{"webhook": …}`. `id` is one Channex gave (see [`is_plain_id`]).
+    pub async fn update_webhook(&self, id: &str, webhook: &Value) -> Sent {
+        let path = format!("/webhooks/{id}");
+        self.send(reqwest::Method::PUT, &path, Some(&serde_json::json!({ "webhook": webhook }))).await
+    }
+
+    /// `DELETE /webhooks/:id`.
+    pub async fn delete_webhook(&self, id: &str) -> Sent {
+        self.send::<()>(reqwest::Method::DELETE, &format!("/webhooks/{id}"), None).await
+    }
+
     /// `GET path` (`/room_types?filter[property_id]=…`).
     pub async fn get(&self, path: &str) -> Sent {
         self.send::<()>(reqwest::Method::GET, path, None).await
@@ -229,6 +240,12 @@ fn no_answer(err: reqwest::Error) -> String {
     } else {
         format!("the call failed: {}", err.without_url())
     }
+}
+
+/// Whether `id` (one Channex answered) can stand in a request's path as it is: letters, digits and dashes, as
+/// Channex's UUIDs are. Anything else is not put in a URL.
+pub fn is_plain_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 100 && id.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-')
 }
 
 #[cfg(test)]

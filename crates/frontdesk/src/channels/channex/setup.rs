@@ -14,7 +14,7 @@ use std::collections::HashSet;
 
 use serde_json::{json, Value};
 
-use super::client::{Client, Sent};
+use super::client::{is_plain_id, Client, Sent};
 use super::mapping::rate_plan_titles;
 use crate::channels::{plan_room_types, ChannelConnection, RatePlanMapping, RoomTypeMapping};
 use crate::domain::access::{Actor, Task};
@@ -293,13 +293,45 @@ pub async fn register_webhook(
         // Both default to false in Channex.
         "is_active": true, "send_data": true,
     });
-    created_id(client.create_webhook(&body).await, "the webhook").map_err(Error::Conflict)?;
+    // Registered again (a new secret, a new URL): the webhook made before is updated, so that Channex does not
+    // call twice; one deleted in Channex meanwhile is made anew.
+    let made_before = c.webhook_id.as_deref().filter(|id| is_plain_id(id));
+    let webhook_id = match made_before {
+        Some(id) => match client.update_webhook(id, &body).await {
+            Sent::Answered(answer) if (200..300).contains(&answer.status) => id.to_string(),
+            Sent::Answered(answer) if answer.status == 404 => {
+                created_id(client.create_webhook(&body).await, "the webhook").map_err(Error::Conflict)?
+            }
+            Sent::Answered(answer) => {
+                return Err(Error::Conflict(format!("Channex refused the webhook: {}", answer.words())))
+            }
+            Sent::NoAnswer(why) => {
+                return Err(Error::Conflict(format!("Channex did not answer when updating the webhook ({why})")))
+            }
+        },
+        None => created_id(client.create_webhook(&body).await, "the webhook").map_err(Error::Conflict)?,
+    };
     let mut tx = Change::begin(db, actor).await?;
     // Read again under the write: the connection may have changed while Channex answered.
     let mut c = store::channels::get(tx.conn(), &c.id).await?.ok_or(Error::NotFound("channel connection"))?;
     c.webhook_secret_digest = Some(secrets::digest(&secret));
+    c.webhook_id = Some(webhook_id);
     c.updated_at = now();
     store::channels::update(tx.conn(), &c).await?;
     tx.commit().await?;
     Ok(url)
+}
+
+/// Deletes the booking webhook registered from here in Channex, before the connection goes: else Channex keeps
+/// calling a URL that refuses it. Best effort: a webhook Channex no longer has, or a Channex that does not answer,
+/// does not keep a hotel from disconnecting (its calls are refused, 401, once the connection is gone).
+pub async fn unregister_webhook(db: &Db, sealing: &SecretBox, actor: &Actor, hotel_id: &str) -> Result<()> {
+    actor.require(Task::Administer)?;
+    let (c, client) = connection(db, sealing, actor, hotel_id).await?;
+    if let Some(id) = c.webhook_id.as_deref().filter(|id| is_plain_id(id)) {
+        if let Sent::Answered(answer) = client.delete_webhook(id).await {
+            tracing::info!(connection = %c.id, status = answer.status, "deleted the Channex booking webhook");
+        }
+    }
+    Ok(())
 }

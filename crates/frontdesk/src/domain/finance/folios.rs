@@ -89,9 +89,10 @@ fn fault(what: &str) -> Error {
     Error::Internal(anyhow::anyhow!("a folio line could not be computed: {what}"))
 }
 
-/// The lines the stay makes: one room charge per room and night (each room's price spread evenly over the nights,
-/// the remainder on the first nights, so that they add up to the price exactly), VAT at the accommodation rate,
-/// and the city tax of each night the rule charges.
+/// The lines the stay makes: one room charge per room and night (each night at its own price where the room has
+/// them for exactly these nights, as a rate plan or a channel priced it; else the room's price spread evenly over
+/// the nights, the remainder on the first nights; either way they add up to the price exactly), VAT at the
+/// accommodation rate, and the city tax of each night the rule charges.
 pub(crate) fn stay_lines(
     origin: &LineOrigin,
     r: &Reservation,
@@ -113,8 +114,12 @@ pub(crate) fn stay_lines(
     for (n, room) in billable.iter().enumerate() {
         let base = room.price / nights;
         let remainder = room.price % nights;
+        let nightly = room.nightly(r.check_in_date, r.check_out_date);
         for (night, slot) in per_night.iter_mut().enumerate() {
-            let amount = base + i64::from((night as i64) < remainder);
+            let amount = match &nightly {
+                Some(prices) => prices.get(night).copied().unwrap_or(0),
+                None => base + i64::from((night as i64) < remainder),
+            };
             slot.room_price = slot.room_price.checked_add(amount).ok_or_else(|| fault("a night's room price"))?;
             let amounts = tax::line(amount, rate, billing.prices_include_vat).ok_or_else(|| fault("a room night"))?;
             let date = slot.date;

@@ -17,7 +17,9 @@ pub mod status;
 pub mod stay;
 pub mod write;
 
-use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDate, Utc};
 use futures::{StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -59,6 +61,19 @@ pub struct ReservationRoomIn {
     /// (every night must have one).
     #[schema(minimum = 0, maximum = 1000000000000_i64)]
     pub price: Option<i64>,
+    /// With `price`, what it is night by night, where the writer knows it (a channel's prices per day); not part of
+    /// the API. Kept only when they are exactly the stay's nights and add up to the price
+    /// ([`ReservationRoom::nightly`](crate::model::reservations::ReservationRoom::nightly)).
+    #[serde(skip)]
+    pub night_prices: Option<BTreeMap<NaiveDate, i64>>,
+}
+
+/// A room's new price (with its night prices where they are known); see [`ReservationPatch::room_prices`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoomPrice {
+    pub room_id: String,
+    pub price: i64,
+    pub night_prices: Option<BTreeMap<NaiveDate, i64>>,
 }
 
 /// A reservation to create. (Serialize: its canonical form is what an idempotency key's request digest covers.)
@@ -169,6 +184,10 @@ pub struct ReservationPatch {
     #[schema(nullable = false, min_length = 1, max_length = 500)]
     #[serde(default, deserialize_with = "not_null")]
     pub on_account_reason: Option<String>,
+    /// New prices of some of the reservation's rooms, by the room's id: what a channel's modification sells them
+    /// for now (`channels/channex/revisions.rs`). Not part of the API: PUT changes the reservation's total only.
+    #[serde(skip)]
+    pub room_prices: Option<Vec<RoomPrice>>,
 }
 
 /// The filters of `GET /api/reservations`.

@@ -13,8 +13,18 @@ use crate::store::{Conn, Row};
 use crate::store::{RowExt, StoreResult};
 
 /// The columns [`room_at`] reads, in its order.
-pub(super) const ROOM_COLUMNS: [Rr; 9] =
-    [Rr::Id, Rr::RoomTypeId, Rr::RatePlanId, Rr::RoomId, Rr::Status, Rr::Adults, Rr::Children, Rr::Infants, Rr::Price];
+pub(super) const ROOM_COLUMNS: [Rr; 10] = [
+    Rr::Id,
+    Rr::RoomTypeId,
+    Rr::RatePlanId,
+    Rr::RoomId,
+    Rr::Status,
+    Rr::Adults,
+    Rr::Children,
+    Rr::Infants,
+    Rr::Price,
+    Rr::NightPrices,
+];
 
 /// A reservation room from the [`ROOM_COLUMNS`] that start at column `first` of `row` (by position: a statement
 /// that joins rooms to their reservation has both tables' `id`, `status`, `adults`…).
@@ -30,6 +40,10 @@ pub(super) fn room_at<R: PortableRow>(row: &R, first: usize) -> StoreResult<Rese
         children: row.integer(first + 6)?,
         infants: row.integer(first + 7)?,
         price: row.integer(first + 8)?,
+        night_prices: match row.optional_text(first + 9)? {
+            Some(json) => Some(serde_json::from_str(&json).map_err(|_| decode_err("night prices", &json))?),
+            None => None,
+        },
     })
 }
 
@@ -145,6 +159,14 @@ pub async fn rack_rows(
 /// Writes rooms of a reservation as they are now (insert or replace), each with its position in the reservation,
 /// the stay dates and whether it takes inventory, which the caller's rule says (`holds`: the domain's
 /// `reservations::inventory::holds`). The caller chooses which rooms need writing.
+/// A room's night prices as stored: a JSON object of dates and amounts.
+fn night_prices(room: &ReservationRoom) -> StoreResult<Option<String>> {
+    room.night_prices
+        .as_ref()
+        .map(|prices| serde_json::to_string(prices).map_err(|e| decode_err("night prices", &e.to_string())))
+        .transpose()
+}
+
 pub async fn save_rooms<'a>(
     conn: &mut Conn,
     r: &Reservation,
@@ -166,6 +188,7 @@ pub async fn save_rooms<'a>(
                 (Rr::Children, Expr::val(room.children)),
                 (Rr::Infants, Expr::val(room.infants)),
                 (Rr::Price, Expr::val(room.price)),
+                (Rr::NightPrices, Expr::val(night_prices(room)?)),
                 (Rr::CheckInDate, Expr::val(format_date(r.check_in_date))),
                 (Rr::CheckOutDate, Expr::val(format_date(r.check_out_date))),
                 (Rr::HoldsInventory, Expr::val(holds(room))),
@@ -174,7 +197,15 @@ pub async fn save_rooms<'a>(
         );
         upsert.on_conflict(
             OnConflict::column(Rr::Id)
-                .update_columns([Rr::RoomId, Rr::Status, Rr::CheckInDate, Rr::CheckOutDate, Rr::HoldsInventory])
+                .update_columns([
+                    Rr::RoomId,
+                    Rr::Status,
+                    Rr::Price,
+                    Rr::NightPrices,
+                    Rr::CheckInDate,
+                    Rr::CheckOutDate,
+                    Rr::HoldsInventory,
+                ])
                 .to_owned(),
         );
         statement(conn.engine(), &upsert).execute(&mut *conn).await?;

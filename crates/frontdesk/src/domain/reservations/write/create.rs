@@ -1,6 +1,8 @@
 //! Creating a reservation: its own checks, its rooms checked against the catalogue and priced, then written with
 //! its inventory, folio and webhook event.
 
+use std::collections::BTreeMap;
+
 use chrono::NaiveDate;
 
 use super::super::reference;
@@ -171,7 +173,7 @@ async fn price_rooms(
     let mut currency = input.currency.clone();
     for (i, room) in input.rooms.iter().enumerate() {
         let priced = price_room(tx, actor, hotel, (i, room), stay, &mut currency, &mut errors).await?;
-        if let Some((room_type_id, plan_id, (adults, children, infants), price)) = priced {
+        if let Some((room_type_id, plan_id, (adults, children, infants), (price, night_prices))) = priced {
             rooms.push(ReservationRoom {
                 id: new_id(),
                 room_type_id,
@@ -182,6 +184,7 @@ async fn price_rooms(
                 children,
                 infants,
                 price,
+                night_prices,
             });
         }
     }
@@ -199,8 +202,8 @@ async fn price_rooms(
     Ok((rooms, currency, rooms_total))
 }
 
-/// The priced party of a room.
-type PricedRoom = (String, Option<String>, (i64, i64, i64), i64);
+/// The priced party of a room: its room type, rate plan, party, and price with its night prices.
+type PricedRoom = (String, Option<String>, (i64, i64, i64), (i64, Option<BTreeMap<NaiveDate, i64>>));
 
 /// Room `i` of a new reservation checked and priced: its room type, rate plan, party (adults, children, infants)
 /// and price; `None` when its room type is not the hotel's (nothing more can be checked). Problems go to `errors`;
@@ -243,18 +246,23 @@ async fn price_room(
     } else if !room_type.fits(adults, children) {
         errors.push(room_error(i, "adults", format!("the party does not fit room type {}", room_type.name)));
     }
+    let mut night_prices = None;
     let price = match (room.price, &plan) {
         (Some(price), _) if !money::in_bounds(price) => {
             errors.push(room_error(i, "price", money::out_of_bounds_message()));
             0
         }
-        (Some(price), _) => price,
+        (Some(price), _) => {
+            night_prices = room.night_prices.clone();
+            price
+        }
         (None, Some(plan)) => {
             let last_night = check_out.pred_opt().unwrap_or(check_out);
             let rates = store::daily_rates::range(tx.conn(), &plan.id, &plan.currency, check_in, last_night).await?;
             if rates.len() as i64 != (check_out - check_in).num_days() {
                 errors.push(room_error(i, "price", "required: the rate plan has no price for every night"));
             }
+            night_prices = Some(rates.iter().map(|rate| (rate.date, rate.price)).collect());
             money::sum(rates.iter().map(|r| r.price)).unwrap_or_else(|| {
                 errors.push(room_error(
                     i,
@@ -274,7 +282,7 @@ async fn price_room(
             errors.push(room_error(i, "roomId", problem));
         }
     }
-    Ok(Some((room_type.id, plan.map(|p| p.id), (adults, children, infants), price)))
+    Ok(Some((room_type.id, plan.map(|p| p.id), (adults, children, infants), (price, night_prices))))
 }
 
 /// Writes a new reservation that passed its checks: its reference, the inventory it holds, its rooms, its folio

@@ -13,8 +13,8 @@ use chrono::NaiveDate;
 
 use super::attention::{self, AttentionReason};
 use super::{
-    full, visible, Reservation, ReservationPatch, ReservationRoom, ReservationStatus, RoomAssignmentIn, RoomStatus,
-    MAX_NIGHTS,
+    full, visible, Reservation, ReservationPatch, ReservationRoom, ReservationStatus, RoomAssignmentIn, RoomPrice,
+    RoomStatus, MAX_NIGHTS,
 };
 use super::{inventory, stay};
 use crate::domain::access::{Actor, Scope};
@@ -22,7 +22,7 @@ use crate::domain::change::{Action, Change, ChannelChangeKind, Writer};
 use crate::domain::finance::folios;
 use crate::domain::hotels::{self, Hotel};
 use crate::domain::validate::{parse_date, Checks};
-use crate::domain::{guest_messages, guests, now, Error, FieldError, Result};
+use crate::domain::{guest_messages, guests, money, now, Error, FieldError, Result};
 use crate::store::{self, Db};
 
 /// Validated stay dates: dates an input may name, check-out after check-in, at most [`MAX_NIGHTS`] nights.
@@ -172,6 +172,7 @@ async fn change(tx: &mut Change, actor: &Actor, mut r: Reservation, patch: Reser
     let before = r.status;
     let mut dates_changed = apply_fields(tx, actor, &hotel, &mut r, &patch).await?;
     let reassigned = apply_assignments(tx, actor, &r, &mut rooms, patch.rooms.as_deref().unwrap_or_default()).await?;
+    let repriced = apply_room_prices(&mut rooms, patch.room_prices.as_deref().unwrap_or_default())?;
 
     // Whether the stay's lines of the folio are to be made anew, when this change alters the bill.
     let mut remake_folio = false;
@@ -215,7 +216,7 @@ async fn change(tx: &mut Change, actor: &Actor, mut r: Reservation, patch: Reser
             .collect();
         inventory::take_allotments(tx, &actor.organization_id, &planned, &r.id).await?;
         remake_folio = true;
-    } else if (dates_changed || patch.adults.is_some() || patch.children.is_some())
+    } else if (dates_changed || repriced || patch.adults.is_some() || patch.children.is_some())
         && matches!(r.status, ReservationStatus::Confirmed | ReservationStatus::CheckedIn)
         && before != ReservationStatus::CheckedOut
     {
@@ -327,6 +328,31 @@ async fn apply_fields(
     }
     check_counts(r)?;
     Ok(dates_changed)
+}
+
+/// Applies new room prices to `rooms` (each checked to be an amount and one of the reservation's rooms). Answers
+/// whether a price changed, so that the folio's nights to come follow it (posted nights keep what they charged).
+fn apply_room_prices(rooms: &mut [ReservationRoom], prices: &[RoomPrice]) -> Result<bool> {
+    let mut errors = Vec::new();
+    let mut repriced = false;
+    for (i, new) in prices.iter().enumerate() {
+        let Some(room) = rooms.iter_mut().find(|room| room.id == new.room_id) else {
+            errors.push(room_error(i, "id", "no such room in this reservation"));
+            continue;
+        };
+        if !money::in_bounds(new.price) {
+            errors.push(room_error(i, "price", money::out_of_bounds_message()));
+            continue;
+        }
+        repriced |= room.price != new.price || room.night_prices != new.night_prices;
+        room.price = new.price;
+        room.night_prices = new.night_prices.clone();
+    }
+    if errors.is_empty() {
+        Ok(repriced)
+    } else {
+        Err(Error::Validation(errors))
+    }
 }
 
 /// Applies room assignments to `rooms` (validated: a room of the hotel and of the reserved type, one per stay room).

@@ -320,7 +320,9 @@ async fn disconnect(
     hotel_page: HotelPage,
     _posted: Posted<HashMap<String, String>>,
 ) -> WebResult {
-    adapter::disconnect(&state.db, &hotel_page.session.actor, &hotel_page.hotel.id, CHANNEL).await?;
+    let actor = &hotel_page.session.actor;
+    setup::unregister_webhook(&state.db, &state.webhooks.secret_box, actor, &hotel_page.hotel.id).await?;
+    adapter::disconnect(&state.db, actor, &hotel_page.hotel.id, CHANNEL).await?;
     let flash = Flash::success("Disconnected from Channex: nothing is sent to it or taken from it any more.");
     Ok(session::redirect_with(&hotel_page.path("integrations/channels"), flash, &state))
 }

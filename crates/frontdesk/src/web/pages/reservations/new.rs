@@ -456,6 +456,7 @@ fn reservation_in(
             children: Some(children),
             infants: Some(infants),
             price,
+            night_prices: None,
         }],
     }
 }
