@@ -15,7 +15,9 @@
 //! - `PUT /api/guests/{id}` changing the phone number;
 //! - then `PUT /api/reservations/{id}` from 8 writers for `WRITES_SECONDS` (default 5): writes a second.
 //!
-//! `cargo bench --bench writes` (engines: `FRONTDESK_BENCH_ENGINES=sqlite|postgres`, both by default).
+//! `cargo bench --bench writes` (engines: `FRONTDESK_BENCH_ENGINES=sqlite|postgres`, both by default). To measure a
+//! schema experiment with the same build, `FRONTDESK_BENCH_SQLITE_SQL` runs statements on the SQLite database after
+//! its migrations (e.g. `DROP INDEX audit_log_keep_until`; docs/audit-log.md lists the variants measured).
 
 mod support;
 
