@@ -17,7 +17,7 @@
 //!
 //! `cargo bench --bench writes` (engines: `FRONTDESK_BENCH_ENGINES=sqlite|postgres`, both by default). To measure a
 //! schema experiment with the same build, `FRONTDESK_BENCH_SQLITE_SQL` runs statements on the SQLite database after
-//! its migrations (e.g. `DROP INDEX audit_log_keep_until`; docs/audit-log.md lists the variants measured).
+//! its migrations (e.g. `DROP INDEX audit_log_keep_until`; docs/audit-log-measurements.md lists the variants measured).
 
 mod support;
 

@@ -114,7 +114,7 @@ impl BenchServer {
         db.migrate().await.expect("migrations");
         if let (Ok(sql), Engine::Sqlite) = (std::env::var("FRONTDESK_BENCH_SQLITE_SQL"), engine) {
             // An experiment on the schema (another index layout, say), measured with the same build: statements run
-            // on the SQLite database after its migrations (docs/audit-log.md, "Speed", measures the log's indexes so).
+            // on the SQLite database after its migrations (docs/audit-log-measurements.md measures the log's indexes so).
             use sqlx::{Connection, Executor};
             let mut conn = sqlx::SqliteConnection::connect(&url).await.expect("the benchmark's database");
             conn.execute(sql.as_str()).await.expect("FRONTDESK_BENCH_SQLITE_SQL");
