@@ -116,8 +116,10 @@ pub async fn export(db: &Db, organization_id: &str, out: &mut impl Write) -> any
         counts.reservations += 1;
     }
 
-    let mut log =
-        audit::list(db, &actor, audit::AuditFilter::default(), ListParams::default()).await?.items.into_stream();
+    let mut log = audit::read::list(db, &actor, audit::read::AuditFilter::default(), ListParams::default())
+        .await?
+        .items
+        .into_stream();
     while let Some(entry) = log.next().await {
         line(out, "auditEntry", &entry?)?;
         counts.audit_entries += 1;

@@ -25,7 +25,7 @@ impl AuditRetention {
         let (stop, mut stopped) = watch::channel(false);
         let task = tokio::spawn(async move {
             loop {
-                match audit::prune(&db, chrono::Utc::now()).await {
+                match audit::retention::prune(&db, chrono::Utc::now()).await {
                     Ok(0) => {}
                     Ok(pruned) => tracing::info!(pruned, "deleted audit log entries whose retention ended"),
                     Err(err) => tracing::warn!(error = ?err, "could not prune the audit log; the next round will"),

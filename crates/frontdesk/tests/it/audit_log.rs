@@ -238,7 +238,7 @@ async fn the_log_refuses_update_and_early_delete(s: TestServer) {
     frontdesk::store::audit_log::insert(tx.conn(), &[(org.id.clone(), entry)], past).await.unwrap();
     tx.commit().await.unwrap();
     assert_eq!(s.count("audit_log").await, before + 1);
-    let pruned = frontdesk::domain::audit::prune(&s.db, chrono::Utc::now()).await.unwrap();
+    let pruned = frontdesk::domain::audit::retention::prune(&s.db, chrono::Utc::now()).await.unwrap();
     assert_eq!(pruned, 1);
     assert_eq!(s.count("audit_log").await, before);
     s.stop().await;

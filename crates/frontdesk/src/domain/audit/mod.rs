@@ -3,23 +3,23 @@
 //! Entries come from one place: the one door for writes ([`crate::domain::change::Change`]) collects a [`Draft`] as
 //! its write reports records, and writes the entries in the same transaction when it commits ([`Draft::write`]).
 //! A change that commits leaves its entries; one that fails or is dropped leaves none. Records written many at a
-//! time (daily rates) make one summary entry per change. Reading is here too: the list of the API and the dashboard
-//! ([`list`]) and a record's history ([`history`]); and the pruning of entries whose retention has ended ([`prune`]).
+//! time (daily rates) make one summary entry per change. Reading the log is in [`read`]: the list of the API and the
+//! dashboard ([`read::list`]) and a record's history ([`read::history`]); pruning the entries whose retention has ended
+//! is in [`retention`]. Both begin from the store, never from a change, so the one door for writes depends on this
+//! module and not the other way round.
 
 pub mod entry;
+pub mod read;
+pub mod retention;
 
 use chrono::{DateTime, NaiveDate, Utc};
-use futures::{StreamExt, TryStreamExt};
-use serde::Deserialize;
 
 use self::entry::{Bulk, Written};
-use super::access::{Actor, Credential, Scope};
-use super::listing::{ListItems, ListParams, Listing, Shape, Vocabulary};
-use super::validate::{parse_date, Checks};
-use super::{hotels, Error, Result};
+use super::access::{Actor, Credential};
+use super::Result;
 use crate::model::audit::{AuditActor, AuditEntry};
 use crate::model::changes::{Action, Job, RecordKind, Writer};
-use crate::store::{self, Conn, Db};
+use crate::store::{self, Conn};
 
 pub use crate::model::audit::{BulkSummary, FieldChange};
 
@@ -187,100 +187,4 @@ async fn actor_of(conn: &mut Conn, writer: &Writer) -> Result<AuditActor> {
         }
         Writer::CommandLine => actor("command_line", None, Some("command line".into()), None),
     })
-}
-
-/// The query of `GET /api/auditLog`.
-#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
-#[serde(rename_all = "camelCase")]
-#[into_params(parameter_in = Query)]
-pub struct AuditFilter {
-    /// Entries about this record (a reservation, a guest, a folio, …).
-    #[param(min_length = 1, max_length = 64)]
-    pub record_id: Option<String>,
-    /// Entries made by this operator, API key or assistant.
-    #[param(min_length = 1, max_length = 64)]
-    pub actor_id: Option<String>,
-    pub hotel_id: Option<String>,
-    /// Written on or after this day (UTC), `YYYY-MM-DD`.
-    #[param(format = Date)]
-    pub date_from: Option<String>,
-    /// Written on or before this day (UTC), `YYYY-MM-DD`.
-    #[param(format = Date)]
-    pub date_to: Option<String>,
-    /// `id` (the default: the order the entries were written).
-    #[param(pattern = "^id$")]
-    pub sort_field: Option<String>,
-}
-
-const VOCABULARY: Vocabulary = Vocabulary { sortable: &[("id", "id")], fields: &[] };
-
-/// The organization's entries (a pinned key's: its hotel's), filtered, paged and streamed like the other lists.
-pub async fn list(db: &Db, actor: &Actor, filter: AuditFilter, params: ListParams) -> Result<Listing<AuditEntry>> {
-    require_reader(actor)?;
-    let page = params.validate(Shape { sort_field: filter.sort_field.as_deref(), fields: None }, &VOCABULARY)?;
-    let mut checks = Checks::new();
-    let from = filter.date_from.as_deref().and_then(|d| parse_date(&mut checks, "dateFrom", d));
-    let to = filter.date_to.as_deref().and_then(|d| parse_date(&mut checks, "dateTo", d));
-    if let (Some(from), Some(to)) = (from, to) {
-        if to < from {
-            checks.fail("dateTo", "must not be before dateFrom");
-        }
-    }
-    for (field, value) in [("recordId", &filter.record_id), ("actorId", &filter.actor_id)] {
-        if value.as_deref().is_some_and(|v| v.is_empty() || v.chars().count() > 64 || v.chars().any(char::is_control)) {
-            checks.fail(field, "must be an id of 1 to 64 characters");
-        }
-    }
-    checks.finish()?;
-    let hotel_id = hotels::optional_filter(&mut *db.read().await?, actor, filter.hotel_id.as_deref()).await?;
-    let record_ids = filter.record_id.map(|id| vec![id]);
-    let by = store::audit_log::AuditWhere {
-        record_ids: record_ids.as_deref(),
-        actor_id: filter.actor_id.as_deref(),
-        hotel_id: hotel_id.as_deref(),
-        from,
-        to,
-    };
-    let total = store::audit_log::count(db, &actor.organization_id, by, &page).await?;
-    let items = store::audit_log::list(db, &actor.organization_id, by, &page).await?;
-    Ok(Listing { total, items: ListItems::Streamed(items.map_err(Error::from).boxed()), projection: None })
-}
-
-/// The most recent entries of a history page.
-const HISTORY_LENGTH: u64 = 200;
-
-/// The history of records shown together (a reservation with its folio, a guest), oldest first: the newest
-/// [`HISTORY_LENGTH`] entries. The caller has already found the records visible to `actor`.
-pub async fn history(db: &Db, actor: &Actor, record_ids: &[String]) -> Result<Vec<AuditEntry>> {
-    require_reader(actor)?;
-    let mut conn = db.read().await?;
-    let entries = store::audit_log::of_records(&mut conn, &actor.organization_id, record_ids, HISTORY_LENGTH).await?;
-    Ok(entries.into_iter().filter(|e| actor.sees_hotel(e.hotel_id.as_deref())).collect())
-}
-
-/// 403 unless the caller may read the log: owners, managers and accountants, and API keys with `audit:read`.
-fn require_reader(actor: &Actor) -> Result<()> {
-    actor.require_scope(Scope::AuditRead)
-}
-
-/// Whether `actor` may read the log (a page shows a record's history only then).
-pub fn may_read(actor: &Actor) -> bool {
-    require_reader(actor).is_ok()
-}
-
-/// Entries deleted per statement by [`prune`], so that a long backlog never holds the write lock for long.
-const PRUNE_BATCH: u64 = 1000;
-
-/// Deletes the entries whose retention has ended; answers how many.
-pub async fn prune(db: &Db, now: DateTime<Utc>) -> Result<u64> {
-    let mut pruned = 0;
-    loop {
-        let mut tx = super::change::Change::begin_as(db, Writer::Job(Job::AuditRetention)).await?;
-        let deleted = store::audit_log::prune(tx.conn(), now, PRUNE_BATCH).await?;
-        tx.commit().await?;
-        pruned += deleted;
-        if deleted < PRUNE_BATCH {
-            return Ok(pruned);
-        }
-    }
 }

@@ -8,11 +8,12 @@
 
 use std::collections::BTreeSet;
 
-use chrono::{DateTime, Days, NaiveDate, Utc};
+use chrono::{Days, NaiveDate};
 
 use super::billing::{self, BillingSettings};
 use super::city_tax::{self, Night, Party, Pricing};
 use super::ledger;
+use super::lines::LineOrigin;
 use super::tax;
 use crate::domain::change::Change;
 use crate::domain::{new_id, now, Error, Result};
@@ -23,67 +24,6 @@ use crate::store;
 
 /// The sources of the lines that follow the stay.
 pub const FOLLOWING: [LineSource; 2] = [LineSource::RoomNight, LineSource::CityTax];
-
-/// What a new line has in common with every other of its folio.
-pub(crate) struct LineOrigin<'a> {
-    pub folio_id: &'a str,
-    pub currency: &'a str,
-    pub made_by: String,
-    pub at: DateTime<Utc>,
-}
-
-impl LineOrigin<'_> {
-    /// A new unposted line of `kind`, with no amounts yet.
-    pub(crate) fn line(&self, kind: LineKind, source: LineSource, date: NaiveDate, description: String) -> FolioLine {
-        FolioLine {
-            id: new_id(),
-            folio_id: self.folio_id.to_string(),
-            kind,
-            source,
-            service_date: date,
-            description,
-            quantity: 1,
-            category: None,
-            vat_rate_basis_points: 0,
-            gross: 0,
-            net: 0,
-            vat: 0,
-            currency: self.currency.to_string(),
-            corrects_line_id: None,
-            method: None,
-            reference: None,
-            paid_at: None,
-            reason: None,
-            made_by: self.made_by.clone(),
-            created_at: self.at,
-            posted_at: None,
-            invoice_id: None,
-        }
-    }
-
-    /// An unposted charge of `source` on `date`.
-    fn charge(
-        &self,
-        source: LineSource,
-        date: NaiveDate,
-        description: String,
-        category: &str,
-        amounts: tax::LineAmounts,
-        rate_bp: i64,
-    ) -> FolioLine {
-        with_amounts(self.line(LineKind::Charge, source, date, description), category, rate_bp, amounts)
-    }
-}
-
-/// `line` with its category, VAT rate and amounts.
-pub(crate) fn with_amounts(mut line: FolioLine, category: &str, rate_bp: i64, amounts: tax::LineAmounts) -> FolioLine {
-    line.category = Some(category.to_string());
-    line.vat_rate_basis_points = rate_bp;
-    line.gross = amounts.gross;
-    line.net = amounts.net;
-    line.vat = amounts.vat;
-    line
-}
 
 fn fault(what: &str) -> Error {
     Error::Internal(anyhow::anyhow!("a folio line could not be computed: {what}"))

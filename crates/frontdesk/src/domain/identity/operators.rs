@@ -7,7 +7,7 @@ use super::{
     check_new_password, claim_email, create_operator_as, hash, issue_session, sign_in, Operator, OperatorIn,
     SessionLimits, SessionOut, Staffing,
 };
-use crate::domain::access::{Actor, Credential, Task};
+use crate::domain::access::{Actor, Credential, Role, Task};
 use crate::domain::change::Change;
 use crate::domain::change::Writer;
 use crate::domain::validate::Checks;
@@ -159,7 +159,7 @@ pub async fn remove_operator(db: &Db, actor: &Actor, operator_id: &str) -> Resul
     let operator = in_organization(tx.conn(), actor, operator_id).await?;
     let by_command_line = matches!(actor.credential, Credential::System(Writer::CommandLine));
     if !by_command_line {
-        super::roles::refuse_removing_last_owner(tx.conn(), &operator).await?;
+        refuse_removing_last_owner(tx.conn(), &operator).await?;
     }
     if !by_command_line && rows::count_operators(tx.conn(), &actor.organization_id).await? <= 1 {
         return Err(Error::Conflict("the last operator of an organization cannot be removed".into()));
@@ -168,4 +168,16 @@ pub async fn remove_operator(db: &Db, actor: &Actor, operator_id: &str) -> Resul
     tx.deleted(&operator.organization_id, &operator).await?;
     tx.commit().await?;
     Ok(operator)
+}
+
+/// 409 when `operator` is the last owner of the organization (removing them would leave it without one).
+async fn refuse_removing_last_owner(conn: &mut store::Conn, operator: &Operator) -> Result<()> {
+    if operator.role == Role::Owner
+        && rows::owners_locked(conn, &operator.organization_id).await? == [operator.id.clone()]
+    {
+        return Err(Error::Conflict(
+            "this is the organization's last owner: make another operator an owner first".into(),
+        ));
+    }
+    Ok(())
 }

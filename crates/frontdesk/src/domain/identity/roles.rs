@@ -82,15 +82,3 @@ pub async fn set_role(db: &Db, actor: &Actor, operator_id: &str, staffing: &Staf
     tx.commit().await?;
     Ok(after)
 }
-
-/// 409 when `operator` is the last owner of the organization (removing them would leave it without one).
-pub(super) async fn refuse_removing_last_owner(conn: &mut Conn, operator: &Operator) -> Result<()> {
-    if operator.role == Role::Owner
-        && rows::owners_locked(conn, &operator.organization_id).await? == [operator.id.clone()]
-    {
-        return Err(Error::Conflict(
-            "this is the organization's last owner: make another operator an owner first".into(),
-        ));
-    }
-    Ok(())
-}

@@ -6,7 +6,7 @@ use axum::response::Response;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::app::AppState;
-use crate::domain::audit::{self, AuditFilter};
+use crate::domain::audit::read::{self as audit, AuditFilter};
 use crate::domain::listing::ListParams;
 use crate::domain::Result;
 use crate::http::auth::Principal;

@@ -7,10 +7,9 @@ use axum::response::{IntoResponse, Response};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::app::AppState;
+use crate::domain::finance::city_tax_exemption::{self, CityTaxExemptionIn};
 use crate::domain::finance::folios::FolioLedger;
-use crate::domain::finance::ledger::{
-    self, AllowanceIn, ChargeIn, CityTaxExemptionIn, Entry, FeeIn, PaymentIn, RefundIn,
-};
+use crate::domain::finance::ledger::{self, AllowanceIn, ChargeIn, Entry, FeeIn, PaymentIn, RefundIn};
 use crate::domain::Result;
 use crate::http::auth::Principal;
 use crate::http::extract::{idempotency_key, Json, Path};
@@ -257,7 +256,7 @@ async fn exempt_from_city_tax(
     Path(id): Path<String>,
     Json(input): Json<CityTaxExemptionIn>,
 ) -> Result<Json<FolioLedger>> {
-    ledger::exempt_from_city_tax(&state.db, &actor, &id, Some(input)).await.map(Json)
+    city_tax_exemption::exempt_from_city_tax(&state.db, &actor, &id, Some(input)).await.map(Json)
 }
 
 /// Lifts the stay's exemption from the city tax: its nights to come are charged the city tax again.
@@ -279,5 +278,5 @@ async fn lift_city_tax_exemption(
     Principal(actor): Principal,
     Path(id): Path<String>,
 ) -> Result<Json<FolioLedger>> {
-    ledger::exempt_from_city_tax(&state.db, &actor, &id, None).await.map(Json)
+    city_tax_exemption::exempt_from_city_tax(&state.db, &actor, &id, None).await.map(Json)
 }

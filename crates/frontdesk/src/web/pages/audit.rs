@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::HotelPage;
 use crate::app::AppState;
-use crate::domain::audit::{self, AuditFilter};
+use crate::domain::audit::read::{self as audit, AuditFilter};
 use crate::domain::listing::ListParams;
 use crate::model::audit::{AuditEntry, FieldChange};
 use crate::web::form::FormErrors;

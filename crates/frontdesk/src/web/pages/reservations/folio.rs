@@ -8,8 +8,9 @@ use serde::Deserialize;
 use super::super::HotelPage;
 use super::{of_hotel, refusal};
 use crate::app::AppState;
+use crate::domain::finance::city_tax_exemption::{self, CityTaxExemptionIn};
 use crate::domain::finance::folios::PaymentMethod;
-use crate::domain::finance::ledger::{self, AllowanceIn, ChargeIn, CityTaxExemptionIn, Entry, PaymentIn, RefundIn};
+use crate::domain::finance::ledger::{self, AllowanceIn, ChargeIn, Entry, PaymentIn, RefundIn};
 use crate::domain::{money, Error};
 use crate::web::form::{optional, FormErrors};
 use crate::web::page::{WebError, WebResult};
@@ -223,10 +224,11 @@ pub(super) async fn city_tax(
         "yes" => (Some(CityTaxExemptionIn { reason: form.reason }), "The stay is exempt from the city tax."),
         _ => (None, "The city tax is charged again."),
     };
-    let flash = match ledger::exempt_from_city_tax(&state.db, &page.session.actor, &folio_id, exemption).await {
-        Ok(_) => Flash::success(done),
-        Err(err) => refusal(err)?,
-    };
+    let flash =
+        match city_tax_exemption::exempt_from_city_tax(&state.db, &page.session.actor, &folio_id, exemption).await {
+            Ok(_) => Flash::success(done),
+            Err(err) => refusal(err)?,
+        };
     Ok(session::redirect_with(&page.path(&format!("reservations/{id}#folio-title")), flash, &state))
 }
 
