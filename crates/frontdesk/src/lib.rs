@@ -37,9 +37,10 @@
 //!
 //! Dependencies run one way: [`router`] and [`cli`] sit above the surfaces ([`http`], [`web`], [`mcp`], [`worker`]),
 //! which import [`app`], [`domain`] and [`store`]; [`domain`] calls [`store`], and both speak [`model`]'s records;
-//! [`store`] never names [`domain`] and [`model`] names nothing (`tests/it/layers.rs` reads the source to hold
-//! this, and that no write begins outside the door). Among the surfaces only `http/mcp.rs`, the bearer check, names
-//! [`mcp`] (to hand it the caller); nothing names [`http`] or [`web`] but [`router`] and [`cli`].
+//! [`store`] never names [`domain`] and [`model`] names nothing (`tests/it/layers.rs` reads the source to hold this,
+//! that no write begins outside the door, and that no files import each other in a loop). Among the surfaces only
+//! `http/mcp.rs`, the bearer check, names [`mcp`] (to hand it the caller); nothing names [`http`] or [`web`] but
+//! [`router`] and [`cli`].
 
 pub mod app;
 pub mod channels;

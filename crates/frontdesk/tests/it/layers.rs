@@ -260,3 +260,146 @@ fn nothing_below_the_channels_names_them() {
     found.extend(naming("model", &["channels"], &[]));
     assert!(found.is_empty(), "the domain, store or records name the channel adapter:\n{}", found.join("\n"));
 }
+
+/// The module path of a file of `src/` (`domain/finance/ledger.rs` → `domain::finance::ledger`; a `mod.rs` is its
+/// folder's module; `lib.rs` and `main.rs` the crate's).
+fn module_of(path: &str) -> Vec<String> {
+    let mut parts: Vec<String> = path.trim_end_matches(".rs").split('/').map(str::to_owned).collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The paths a file names of the crate (`crate::…`, `super::…`, `self::…`, in `use` lines and in code), each as the
+/// module path it starts with, groups (`super::{a, b::c}`) opened.
+fn named_paths(module: &[String], code: &str) -> Vec<Vec<String>> {
+    let mut named = Vec::new();
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    for root in ["crate::", "super::", "self::"] {
+        for (at, _) in code.match_indices(root) {
+            if at > 0 && code[..at].ends_with(|c: char| word(c) || c == ':') {
+                continue;
+            }
+            let base: Vec<String> = match root {
+                "crate::" => Vec::new(),
+                "super::" => module[..module.len().saturating_sub(1)].to_vec(),
+                _ => module.to_vec(),
+            };
+            let rest = &code[at + root.len()..];
+            // The path's segments up to a group, a generic, a call or the end of the path.
+            let end = rest.find(|c: char| !(word(c) || c == ':')).unwrap_or(rest.len());
+            let mut prefix = base.clone();
+            prefix.extend(rest[..end].split("::").filter(|s| !s.is_empty()).map(str::to_owned));
+            if rest[..end].ends_with("::") && rest[end..].starts_with('{') {
+                let group = &rest[end + 1..rest[end..].find('}').map_or(rest.len(), |close| end + close)];
+                for item in group.split(',') {
+                    let mut path = prefix.clone();
+                    path.extend(item.trim().split("::").map(str::trim).filter(|s| word_only(s)).map(str::to_owned));
+                    named.push(path);
+                }
+            } else {
+                named.push(prefix);
+            }
+        }
+    }
+    named
+}
+
+fn word_only(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// House style: no files import each other in a loop, so that the tree reads one way, from the surfaces down to
+/// the records. A file and the folder module it belongs to (`finance/ledger.rs` and `finance/mod.rs`, which
+/// declares it) are one family and may name each other.
+#[test]
+fn no_files_import_each_other_in_a_circle() {
+    let files = sources();
+    let modules: Vec<Vec<String>> = files.iter().map(|(path, _)| module_of(path)).collect();
+    let file_of = |path: &[String]| -> Option<usize> {
+        // The longest prefix of the path that is a file's module: the file that defines (or hands on) the name.
+        (1..=path.len()).rev().find_map(|n| modules.iter().position(|m| m.as_slice() == &path[..n]))
+    };
+    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+    for (from, (path, code)) in files.iter().enumerate() {
+        if path == "main.rs" || path == "lib.rs" {
+            continue;
+        }
+        for named in named_paths(&modules[from], &code.join("\n")) {
+            let Some(to) = file_of(&named) else { continue };
+            let family = modules[to].starts_with(&modules[from]) || modules[from].starts_with(&modules[to]);
+            if to != from && !family && !edges[from].contains(&to) {
+                edges[from].push(to);
+            }
+        }
+    }
+    // Tarjan's strongly connected components: a component of more than one file is a circle.
+    struct Walk<'a> {
+        edges: &'a [Vec<usize>],
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        stack: Vec<usize>,
+        on_stack: Vec<bool>,
+        next: usize,
+        circles: Vec<Vec<usize>>,
+    }
+    fn visit(w: &mut Walk<'_>, v: usize) {
+        w.index[v] = Some(w.next);
+        w.low[v] = w.next;
+        w.next += 1;
+        w.stack.push(v);
+        w.on_stack[v] = true;
+        for &to in &w.edges[v] {
+            match w.index[to] {
+                None => {
+                    visit(w, to);
+                    w.low[v] = w.low[v].min(w.low[to]);
+                }
+                Some(i) if w.on_stack[to] => w.low[v] = w.low[v].min(i),
+                Some(_) => {}
+            }
+        }
+        if Some(w.low[v]) == w.index[v] {
+            let mut component = Vec::new();
+            while let Some(top) = w.stack.pop() {
+                w.on_stack[top] = false;
+                component.push(top);
+                if top == v {
+                    break;
+                }
+            }
+            if component.len() > 1 {
+                w.circles.push(component);
+            }
+        }
+    }
+    let n = files.len();
+    let mut walk = Walk {
+        edges: &edges,
+        index: vec![None; n],
+        low: vec![0; n],
+        stack: Vec::new(),
+        on_stack: vec![false; n],
+        next: 0,
+        circles: Vec::new(),
+    };
+    for v in 0..n {
+        if walk.index[v].is_none() {
+            visit(&mut walk, v);
+        }
+    }
+    let circles: Vec<String> = walk
+        .circles
+        .iter()
+        .map(|c| {
+            let mut names: Vec<&str> = c.iter().map(|&i| files[i].0.as_str()).collect();
+            names.sort_unstable();
+            names.join(" ⇄ ")
+        })
+        .collect();
+    assert!(circles.is_empty(), "files that import each other in a loop: {circles:#?}");
+    // The check sees imports at all: the door is named by the files that write.
+    let change = files.iter().position(|(path, _)| path == "domain/change.rs").expect("domain/change.rs");
+    assert!(edges.iter().filter(|e| e.contains(&change)).count() > 20, "the imports of the door were not found");
+}
