@@ -5,8 +5,8 @@
 //! A change that commits leaves its entries; one that fails or is dropped leaves none. Records written many at a
 //! time (daily rates) make one summary entry per change. Reading the log is in [`read`]: the list of the API and the
 //! dashboard ([`read::list`]) and a record's history ([`read::history`]); pruning the entries whose retention has ended
-//! is in [`retention`]. Both begin from the store, never from a change, so the one door for writes depends on this
-//! module and not the other way round.
+//! is in [`retention`]. Neither is named here, so the one door for writes, which drafts through this module, is not
+//! named back by it (pruning begins a change of its own).
 
 pub mod entry;
 pub mod read;
