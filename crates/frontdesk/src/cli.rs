@@ -402,6 +402,8 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
     };
     let counts = CountFolder::spawn(state.db.clone(), crate::worker::counts::FOLD_EVERY);
     let end_of_day = crate::worker::end_of_day::EndOfDay::spawn(state.db.clone(), crate::worker::end_of_day::EVERY);
+    let audit_filing =
+        crate::worker::audit_filing::AuditFiling::spawn(state.db.clone(), crate::worker::audit_filing::EVERY);
     let audit_retention =
         crate::worker::audit_retention::AuditRetention::spawn(state.db.clone(), crate::worker::audit_retention::EVERY);
     // Channel connections (docs/channels.md): idle while no hotel is connected.
@@ -413,6 +415,7 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
     router::serve(listener, state, http::shutdown_signal()).await?;
     channex.stop().await;
     audit_retention.stop().await;
+    audit_filing.stop().await;
     end_of_day.stop().await;
     counts.stop().await;
     if let Some(server) = metrics_server {

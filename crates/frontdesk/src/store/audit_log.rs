@@ -1,15 +1,31 @@
-//! The audit log (`audit_log`): entries written with the change they describe, read by record, actor, hotel and
-//! time. The table refuses UPDATE, and DELETE of an entry before its `keep_until` (migration 0030's triggers), so
-//! this module has no statement that changes an entry, and deletes only in [`prune`]. What an entry says, the domain
-//! decides (`domain::audit`).
+//! The audit log: entries written with the change they describe, read by record, actor, hotel and time. The tables
+//! refuse UPDATE, and DELETE of an entry before its `keep_until` (migration 0030's triggers) or, among the newest
+//! entries, before it is filed (0037's), so this module has no statement that changes an entry, and deletes only in
+//! [`prune`] and [`file_recent`]. What an entry says, the domain decides (`domain::audit`).
+//!
+//! Where an entry is written depends on the engine (docs/audit-log.md): PostgreSQL writes it into `audit_log`;
+//! SQLite into `audit_log_recent`, a table without an index that [`file_recent`] empties into `audit_log` in
+//! batches, because SQLite's one writer would otherwise write the log's seven B-trees inside every write's lock.
+//! Reads read the view `audit_entries`, both tables together, so an entry is found the moment its change commits.
 
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::{format_ts, Db, RowExt, StoreResult};
 use crate::model::audit::{AuditActor, AuditEntry, BulkSummary, FieldChange};
-use crate::store::schema::{ApiKeys, AuditLog as A, Operators};
+use crate::store::schema::{ApiKeys, AuditLog as A, AuditLogRecent, Operators};
 use crate::store::statement::{order_and_page, rendered, statement, Cond, Expr, ExprTrait, Order, Sql};
-use crate::store::{Conn, Page, Row};
+use crate::store::{query, Conn, Engine, Page, Row};
+
+/// The view of every entry, filed (`audit_log`) or not yet (`audit_log_recent`), with the log's columns (migration
+/// 0037). Not a table, so `store-schema.py` leaves it out of `schema.rs`.
+#[derive(Debug, Clone, Copy, sea_query::Iden)]
+enum AuditEntries {
+    #[iden = "audit_entries"]
+    Table,
+}
+
+/// Entries filed per transaction by [`file_recent`], so that a backlog never holds SQLite's writer for long.
+const FILE_BATCH: u64 = 5000;
 
 /// Rows per INSERT: 16 values each, far below either engine's limit of bound values.
 const ROWS_PER_INSERT: usize = 500;
@@ -34,14 +50,16 @@ const COLUMNS: [A; 15] = [
 
 /// Writes `entries` of `organization_id`s, each kept until `keep_until`.
 pub async fn insert(conn: &mut Conn, entries: &[(String, AuditEntry)], keep_until: DateTime<Utc>) -> StoreResult<()> {
-    for insert in insert_statements(entries, keep_until)? {
+    for insert in insert_statements(conn.engine(), entries, keep_until)? {
         statement(conn.engine(), &insert).execute(conn).await?;
     }
     Ok(())
 }
 
-/// The INSERTs of `entries` of `organization_id`s, each kept until `keep_until`: one per [`ROWS_PER_INSERT`].
+/// The INSERTs of `entries` of `organization_id`s, each kept until `keep_until`: one per [`ROWS_PER_INSERT`], into
+/// the table `engine` writes new entries into (the module's note).
 pub(super) fn insert_statements(
+    engine: Engine,
     entries: &[(String, AuditEntry)],
     keep_until: DateTime<Utc>,
 ) -> StoreResult<Vec<sea_query::InsertStatement>> {
@@ -49,7 +67,11 @@ pub(super) fn insert_statements(
     let mut statements = Vec::new();
     for chunk in entries.chunks(ROWS_PER_INSERT) {
         let mut insert = Sql::insert();
-        insert.into_table(A::Table).columns(COLUMNS.into_iter().chain([A::KeepUntil]));
+        match engine {
+            Engine::Sqlite => insert.into_table(AuditLogRecent::Table),
+            Engine::Postgres => insert.into_table(A::Table),
+        };
+        insert.columns(COLUMNS.into_iter().chain([A::KeepUntil]));
         for (organization_id, entry) in chunk {
             let fields = serde_json::to_string(&entry.fields).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
             let summary = match &entry.summary {
@@ -173,7 +195,7 @@ fn filter(organization_id: &str, by: AuditWhere<'_>, page: Option<&Page>) -> Con
 pub async fn count(db: &Db, organization_id: &str, by: AuditWhere<'_>, page: &Page) -> StoreResult<i64> {
     let counted = Sql::select()
         .expr_as(Expr::col(sea_query::Asterisk).count(), "n")
-        .from(A::Table)
+        .from(AuditEntries::Table)
         .cond_where(filter(organization_id, by, Some(page)))
         .take();
     let (sql, values) = rendered(db.engine(), &counted)?;
@@ -188,7 +210,7 @@ pub async fn list(
     page: &Page,
 ) -> StoreResult<futures::stream::BoxStream<'static, StoreResult<AuditEntry>>> {
     let mut select = Sql::select();
-    select.columns(COLUMNS).from(A::Table).cond_where(filter(organization_id, by, Some(page)));
+    select.columns(COLUMNS).from(AuditEntries::Table).cond_where(filter(organization_id, by, Some(page)));
     order_and_page(&mut select, page);
     let (sql, values) = rendered(db.engine(), &select)?;
     super::stream(db, sql, values, entry).await
@@ -207,7 +229,7 @@ pub async fn of_records(
     let by = AuditWhere { record_ids: Some(record_ids), ..AuditWhere::default() };
     let select = Sql::select()
         .columns(COLUMNS)
-        .from(A::Table)
+        .from(AuditEntries::Table)
         .cond_where(filter(organization_id, by, None))
         .order_by(A::Id, Order::Desc)
         .limit(limit)
@@ -218,7 +240,8 @@ pub async fn of_records(
     Ok(entries)
 }
 
-/// Deletes up to `limit` entries whose retention ended before `now`; answers how many.
+/// Deletes up to `limit` filed entries whose retention ended before `now`; answers how many. An entry not yet filed
+/// is pruned once [`file_recent`] has filed it.
 pub async fn prune(conn: &mut Conn, now: DateTime<Utc>, limit: u64) -> StoreResult<u64> {
     let expired = Sql::select()
         .column(A::Id)
@@ -229,4 +252,53 @@ pub async fn prune(conn: &mut Conn, now: DateTime<Utc>, limit: u64) -> StoreResu
         .take();
     let delete = Sql::delete().from_table(A::Table).and_where(Expr::col(A::Id).in_subquery(expired)).take();
     Ok(statement(conn.engine(), &delete).execute(conn).await?.rows_affected())
+}
+
+/// Files the newest entries (`audit_log_recent`) into the log, [`FILE_BATCH`] per transaction until none is left;
+/// answers how many. An entry is read the same before and after (the view `audit_entries`); filing only moves the
+/// cost of the log's indexes out of the writes, into batches that write each page once. Several processes may run
+/// it at once: an entry another filed first is left alone (`ON CONFLICT`), and it leaves `audit_log_recent` only
+/// once it is in `audit_log`, which the table's trigger checks again.
+pub async fn file_recent(db: &Db) -> StoreResult<u64> {
+    let columns = COLUMNS.into_iter().chain([A::KeepUntil]);
+    let mut newest = Sql::select();
+    newest
+        .columns(columns.clone())
+        .from(AuditLogRecent::Table)
+        // SQLite reads an `ON CONFLICT` after `INSERT … SELECT … FROM t` as a join's constraint without a WHERE.
+        .and_where(Expr::cust("1 = 1"))
+        .limit(FILE_BATCH);
+    let mut file = Sql::insert();
+    file.into_table(A::Table)
+        .columns(columns)
+        .select_from(newest)
+        .map_err(|e| sqlx::Error::Protocol(format!("filing the audit log: {e}")))?
+        .on_conflict(sea_query::OnConflict::column(A::Id).do_nothing().to_owned());
+    let filed = Expr::exists(
+        Sql::select()
+            .expr(Expr::val(1))
+            .from(A::Table)
+            .and_where(Expr::col((A::Table, A::Id)).equals((AuditLogRecent::Table, AuditLogRecent::Id)))
+            .take(),
+    );
+    let clear = Sql::delete().from_table(AuditLogRecent::Table).and_where(filed).take();
+    let mut total = 0;
+    loop {
+        // Most rounds find nothing: a read says so without taking SQLite's one writer.
+        let waiting: i64 = query("SELECT COUNT(*) FROM (SELECT 1 FROM audit_log_recent LIMIT 1) AS any_entry")
+            .fetch_one(&mut *db.read().await?)
+            .await?
+            .try_get(0)?;
+        if waiting == 0 {
+            return Ok(total);
+        }
+        let mut tx = db.begin_write().await?;
+        statement(tx.engine(), &file).execute(tx.conn()).await?;
+        let moved = statement(tx.engine(), &clear).execute(tx.conn()).await?.rows_affected();
+        tx.commit().await?;
+        total += moved;
+        if moved < FILE_BATCH {
+            return Ok(total);
+        }
+    }
 }

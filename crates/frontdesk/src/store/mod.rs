@@ -321,7 +321,7 @@ impl WriteTx {
             inserts.push(outbox::insert_statement(events));
             self.outbox_signal = Some(self.db_signal.clone());
         }
-        inserts.extend(audit_log::insert_statements(entries, keep_until)?);
+        inserts.extend(audit_log::insert_statements(self.engine, entries, keep_until)?);
         match statement::inserts(self.engine(), inserts) {
             Some(query) => query.execute(self.conn()).await.map(|_| ()),
             None => Ok(()),

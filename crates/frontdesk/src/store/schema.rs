@@ -116,6 +116,45 @@ pub enum AuditLog {
     Summary,
 }
 
+/// `audit_log_recent`
+#[derive(Debug, Clone, Copy, Iden)]
+pub enum AuditLogRecent {
+    #[iden = "audit_log_recent"]
+    Table,
+    #[iden = "id"]
+    Id,
+    #[iden = "organization_id"]
+    OrganizationId,
+    #[iden = "hotel_id"]
+    HotelId,
+    #[iden = "change_id"]
+    ChangeId,
+    #[iden = "at"]
+    At,
+    #[iden = "keep_until"]
+    KeepUntil,
+    #[iden = "actor_kind"]
+    ActorKind,
+    #[iden = "actor_id"]
+    ActorId,
+    #[iden = "actor_name"]
+    ActorName,
+    #[iden = "actor_role"]
+    ActorRole,
+    #[iden = "actor_address"]
+    ActorAddress,
+    #[iden = "record_kind"]
+    RecordKind,
+    #[iden = "record_id"]
+    RecordId,
+    #[iden = "action"]
+    Action,
+    #[iden = "fields"]
+    Fields,
+    #[iden = "summary"]
+    Summary,
+}
+
 /// `channel_bookings`
 #[derive(Debug, Clone, Copy, Iden)]
 pub enum ChannelBookings {
@@ -1209,6 +1248,27 @@ pub const TABLES: &[(&str, &[&str])] = &[
     ("attempt_counts", &["bucket", "count", "last_at", "expires_at"]),
     (
         "audit_log",
+        &[
+            "id",
+            "organization_id",
+            "hotel_id",
+            "change_id",
+            "at",
+            "keep_until",
+            "actor_kind",
+            "actor_id",
+            "actor_name",
+            "actor_role",
+            "actor_address",
+            "record_kind",
+            "record_id",
+            "action",
+            "fields",
+            "summary",
+        ],
+    ),
+    (
+        "audit_log_recent",
         &[
             "id",
             "organization_id",

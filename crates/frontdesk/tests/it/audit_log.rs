@@ -1,7 +1,8 @@
 //! The audit log (docs/audit-log.md): every committed write leaves its entries, written by the one door for writes
 //! in the same transaction, with who made it and the fields before and after; a refused write leaves none; a bulk
-//! rate change is one entry; a guest's contact details are listed as changed without their values; the table
-//! refuses UPDATE and early DELETE on both engines; reading takes `audit:read` and keeps to the caller's hotel.
+//! rate change is one entry; a guest's contact details are listed as changed without their values; the tables
+//! refuse UPDATE and early DELETE on both engines; entries read the same before and after they are filed (SQLite
+//! writes them unindexed first); reading takes `audit:read` and keeps to the caller's hotel.
 
 use crate::common::browser::{Browser, PHONE};
 use crate::common::{day, Auth, Org, TestServer, PASSWORD};
@@ -16,6 +17,7 @@ on_both_engines!(
     a_bulk_rate_change_is_one_entry,
     a_guests_contact_details_are_changed_without_their_values,
     the_log_refuses_update_and_early_delete,
+    the_newest_entries_are_filed_by_the_job_and_read_the_same,
     who_may_read_the_log_and_what_they_see,
     bad_filters_are_refused_with_their_field,
 );
@@ -59,6 +61,8 @@ async fn a_reservations_history_reads_in_order_with_who_did_each(s: TestServer) 
     s.put(&format!("/api/reservations/{id}"), &key, json!({"rooms": [{"id": line, "roomId": h.3[1]}]}))
         .await
         .expect(200);
+    // Filed half-way (SQLite writes entries unindexed first): the history reads across both tables, in order.
+    frontdesk::store::audit_log::file_recent(&s.db).await.unwrap();
     s.put(&format!("/api/reservations/{id}"), &org.auth(), json!({"status": "CHECKED_IN"})).await.expect(200);
     s.post(
         &format!("/api/folios/{folio}/charges"),
@@ -123,7 +127,7 @@ async fn a_reservations_history_reads_in_order_with_who_did_each(s: TestServer) 
 async fn a_refused_write_leaves_no_entry_and_a_committed_one_one_change(s: TestServer) {
     let org = s.org("Acme").await;
     let h = small_hotel(&s, &org).await;
-    let before = s.count("audit_log").await;
+    let before = s.count("audit_entries").await;
     // Refused: a stay that ends before it starts (400), a room type of no hotel (404), a room name taken (409).
     s.post(
         "/api/reservations",
@@ -137,11 +141,11 @@ async fn a_refused_write_leaves_no_entry_and_a_committed_one_one_change(s: TestS
         .await
         .expect(404);
     s.post("/api/rooms", &org.auth(), json!({"roomTypeId": h.1, "name": "101"})).await.expect(409);
-    assert_eq!(s.count("audit_log").await, before, "nothing refused is logged");
+    assert_eq!(s.count("audit_entries").await, before, "nothing refused is logged");
 
     // Committed: one room, one entry, one change.
     let room = s.create("/api/rooms", &org.auth(), json!({"roomTypeId": h.1, "name": "103"})).await;
-    assert_eq!(s.count("audit_log").await, before + 1);
+    assert_eq!(s.count("audit_entries").await, before + 1);
     let logged = entries(&s, &org.auth(), &format!("recordId={room}")).await;
     assert_eq!(logged.len(), 1);
     assert_eq!((logged[0].record_kind.as_str(), logged[0].action.as_str()), ("room", "created"));
@@ -160,9 +164,9 @@ async fn a_bulk_rate_change_is_one_entry(s: TestServer) {
     let org = s.org("Acme").await;
     let h = small_hotel(&s, &org).await;
     let values: Vec<Value> = (0..300).map(|d| json!({"ratePlanId": h.2, "date": day(d), "price": 10_000})).collect();
-    let before = s.count("audit_log").await;
+    let before = s.count("audit_entries").await;
     s.post("/api/dailyRates", &org.auth(), json!({"values": values})).await.expect(200);
-    assert_eq!(s.count("audit_log").await, before + 1, "300 nights, one entry");
+    assert_eq!(s.count("audit_entries").await, before + 1, "300 nights, one entry");
     let logged = entries(&s, &org.auth(), &format!("recordId={}", h.2)).await;
     let bulk = logged.iter().find(|e| e.record_kind == "daily_rate").expect("the batch's entry");
     let summary = bulk.summary.as_ref().expect("a summary");
@@ -208,7 +212,7 @@ async fn a_guests_contact_details_are_changed_without_their_values(s: TestServer
     assert_eq!((name.before.clone(), name.after.clone()), (Some(json!("Lovelace")), Some(json!("King"))));
     // No contact value anywhere in the table, whatever reads it.
     let mut conn = s.db.read().await.unwrap();
-    let rows = frontdesk::store::query("SELECT fields FROM audit_log").fetch_all(&mut conn).await.unwrap();
+    let rows = frontdesk::store::query("SELECT fields FROM audit_entries").fetch_all(&mut conn).await.unwrap();
     for row in rows {
         let text: String = row.try_get("fields").unwrap();
         assert!(!["ada@example.com", "countess@example.org", "7946"].iter().any(|v| text.contains(v)), "{text}");
@@ -220,27 +224,90 @@ async fn a_guests_contact_details_are_changed_without_their_values(s: TestServer
 async fn the_log_refuses_update_and_early_delete(s: TestServer) {
     let org = s.org("Acme").await;
     s.hotel(&org, "Harbour").await;
-    let before = s.count("audit_log").await;
-    assert!(before > 0);
-    for statement in ["UPDATE audit_log SET action = 'deleted'", "DELETE FROM audit_log"] {
+    frontdesk::store::audit_log::file_recent(&s.db).await.unwrap();
+    // Entries in the log and among the newest, not yet filed: on SQLite a write leaves one there; on PostgreSQL,
+    // whose writes file their own entries, one is copied there under a new id, so that both tables' triggers are
+    // tried on both engines.
+    match s.db.engine() {
+        Engine::Sqlite => {
+            s.hotel(&org, "Hill").await;
+        }
+        Engine::Postgres => {
+            let mut tx = s.db.begin_write().await.unwrap();
+            frontdesk::store::query(
+                "INSERT INTO audit_log_recent SELECT gen_random_uuid(), organization_id, hotel_id, change_id, at, \
+                 keep_until, actor_kind, actor_id, actor_name, actor_role, actor_address, record_kind, record_id, \
+                 action, fields, summary FROM audit_log LIMIT 1",
+            )
+            .execute(tx.conn())
+            .await
+            .unwrap();
+            tx.commit().await.unwrap();
+        }
+    }
+    assert!(s.count("audit_log").await > 0 && s.count("audit_log_recent").await > 0);
+    let before = s.count("audit_entries").await;
+    for statement in [
+        "UPDATE audit_log SET action = 'deleted'",
+        "DELETE FROM audit_log",
+        "UPDATE audit_log_recent SET action = 'deleted'",
+        "DELETE FROM audit_log_recent",
+    ] {
         let mut tx = s.db.begin_write().await.unwrap();
         let refused = frontdesk::store::query(statement).execute(tx.conn()).await;
         let message = format!("{:?}", refused.expect_err("refused by the database"));
         assert!(message.contains("append-only"), "{statement}: {message}");
         drop(tx);
     }
-    assert_eq!(s.count("audit_log").await, before);
-    // An entry whose retention has ended is pruned; the others stay.
+    assert_eq!(s.count("audit_entries").await, before);
+    // An entry whose retention has ended is pruned once filed; the others stay.
     let mut entry = entries(&s, &org.auth(), "").await.remove(0);
     entry.id = frontdesk::store::new_id();
     let mut tx = s.db.begin_write().await.unwrap();
     let past = chrono::Utc::now() - chrono::TimeDelta::days(1);
     frontdesk::store::audit_log::insert(tx.conn(), &[(org.id.clone(), entry)], past).await.unwrap();
     tx.commit().await.unwrap();
-    assert_eq!(s.count("audit_log").await, before + 1);
+    assert_eq!(s.count("audit_entries").await, before + 1);
+    frontdesk::store::audit_log::file_recent(&s.db).await.unwrap();
+    assert_eq!(s.count("audit_log_recent").await, 0, "filing empties the newest entries");
     let pruned = frontdesk::domain::audit::retention::prune(&s.db, chrono::Utc::now()).await.unwrap();
     assert_eq!(pruned, 1);
-    assert_eq!(s.count("audit_log").await, before);
+    assert_eq!(s.count("audit_entries").await, before);
+    s.stop().await;
+}
+
+async fn the_newest_entries_are_filed_by_the_job_and_read_the_same(s: TestServer) {
+    let org = s.org("Acme").await;
+    small_hotel(&s, &org).await;
+    let read = serde_json::to_value(entries(&s, &org.auth(), "").await).unwrap();
+    let total = s.count("audit_entries").await;
+    assert!(total > 0);
+    match s.db.engine() {
+        Engine::Sqlite => assert_eq!(s.count("audit_log_recent").await, total, "SQLite's writes leave them unfiled"),
+        Engine::Postgres => assert_eq!(s.count("audit_log_recent").await, 0, "PostgreSQL's writes file their own"),
+    }
+    let job = frontdesk::worker::audit_filing::AuditFiling::spawn(s.db.clone(), std::time::Duration::from_millis(20));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while s.count("audit_log_recent").await > 0 {
+        assert!(std::time::Instant::now() < deadline, "the job files the newest entries");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    job.stop().await;
+    assert_eq!(s.count("audit_log").await, total);
+    let after = serde_json::to_value(entries(&s, &org.auth(), "").await).unwrap();
+    assert_eq!(after, read, "the same entries, in the same order");
+
+    // A backlog of more than a batch (5,000) is filed in one call, a batch per transaction.
+    let entry = entries(&s, &org.auth(), "").await.remove(0);
+    let backlog: Vec<(String, AuditEntry)> =
+        (0..12_000).map(|_| (org.id.clone(), AuditEntry { id: frontdesk::store::new_id(), ..entry.clone() })).collect();
+    let mut tx = s.db.begin_write().await.unwrap();
+    let keep_until = chrono::Utc::now() + chrono::TimeDelta::days(1);
+    frontdesk::store::audit_log::insert(tx.conn(), &backlog, keep_until).await.unwrap();
+    tx.commit().await.unwrap();
+    let filed = frontdesk::store::audit_log::file_recent(&s.db).await.unwrap();
+    assert_eq!(filed, if s.db.engine() == Engine::Sqlite { 12_000 } else { 0 });
+    assert_eq!((s.count("audit_log").await, s.count("audit_log_recent").await), (total + 12_000, 0));
     s.stop().await;
 }
 

@@ -1547,10 +1547,10 @@ async fn handled_from_the_dashboard(s: &TestServer, dashboard: &Dashboard<'_>, h
     let (status, html) = dashboard.get(&stay).await;
     assert_eq!(status, 200);
     assert!(html.contains(&format!("Needs attention: {why}.")) && html.contains("Mark handled"), "{html}");
-    let before = s.count("audit_log").await;
+    let before = s.count("audit_entries").await;
     let (status, _, _) = dashboard.post(&format!("{stay}/attention"), &[("back", &stay)]).await;
     assert_eq!(status, 303);
-    assert_eq!(s.count("audit_log").await, before + 1, "who marked it handled is in the audit log");
+    assert_eq!(s.count("audit_entries").await, before + 1, "who marked it handled is in the audit log");
     let (_, html) = dashboard.get(&stay).await;
     assert!(!html.contains("Needs attention:"), "{html}");
     let (_, html) = dashboard.get(&format!("/hotels/{hotel}/today")).await;

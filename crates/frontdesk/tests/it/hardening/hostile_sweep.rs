@@ -426,7 +426,7 @@ async fn hostile_requests_over_every_endpoint(engine: frontdesk::store::Engine) 
 /// The changes the audit log holds (each a committed write, with one entry per record it wrote).
 async fn committed_changes(s: &TestServer) -> i64 {
     let mut conn = s.db.read().await.expect("connection");
-    let row = frontdesk::store::query("SELECT COUNT(DISTINCT change_id) AS n FROM audit_log")
+    let row = frontdesk::store::query("SELECT COUNT(DISTINCT change_id) AS n FROM audit_entries")
         .fetch_one(&mut conn)
         .await
         .expect("count");

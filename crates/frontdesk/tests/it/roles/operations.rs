@@ -527,7 +527,7 @@ async fn each_role_against_every_operation_of_the_api(s: TestServer) {
         for Row { method, operation, path, body, allowed } in rows {
             assert!(instance_of(&path, operation), "{path} is not an instance of {operation}");
             let what = format!("{} as {method} {path}", role.label());
-            let entries = s.count("audit_log").await;
+            let entries = s.count("audit_entries").await;
             let answer = s.request(method.clone(), &path, &auth, body).await;
             let status = answer.status.as_u16();
             if allowed.contains(&role) {
@@ -541,7 +541,7 @@ async fn each_role_against_every_operation_of_the_api(s: TestServer) {
                 assert_eq!(status, 403, "{what}: refused, but {status} {}", answer.body);
                 let detail = answer.body["detail"].as_str().unwrap_or_default();
                 assert!(detail.contains("it takes the role"), "{what}: told which role it takes: {detail}");
-                assert_eq!(s.count("audit_log").await, entries, "{what}: refused, and nothing changed");
+                assert_eq!(s.count("audit_entries").await, entries, "{what}: refused, and nothing changed");
             }
             checked.insert(format!("{method} {operation}"));
         }
