@@ -15,7 +15,6 @@ use crate::config::{self, Config, DatabaseSettings, LogFormat, LogSettings, Toke
 use crate::domain::{self, api_keys, identity, Actor, Scope};
 use crate::operations;
 use crate::store::{Db, IfMissing};
-use crate::worker::counts::CountFolder;
 use crate::worker::mail::{MailDispatcher, MailOptions, Postbox};
 use crate::worker::webhooks::{Dispatcher, DispatcherOptions};
 use crate::{http, router};
@@ -400,12 +399,11 @@ async fn serve(db: Db, config: Config, demo: bool) -> anyhow::Result<()> {
         }
         false => None,
     };
-    let counts = CountFolder::spawn(state.db.clone(), crate::worker::counts::FOLD_EVERY);
-    let end_of_day = crate::worker::end_of_day::EndOfDay::spawn(state.db.clone(), crate::worker::end_of_day::EVERY);
-    let audit_filing =
-        crate::worker::audit_filing::AuditFiling::spawn(state.db.clone(), crate::worker::audit_filing::EVERY);
+    let counts = crate::worker::counts::spawn(state.db.clone(), crate::worker::counts::FOLD_EVERY);
+    let end_of_day = crate::worker::end_of_day::spawn(state.db.clone(), crate::worker::end_of_day::EVERY);
+    let audit_filing = crate::worker::audit_filing::spawn(state.db.clone(), crate::worker::audit_filing::EVERY);
     let audit_retention =
-        crate::worker::audit_retention::AuditRetention::spawn(state.db.clone(), crate::worker::audit_retention::EVERY);
+        crate::worker::audit_retention::spawn(state.db.clone(), crate::worker::audit_retention::EVERY);
     // Channel connections (docs/channels.md): idle while no hotel is connected.
     let channex = crate::channels::channex::worker::Dispatcher::spawn(
         state.db.clone(),

@@ -63,10 +63,7 @@ pub async fn serve(db: &Db, config: Config) -> String {
     // What `frontdesk serve` runs beside the router and a write's cost depends on: on SQLite a write appends its
     // audit entry to an unindexed table that this job files into the log each second, so a benchmark of writes
     // measures the filing too. It runs as long as the benchmark does.
-    std::mem::forget(frontdesk::worker::audit_filing::AuditFiling::spawn(
-        db.clone(),
-        frontdesk::worker::audit_filing::EVERY,
-    ));
+    std::mem::forget(frontdesk::worker::audit_filing::spawn(db.clone(), frontdesk::worker::audit_filing::EVERY));
     base
 }
 

@@ -6,41 +6,21 @@
 
 use std::time::Duration;
 
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
-
+use super::periodic::Periodic;
 use crate::store::{audit_log, Db};
 
 /// How often the newest entries are filed: at a thousand writes a second, a round files a thousand entries, and
 /// the reads that scan the unfiled ones scan no more.
 pub const EVERY: Duration = Duration::from_secs(1);
 
-/// The running job.
-pub struct AuditFiling {
-    stop: watch::Sender<bool>,
-    task: JoinHandle<()>,
-}
-
-impl AuditFiling {
-    pub fn spawn(db: Db, every: Duration) -> AuditFiling {
-        let (stop, mut stopped) = watch::channel(false);
-        let task = tokio::spawn(async move {
-            loop {
-                if let Err(err) = audit_log::file_recent(&db).await {
-                    tracing::warn!(error = ?err, "could not file the audit log's newest entries; the next round will");
-                }
-                tokio::select! {
-                    _ = tokio::time::sleep(every) => {}
-                    _ = stopped.changed() => return,
-                }
+/// Starts filing every `every`.
+pub fn spawn(db: Db, every: Duration) -> Periodic {
+    Periodic::spawn(every, move || {
+        let db = db.clone();
+        async move {
+            if let Err(err) = audit_log::file_recent(&db).await {
+                tracing::warn!(error = ?err, "could not file the audit log's newest entries; the next round will");
             }
-        });
-        AuditFiling { stop, task }
-    }
-
-    /// Stops after the round under way, if any.
-    pub async fn stop(self) {
-        let _ = self.stop.send(true);
-        let _ = self.task.await;
-    }
+        }
+    })
 }

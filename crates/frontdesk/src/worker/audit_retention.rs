@@ -5,43 +5,23 @@
 
 use std::time::Duration;
 
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
-
+use super::periodic::Periodic;
 use crate::domain::audit;
 use crate::store::Db;
 
 /// How often expired entries are looked for: retention is counted in days, so hourly is prompt enough.
 pub const EVERY: Duration = Duration::from_secs(3600);
 
-/// The running job.
-pub struct AuditRetention {
-    stop: watch::Sender<bool>,
-    task: JoinHandle<()>,
-}
-
-impl AuditRetention {
-    pub fn spawn(db: Db, every: Duration) -> AuditRetention {
-        let (stop, mut stopped) = watch::channel(false);
-        let task = tokio::spawn(async move {
-            loop {
-                match audit::retention::prune(&db, chrono::Utc::now()).await {
-                    Ok(0) => {}
-                    Ok(pruned) => tracing::info!(pruned, "deleted audit log entries whose retention ended"),
-                    Err(err) => tracing::warn!(error = ?err, "could not prune the audit log; the next round will"),
-                }
-                tokio::select! {
-                    _ = tokio::time::sleep(every) => {}
-                    _ = stopped.changed() => return,
-                }
+/// Starts pruning every `every`.
+pub fn spawn(db: Db, every: Duration) -> Periodic {
+    Periodic::spawn(every, move || {
+        let db = db.clone();
+        async move {
+            match audit::retention::prune(&db, chrono::Utc::now()).await {
+                Ok(0) => {}
+                Ok(pruned) => tracing::info!(pruned, "deleted audit log entries whose retention ended"),
+                Err(err) => tracing::warn!(error = ?err, "could not prune the audit log; the next round will"),
             }
-        });
-        AuditRetention { stop, task }
-    }
-
-    /// Stops after the round under way, if any.
-    pub async fn stop(self) {
-        let _ = self.stop.send(true);
-        let _ = self.task.await;
-    }
+        }
+    })
 }

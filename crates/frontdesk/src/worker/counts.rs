@@ -4,40 +4,20 @@
 
 use std::time::Duration;
 
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
-
+use super::periodic::Periodic;
 use crate::store::{reservation_counts, Db};
 
 /// How often the changes are folded: often enough that a busy hotel's unfolded changes stay a few thousand rows.
 pub const FOLD_EVERY: Duration = Duration::from_secs(2);
 
-/// The running folder.
-pub struct CountFolder {
-    stop: watch::Sender<bool>,
-    task: JoinHandle<()>,
-}
-
-impl CountFolder {
-    pub fn spawn(db: Db, every: Duration) -> CountFolder {
-        let (stop, mut stopped) = watch::channel(false);
-        let task = tokio::spawn(async move {
-            loop {
-                if let Err(err) = reservation_counts::fold(&db).await {
-                    tracing::warn!(error = ?err, "could not fold the reservation count changes; the next round will");
-                }
-                tokio::select! {
-                    _ = tokio::time::sleep(every) => {}
-                    _ = stopped.changed() => return,
-                }
+/// Starts folding every `every`.
+pub fn spawn(db: Db, every: Duration) -> Periodic {
+    Periodic::spawn(every, move || {
+        let db = db.clone();
+        async move {
+            if let Err(err) = reservation_counts::fold(&db).await {
+                tracing::warn!(error = ?err, "could not fold the reservation count changes; the next round will");
             }
-        });
-        CountFolder { stop, task }
-    }
-
-    /// Stops after the fold under way, if any.
-    pub async fn stop(self) {
-        let _ = self.stop.send(true);
-        let _ = self.task.await;
-    }
+        }
+    })
 }

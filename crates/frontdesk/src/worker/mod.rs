@@ -1,4 +1,5 @@
-//! Background work that `frontdesk serve` runs beside the HTTP server.
+//! Background work that `frontdesk serve` runs beside the HTTP server. The jobs that run in rounds (all but the
+//! dispatchers) are each a [`periodic::Periodic`]: the file says what a round does and how often.
 //!
 //! * [`webhooks`]: the dispatcher that delivers the outbox's events to webhook subscribers.
 //! * [`mail`]: the dispatcher that sends guest e-mails when they are due.
@@ -12,4 +13,5 @@ pub mod audit_retention;
 pub mod counts;
 pub mod end_of_day;
 pub mod mail;
+pub mod periodic;
 pub mod webhooks;

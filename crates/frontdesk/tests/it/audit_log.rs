@@ -286,7 +286,7 @@ async fn the_newest_entries_are_filed_by_the_job_and_read_the_same(s: TestServer
         Engine::Sqlite => assert_eq!(s.count("audit_log_recent").await, total, "SQLite's writes leave them unfiled"),
         Engine::Postgres => assert_eq!(s.count("audit_log_recent").await, 0, "PostgreSQL's writes file their own"),
     }
-    let job = frontdesk::worker::audit_filing::AuditFiling::spawn(s.db.clone(), std::time::Duration::from_millis(20));
+    let job = frontdesk::worker::audit_filing::spawn(s.db.clone(), std::time::Duration::from_millis(20));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     while s.count("audit_log_recent").await > 0 {
         assert!(std::time::Instant::now() < deadline, "the job files the newest entries");
