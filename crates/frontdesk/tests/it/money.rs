@@ -645,14 +645,34 @@ async fn the_end_of_day_posts_the_passed_nights_and_marks_no_shows(s: TestServer
     s.put(&format!("/api/reservations/{ana_id}"), &org.auth(), json!({"status": "CHECKED_IN"})).await.expect(200);
     let (bob, bob_folio) = stay(&s, &org, &h, 0, 2, json!({"adults": 1})).await;
     let bob_id = bob["id"].as_str().unwrap();
+    // Cleo was due today too, and never came either.
+    let (cleo, _) = stay(&s, &org, &h, 0, 1, json!({"adults": 1})).await;
     // Before the day ends, nothing is closed.
     assert!(end_of_day::run_due(&s.db, early_morning(0)).await.unwrap().is_empty());
     let closed = end_of_day::run_due(&s.db, early_morning(1)).await.unwrap();
     assert_eq!(closed.len(), 1, "{closed:?}");
-    assert_eq!(
-        (closed[0].closed.to_string(), closed[0].no_shows.clone()),
-        (day(0), vec![bob["reference"].as_str().unwrap().to_string()])
-    );
+    let mut no_shows = closed[0].no_shows.clone();
+    no_shows.sort();
+    let mut expected: Vec<String> =
+        [&bob, &cleo].iter().map(|r| r["reference"].as_str().unwrap().to_string()).collect();
+    expected.sort();
+    assert_eq!((closed[0].closed.to_string(), no_shows), (day(0), expected));
+    // Each no-show is a change of its own by the end-of-day job (the close holds the writer for one at a time).
+    let mut changes = Vec::new();
+    for r in [&bob, &cleo] {
+        let log = s.get(&format!("/api/auditLog?recordId={}", r["id"].as_str().unwrap()), &org.auth()).await;
+        let entries = log.expect(200).body;
+        let no_show = entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["fields"].as_array().unwrap().iter().any(|f| f["after"] == json!("NO_SHOW")))
+            .unwrap_or_else(|| panic!("no NO_SHOW entry: {entries}"))
+            .clone();
+        assert_eq!(no_show["actor"]["kind"], json!("job"), "{no_show}");
+        changes.push(no_show["changeId"].clone());
+    }
+    assert_ne!(changes[0], changes[1], "two no-shows, two changes");
     // Run again: the day is closed once.
     assert!(end_of_day::run_due(&s.db, early_morning(1)).await.unwrap().is_empty());
     // Ana's first night and its city tax are posted; the nights to come are not.
