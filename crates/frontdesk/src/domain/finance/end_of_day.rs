@@ -124,7 +124,7 @@ async fn close_hotel(db: &Db, organization_id: &str, hotel_id: &str, at: DateTim
         if !taken {
             return Ok(closed);
         }
-        closed.push(close_day(db, &job, &hotel, date, at).await?);
+        closed.push(close_day(db, &job, &hotel, &billing, date, at).await?);
     }
 }
 
@@ -132,18 +132,24 @@ async fn close_hotel(db: &Db, organization_id: &str, hotel_id: &str, at: DateTim
 /// arrival that did not come (made a no-show and charged its fee), then the step that finds no arrival left and, in
 /// the same change, posts the passed lines and moves the business date on. After each no-show the close rests
 /// [`REST_PER_STEP`] times as long as the step took; the writer is held for one no-show at a time, never for the
-/// whole close.
-async fn close_day(db: &Db, job: &Actor, hotel: &Hotel, date: NaiveDate, at: DateTime<Utc>) -> Result<DayClosed> {
+/// whole close. The no-show fee is the one `billing` (read as the close began) sets.
+async fn close_day(
+    db: &Db,
+    job: &Actor,
+    hotel: &Hotel,
+    billing: &billing::BillingSettings,
+    date: NaiveDate,
+    at: DateTime<Utc>,
+) -> Result<DayClosed> {
     let confirmed: &'static str = ReservationStatus::Confirmed.into();
     let mut no_shows = Vec::new();
     loop {
         let started = Instant::now();
         let mut tx = Change::begin(db, job).await?;
-        let billing = billing::settings_of(tx.conn(), hotel).await?;
         // Read again in each step: a guest checked in meanwhile is no longer an arrival to mark.
         let arrivals = store::business_days::arriving(tx.conn(), &hotel.id, date, confirmed).await?;
         if let Some(id) = arrivals.first() {
-            no_shows.push(no_show(&mut tx, job, &billing, id, date).await?);
+            no_shows.push(no_show(&mut tx, job, billing, id, date).await?);
             tx.commit().await?;
             tokio::time::sleep(started.elapsed() * REST_PER_STEP).await;
             continue;
